@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+// OpenCoreData: Core Data's programming model in pure Swift, on a storage engine of
+// its own. No package dependencies: the standard library, Foundation, Dispatch,
+// Synchronization and Testing only. (The SQLite/GRDB comparison harness is its own
+// package under Benchmarks/Peers.)
+import PackageDescription
+
+let package = Package(
+    name: "OpenCoreData",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        .library(name: "StorageEngine", targets: ["StorageEngine"]),
+        .executable(name: "storage-bench", targets: ["storage-bench"]),
+        .executable(name: "opencoredata-fuzz", targets: ["opencoredata-fuzz"]),
+    ],
+    targets: [
+        // The storage engine: named ordered trees of bytes, transactions, snapshots,
+        // a copy-on-write page file and a write-ahead log. Knows nothing of entities.
+        .target(name: "StorageEngine"),
+        // What users import: the Core Data programming model.
+        .target(name: "OpenCoreData", dependencies: ["StorageEngine"]),
+        // Shared by tests, the fuzzer and the benchmarks: seeded randomness, oracles,
+        // simulated and fault-injecting I/O harnesses.
+        .target(name: "TestSupport", dependencies: ["StorageEngine", "OpenCoreData"]),
+        .executableTarget(
+            name: "opencoredata-fuzz", dependencies: ["StorageEngine", "OpenCoreData", "TestSupport"],
+            path: "Fuzz"),
+        .executableTarget(
+            name: "storage-bench", dependencies: ["StorageEngine", "OpenCoreData", "TestSupport"],
+            path: "Benchmarks/StorageBench"),
+        .testTarget(name: "StorageEngineTests", dependencies: ["StorageEngine", "TestSupport"]),
+        .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
