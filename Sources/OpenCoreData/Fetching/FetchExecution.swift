@@ -1,0 +1,271 @@
+// The fetch path, in one place. A fetch runs these stages in order:
+//
+//   1. resolve      the request's entity (unknown name: a thrown error)
+//   2. candidates   the coordinator's stores return matching ROWS (predicate
+//                   evaluated by the store on StoreRowView)
+//   3. pending      with includesPendingChanges: objects inserted or updated in this
+//                   context or its ancestors are re-evaluated in memory; deleted ones
+//                   drop out
+//   4. materialize  rows become registered objects (or stay IDs)
+//   5. sort         sortDescriptors (sortResults)
+//   6. window       fetchOffset, then fetchLimit
+//   7. shape        resultType: objects, object IDs, dictionaries or a count
+//
+// Sorting, dictionary/grouped results and batching build on stages 5 and 7.
+import Foundation
+
+/// Predicate evaluation and entity sets shared by stores and contexts.
+enum FetchEvaluation {
+    /// Whether `object` satisfies `predicate`. The one place fetches evaluate predicates.
+    static func matches(_ predicate: NSPredicate, _ object: Any?) throws -> Bool {
+        predicate.evaluate(with: object)
+    }
+
+    /// `entity` and, when asked, all of its sub-entities, depth first.
+    static func entities(_ entity: NSEntityDescription, includingSubentities: Bool) -> [NSEntityDescription] {
+        guard includingSubentities else { return [entity] }
+        var result: [NSEntityDescription] = [entity]
+        var index = 0
+        while index < result.count {
+            result.append(contentsOf: result[index].subentities)
+            index += 1
+        }
+        return result
+    }
+}
+
+/// One candidate result: an object ID, with its store row when it came from a store.
+struct FetchCandidate {
+    let objectID: NSManagedObjectID
+    let row: StoreRow?
+    var object: NSManagedObject?
+}
+
+extension NSManagedObjectContext {
+    /// The objects (or IDs, dictionaries, count) matching `request`.
+    ///
+    /// - Throws: `NSCoreDataError` (134060) for an entity the model lacks; the store's
+    ///   error; `NSCoreDataError` when `ResultType` does not match the result type.
+    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        let results = try executeFetch(request.untyped())
+        var typed: [T] = []
+        typed.reserveCapacity(results.count)
+        for result in results {
+            guard let value = result as? T else {
+                throw CoreDataError.make(
+                    NSCoreDataError,
+                    "fetch: a result of type \(type(of: result)) does not match the request's result type \(T.self)")
+            }
+            typed.append(value)
+        }
+        return typed
+    }
+
+    /// The number of objects `request` would return.
+    ///
+    /// - Throws: as ``fetch(_:)``.
+    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        let untyped = request.untyped()
+        processPendingChanges()
+        _ = try resolveEntity(of: untyped)
+        let coordinator = try requireCoordinator()
+        if !untyped.includesPendingChanges || !chainHasChanges(), untyped.fetchOffset == 0, untyped.fetchLimit == 0 {
+            return try coordinator.countRows(untyped)
+        }
+        return window(try candidates(for: untyped), offset: untyped.fetchOffset, limit: untyped.fetchLimit).count
+    }
+
+    /// Executes `request` and returns results shaped by its result type.
+    func executeFetch(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [Any] {
+        var candidates = try candidates(for: request)
+        let needsObjects =
+            request.resultType == .managedObjectResultType || request.resultType == .dictionaryResultType
+            || !(request.sortDescriptors ?? []).isEmpty
+        if needsObjects { materialize(&candidates) }
+        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+            candidates = try sortResults(candidates, by: descriptors)
+        }
+        candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
+        switch request.resultType {
+        case .managedObjectIDResultType:
+            return candidates.map(\.objectID)
+        case .countResultType:
+            return [NSNumber(value: candidates.count)]
+        case .dictionaryResultType:
+            return try candidates.compactMap(\.object).map { try dictionary(of: $0, request) }
+        default:
+            return candidates.compactMap(\.object)
+        }
+    }
+
+    // MARK: Stages 1-3
+
+    private func requireCoordinator() throws -> NSPersistentStoreCoordinator {
+        guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
+        return coordinator
+    }
+
+    func resolveEntity(of request: NSFetchRequest<NSFetchRequestResult>) throws -> NSEntityDescription {
+        let coordinator = try requireCoordinator()
+        if let entity = request.storage.entity { return entity }
+        guard let name = request.storage.entityName else {
+            throw CoreDataError.make(NSCoreDataError, "fetch request has neither an entity nor an entity name")
+        }
+        guard let entity = coordinator.managedObjectModel.entitiesByName[name] else {
+            throw CoreDataError.make(
+                NSCoreDataError, "fetch request names entity '\(name)', which the model does not have",
+                userInfo: ["entityName": name])
+        }
+        request.storage.entity = entity
+        return entity
+    }
+
+    /// Stages 1-3: the IDs (and rows) of the matching objects, store rows first, then pending inserts.
+    func candidates(for request: NSFetchRequest<NSFetchRequestResult>) throws -> [FetchCandidate] {
+        processPendingChanges()
+        let entity = try resolveEntity(of: request)
+        let coordinator = try requireCoordinator()
+        let rows = try coordinator.fetchRows(request)
+        guard request.includesPendingChanges else {
+            return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
+        }
+        let pending = pendingChanges()
+        var result: [FetchCandidate] = []
+        result.reserveCapacity(rows.count)
+        for row in rows where !pending.deleted.contains(row.objectID) && !pending.changed.contains(row.objectID) {
+            result.append(FetchCandidate(objectID: row.objectID, row: row, object: nil))
+        }
+        let family = Set(
+            FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities).map(ObjectIdentifier.init))
+        for id in pending.changedInOrder where family.contains(ObjectIdentifier(id.entity)) {
+            if pending.deleted.contains(id) { continue }
+            let object = self.object(with: id)
+            if object.deletedFlag { continue }
+            if let predicate = request.predicate, !(try FetchEvaluation.matches(predicate, object)) { continue }
+            result.append(FetchCandidate(objectID: id, row: nil, object: object))
+        }
+        return result
+    }
+
+    /// Whether this context or an ancestor has unsaved changes.
+    func chainHasChanges() -> Bool {
+        if hasChanges { return true }
+        guard let parent else { return false }
+        return parent.performAndWait { parent.chainHasChanges() }
+    }
+
+    /// IDs inserted or updated (in order, inserted first) and deleted, in this context and its ancestors.
+    func pendingChanges() -> (changedInOrder: [NSManagedObjectID], changed: Set<NSManagedObjectID>,
+        deleted: Set<NSManagedObjectID>)
+    {
+        var order: [NSManagedObjectID] = []
+        var changed: Set<NSManagedObjectID> = []
+        var deletedIDs: Set<NSManagedObjectID> = []
+        if let parent {
+            let inherited = parent.performAndWait { parent.pendingChanges() }
+            order = inherited.changedInOrder
+            changed = inherited.changed
+            deletedIDs = inherited.deleted
+        }
+        for object in inserted where changed.insert(object.objectID).inserted { order.append(object.objectID) }
+        for object in updated where object.hasDirtySlots && changed.insert(object.objectID).inserted {
+            order.append(object.objectID)
+        }
+        for object in deleted { deletedIDs.insert(object.objectID) }
+        return (order, changed, deletedIDs)
+    }
+
+    // MARK: Stages 4-7
+
+    /// Stage 4: turns rows into registered objects (a registered object keeps its state).
+    func materialize(_ candidates: inout [FetchCandidate]) {
+        for index in candidates.indices where candidates[index].object == nil {
+            let id = candidates[index].objectID
+            let object = self.object(with: id)
+            if object.faultFlag, parent == nil, let row = candidates[index].row {
+                fill(object, values: row.values, version: row.version)
+            }
+            candidates[index].object = object
+        }
+    }
+
+    /// Stage 5: orders candidates by `descriptors`.
+    func sortResults(_ candidates: [FetchCandidate], by descriptors: [NSSortDescriptor]) throws -> [FetchCandidate] {
+        var keyed: [(candidate: FetchCandidate, keys: [Any?])] = []
+        keyed.reserveCapacity(candidates.count)
+        for candidate in candidates {
+            guard let object = candidate.object else { continue }
+            let keys = try descriptors.map { descriptor in
+                try descriptor.key.flatMap { try object.readValue(forKeyPath: $0) }
+            }
+            keyed.append((candidate, keys))
+        }
+        keyed.sort { left, right in
+            for (index, descriptor) in descriptors.enumerated() {
+                let order = FetchEvaluation.compare(left.keys[index], right.keys[index])
+                if order == .orderedSame { continue }
+                return descriptor.ascending ? order == .orderedAscending : order == .orderedDescending
+            }
+            return false
+        }
+        return keyed.map(\.candidate)
+    }
+
+    /// Stage 6: skips `offset` candidates and keeps at most `limit` (0: all).
+    func window(_ candidates: [FetchCandidate], offset: Int, limit: Int) -> [FetchCandidate] {
+        let start = min(max(offset, 0), candidates.count)
+        let end = limit > 0 ? min(start + limit, candidates.count) : candidates.count
+        if start == 0 && end == candidates.count { return candidates }
+        return Array(candidates[start..<end])
+    }
+
+    /// Stage 7 for dictionary results: the requested properties (all attributes when none).
+    func dictionary(of object: NSManagedObject, _ request: NSFetchRequest<NSFetchRequestResult>) throws -> NSDictionary {
+        let names: [String] =
+            request.propertiesToFetch?.compactMap { property in
+                (property as? String) ?? (property as? NSPropertyDescription)?.name
+            } ?? object.layout.attributes.map(\.name)
+        let result = NSMutableDictionary()
+        for name in names {
+            if let value = try object.readValue(forKeyPath: name) {
+                result[name] = (value as? NSManagedObject)?.objectID ?? value
+            }
+        }
+        return result
+    }
+}
+
+extension FetchEvaluation {
+    /// Orders two key values: nil first, then numbers, strings, dates, UUIDs by value.
+    static func compare(_ left: Any?, _ right: Any?) -> ComparisonResult {
+        switch (left, right) {
+        case (nil, nil): return .orderedSame
+        case (nil, _): return .orderedAscending
+        case (_, nil): return .orderedDescending
+        case (let a as String, let b as String): return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+        case (let a as Date, let b as Date): return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+        case (let a as Decimal, let b as Decimal):
+            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+        case (let a as Bool, let b as Bool): return a == b ? .orderedSame : (!a ? .orderedAscending : .orderedDescending)
+        default:
+            if let a = number(left), let b = number(right) {
+                return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+            }
+            let a = String(describing: left ?? ""), b = String(describing: right ?? "")
+            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+        }
+    }
+
+    private static func number(_ value: Any?) -> Double? {
+        switch value {
+        case let number as Int16: Double(number)
+        case let number as Int32: Double(number)
+        case let number as Int64: Double(number)
+        case let number as Int: Double(number)
+        case let number as Double: number
+        case let number as Float: Double(number)
+        case let number as NSNumber: number.doubleValue
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,181 @@
+// @Managed: typed properties of managed object subclasses, where Core Data uses
+// @NSManaged (which needs the Objective-C runtime).
+//
+// The wrapper's static enclosing-instance subscript receives the storage key path,
+// not the property's name. The name is found once per key path: a marker is written
+// into that storage, the object is reflected with Mirror, and the child holding the
+// marker names the property ("_age" -> "age"). The slot number is then cached in the
+// object's own wrapper storage, so every later access is an array read.
+import Foundation
+
+/// A typed property of a managed object subclass, backed by the entity's property of the same name.
+///
+/// ```swift
+/// final class Employee: NSManagedObject {
+///     @Managed var name: String?
+///     @Managed var age: Int16
+///     @Managed var company: Company?
+///     @Managed var projects: Set<Project>
+/// }
+/// ```
+///
+/// Attributes use their Swift type (optional or not); to-one relationships the
+/// destination class, optional; to-many relationships `Set<Destination>`
+/// (ordered: `NSOrderedSet`). Assigning a relationship keeps its inverse consistent.
+/// A non-optional property reads the type's zero value while it has none.
+@propertyWrapper
+public struct Managed<Value>: ManagedStorage {
+    /// The property's slot in the object's entity, once known; -1 before the first access.
+    var slot: Int = -1
+
+    /// A property backed by the entity's property of the same name.
+    public init() {}
+
+    /// Unavailable: `@Managed` works only on properties of `NSManagedObject` subclasses.
+    @available(*, unavailable, message: "@Managed can only be applied to properties of NSManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        // swift-format-ignore
+        set { fatalError("unreachable") }
+    }
+
+    /// Reads and writes the entity property backing the wrapped property of `object`.
+    public static subscript<Object: NSManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        get {
+            let slot = resolvedSlot(object, storageKeyPath)
+            return object.typedValue(slot: slot, as: Value.self)
+        }
+        set {
+            let slot = resolvedSlot(object, storageKeyPath)
+            object.setTypedValue(newValue, slot: slot)
+        }
+    }
+
+    var probeSlot: Int {
+        get { slot }
+        set { slot = newValue }
+    }
+
+    @inline(__always)
+    private static func resolvedSlot<Object: NSManagedObject>(
+        _ object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Int {
+        let cached = object[keyPath: storage].slot
+        if cached >= 0 { return cached }
+        let name = ManagedPropertyNames.name(of: storage, in: object)
+        guard let slot = object.layout.slotsByName[name] else {
+            preconditionFailure(
+                "OpenCoreData: @Managed var \(name) of \(type(of: object)): entity "
+                    + "'\(object.entity.name ?? "?")' has no property named '\(name)'")
+        }
+        object[keyPath: storage].slot = slot
+        return slot
+    }
+}
+
+/// The wrapper storage, as Mirror sees it.
+protocol ManagedStorage {
+    var probeSlot: Int { get set }
+}
+
+/// Storage key path to property name, found once per key path with Mirror.
+enum ManagedPropertyNames {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [AnyKeyPath: String] = [:]
+    private static let marker = Int.min + 7
+
+    static func name<Object: NSManagedObject, Storage: ManagedStorage>(
+        of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object
+    ) -> String {
+        lock.lock()
+        let known = cache[storage]
+        lock.unlock()
+        if let known { return known }
+        let saved = object[keyPath: storage].probeSlot
+        object[keyPath: storage].probeSlot = marker
+        defer { object[keyPath: storage].probeSlot = saved }
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let current = mirror {
+            for child in current.children {
+                guard let label = child.label, let value = child.value as? any ManagedStorage,
+                    value.probeSlot == marker
+                else { continue }
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                lock.lock()
+                cache[storage] = name
+                lock.unlock()
+                return name
+            }
+            mirror = current.superclassMirror
+        }
+        preconditionFailure("OpenCoreData: could not find the @Managed property of \(type(of: object)) by reflection")
+    }
+}
+
+/// Types with a zero value that a non-optional `@Managed` property reads while unset.
+protocol ManagedZeroValue {
+    static var managedZero: Any { get }
+}
+
+extension Int16: ManagedZeroValue { static var managedZero: Any { Int16(0) } }
+extension Int32: ManagedZeroValue { static var managedZero: Any { Int32(0) } }
+extension Int64: ManagedZeroValue { static var managedZero: Any { Int64(0) } }
+extension Int: ManagedZeroValue { static var managedZero: Any { 0 } }
+extension Double: ManagedZeroValue { static var managedZero: Any { 0.0 } }
+extension Float: ManagedZeroValue { static var managedZero: Any { Float(0) } }
+extension Bool: ManagedZeroValue { static var managedZero: Any { false } }
+extension String: ManagedZeroValue { static var managedZero: Any { "" } }
+extension Decimal: ManagedZeroValue { static var managedZero: Any { Decimal(0) } }
+extension Data: ManagedZeroValue { static var managedZero: Any { Data() } }
+extension Date: ManagedZeroValue { static var managedZero: Any { Date(timeIntervalSinceReferenceDate: 0) } }
+extension UUID: ManagedZeroValue {
+    static var managedZero: Any { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+}
+extension Set: ManagedZeroValue { static var managedZero: Any { Set<Element>() } }
+extension Array: ManagedZeroValue { static var managedZero: Any { [Element]() } }
+extension NSOrderedSet: ManagedZeroValue { static var managedZero: Any { NSOrderedSet() } }
+
+/// Lets a generic value be unwrapped when it is an Optional.
+protocol OptionalValue {
+    var wrappedAny: Any? { get }
+}
+
+extension Optional: OptionalValue {
+    var wrappedAny: Any? {
+        switch self {
+        case .some(let value): (value as? OptionalValue)?.wrappedAny ?? value
+        case .none: nil
+        }
+    }
+}
+
+extension NSManagedObject {
+    /// The value of `slot` as `Value` for a `@Managed` property.
+    func typedValue<Value>(slot: Int, as type: Value.Type) -> Value {
+        let raw = publicValue(slot)
+        if let value = raw as? Value { return value }
+        if raw == nil, let zero = (Value.self as? ManagedZeroValue.Type)?.managedZero as? Value { return zero }
+        if let relationship = layout.relationshipBySlot[slot], relationship.isToMany,
+            let zero = (Value.self as? ManagedZeroValue.Type)?.managedZero as? Value
+        {
+            return zero
+        }
+        preconditionFailure(
+            "OpenCoreData: @Managed var \(layout.properties[slot].name): \(Value.self) of \(entity.name ?? "?") "
+                + "holds \(raw.map { "a \(Swift.type(of: $0))" } ?? "no value"), which is not a \(Value.self)")
+    }
+
+    /// Sets `slot` from a `@Managed` property.
+    func setTypedValue<Value>(_ newValue: Value, slot: Int) {
+        let value: Any? = (newValue as? OptionalValue).map { $0.wrappedAny } ?? newValue
+        do {
+            try assign(value, slot: slot, strict: false)
+        } catch {
+            preconditionFailure("OpenCoreData: @Managed var \(layout.properties[slot].name): \(error.localizedDescription)")
+        }
+    }
+}

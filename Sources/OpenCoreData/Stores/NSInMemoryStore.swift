@@ -1,0 +1,128 @@
+// NSInMemoryStoreType: a real store behind the row protocol. It keeps rows — typed
+// values by slot, with versions — in dictionaries, never live objects, so the object
+// layer above it works exactly as it will on the on-disk store.
+import Foundation
+
+/// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
+/// is removed from its coordinator.
+public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
+    /// Rows by entity name, then by primary key.
+    private var rowsByEntity: [String: [Int64: StoreRow]] = [:]
+    private var nextKey: Int64 = 1
+
+    public override var type: String { NSInMemoryStoreType }
+
+    public override func loadMetadata() throws {
+        try super.loadMetadata()
+        if let model = persistentStoreCoordinator?.managedObjectModel {
+            metadata[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+        }
+    }
+
+    public override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+        guard let entity = request.entity else {
+            throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
+        }
+        var result: [StoreRow] = []
+        for candidate in FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities) {
+            guard let name = candidate.name, let rows = rowsByEntity[name] else { continue }
+            for key in rows.keys.sorted() {
+                guard let row = rows[key] else { continue }
+                if let predicate = request.predicate {
+                    let view = StoreRowView(
+                        row: row, resolve: { [unowned self] in self.storedRow(for: $0) },
+                        resolveToMany: { [unowned self] in try self.objectIDs(forRelationship: $0, of: $1) })
+                    guard try FetchEvaluation.matches(predicate, view) else { continue }
+                }
+                result.append(row)
+            }
+        }
+        return result
+    }
+
+    public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        storedRow(for: objectID)
+    }
+
+    private func storedRow(for objectID: NSManagedObjectID) -> StoreRow? {
+        guard objectID.persistentStore === self, let name = objectID.entity.name else { return nil }
+        return rowsByEntity[name]?[objectID.key]
+    }
+
+    public override func objectIDs(
+        forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
+    ) throws -> [NSManagedObjectID] {
+        guard let row = storedRow(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
+            slot < row.values.count
+        else { return [] }
+        switch row.values[slot] {
+        case .objectIDs(let destinations): return destinations
+        case .objectID(let destination): return [destination]
+        default: return []
+        }
+    }
+
+    public override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
+        entities.map { entity in
+            defer { nextKey += 1 }
+            return newObjectID(for: entity, key: nextKey)
+        }
+    }
+
+    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        if isReadOnly {
+            throw CoreDataError.make(NSPersistentStoreSaveError, "the in-memory store was added read-only")
+        }
+        // Check everything first so a failing save changes nothing.
+        for inserted in request.insertedRows where inserted.objectID.persistentStore !== self {
+            throw CoreDataError.make(
+                NSPersistentStoreSaveError, "inserted row \(inserted.objectID) does not have an ID of this store")
+        }
+        var conflicts: [NSManagedObjectID] = []
+        for update in request.updatedRows {
+            guard let row = storedRow(for: update.objectID) else {
+                throw CoreDataError.make(
+                    NSManagedObjectReferentialIntegrityError,
+                    "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
+            }
+            if request.checksVersions, row.version != update.expectedVersion { conflicts.append(update.objectID) }
+        }
+        for deleted in request.deletedObjects {
+            if let row = storedRow(for: deleted.objectID), request.checksVersions,
+                row.version != deleted.expectedVersion
+            {
+                conflicts.append(deleted.objectID)
+            }
+        }
+        if !conflicts.isEmpty {
+            throw CoreDataError.make(
+                NSManagedObjectMergeError,
+                "optimistic locking failure: \(conflicts.count) object(s) changed in the store since they were read",
+                userInfo: [NSAffectedObjectsErrorKey: conflicts])
+        }
+        var result = StoreSaveResult()
+        for inserted in request.insertedRows {
+            guard let name = inserted.objectID.entity.name else { continue }
+            var row = inserted
+            row.version = 1
+            rowsByEntity[name, default: [:]][row.objectID.key] = row
+            result.versions[row.objectID] = 1
+        }
+        for update in request.updatedRows {
+            guard let name = update.objectID.entity.name, var row = rowsByEntity[name]?[update.objectID.key] else {
+                continue
+            }
+            for change in update.changes where change.slot < row.values.count {
+                row.values[change.slot] = change.value
+            }
+            row.version += 1
+            rowsByEntity[name]?[update.objectID.key] = row
+            result.versions[row.objectID] = row.version
+        }
+        for deleted in request.deletedObjects {
+            guard let name = deleted.objectID.entity.name else { continue }
+            rowsByEntity[name]?[deleted.objectID.key] = nil
+        }
+        return result
+    }
+}
