@@ -87,6 +87,7 @@ extension NSManagedObject {
     ///
     /// - Throws: `KeyValueCodingError.unknownKey` for a key that names no property.
     public func readValue(forKeyPath keyPath: String) throws -> Any? {
+        try checkKeyPath(keyPath)
         var current: [Any] = [self]
         var collecting = false
         for key in keyPath.split(separator: ".").map(String.init) {
@@ -214,6 +215,18 @@ extension NSManagedObject {
 
     // MARK: Internals
 
+    /// Checks every key of `keyPath` against the model, following relationship destinations.
+    private func checkKeyPath(_ keyPath: String) throws {
+        var entity: NSEntityDescription? = self.entity
+        for key in keyPath.split(separator: ".").map(String.init) {
+            guard let current = entity else { return }
+            guard let property = current.layout.propertiesByName[key] else {
+                throw KeyValueCodingError.unknownKey(key, in: current.name ?? "entity")
+            }
+            entity = (property as? NSRelationshipDescription)?.destinationEntity
+        }
+    }
+
     /// The public form of slot: to-many as Set<NSManagedObject> or NSOrderedSet.
     func publicValue(_ slot: Int) -> Any? {
         let value = slotValue(slot)
@@ -252,7 +265,7 @@ extension NSManagedObject {
         guard let relationship = layout.relationshipBySlot[slot] else { return }
         if relationship.isToMany {
             guard let objects = NSManagedObject.objects(in: value) else { throw wrongType(value, property: property) }
-            for object in objects { try checkSameContext(object, key: property.name) }
+            for object in objects { try checkDestination(object, relationship) }
             setToMany(slot, objects)
         } else {
             if value == nil {
@@ -260,7 +273,7 @@ extension NSManagedObject {
                 return
             }
             guard let object = value as? NSManagedObject else { throw wrongType(value, property: property) }
-            try checkSameContext(object, key: property.name)
+            try checkDestination(object, relationship)
             setToOne(slot, object)
         }
     }
@@ -276,6 +289,18 @@ extension NSManagedObject {
         case let array as [Any]: return array.compactMap { $0 as? NSManagedObject }
         default: return nil
         }
+    }
+
+    /// Checks that `object` may be a destination of `relationship`: right entity, same context.
+    func checkDestination(_ object: NSManagedObject, _ relationship: NSRelationshipDescription) throws {
+        if let destination = relationship.destinationEntity, !object.entity.isKindOf(entity: destination) {
+            throw CoreDataError.validation(
+                NSManagedObjectValidationError,
+                "wrong type for '\(relationship.name)' of \(entity.name ?? "entity"): expected a \(destination.name ?? "?"), "
+                    + "given a \(object.entity.name ?? "?")",
+                object: self, key: relationship.name, value: object)
+        }
+        try checkSameContext(object, key: relationship.name)
     }
 
     func checkSameContext(_ object: NSManagedObject, key: String) throws {

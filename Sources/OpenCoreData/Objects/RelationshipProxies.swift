@@ -42,9 +42,13 @@ final class RelationshipMutableSet: NSMutableSet {
         guard let object = object as? NSManagedObject else {
             preconditionFailure("OpenCoreData: only managed objects can be added to a relationship set")
         }
-        precondition(
-            (try? owner.checkSameContext(object, key: owner.layout.properties[slot].name)) != nil,
-            "OpenCoreData: illegal attempt to relate objects of different contexts")
+        if let relationship = owner.layout.relationshipBySlot[slot] {
+            do {
+                try owner.checkDestination(object, relationship)
+            } catch {
+                preconditionFailure("OpenCoreData: mutableSetValue(forKey:).add: \(error.localizedDescription)")
+            }
+        }
         owner.addToMany(slot, object)
     }
 
