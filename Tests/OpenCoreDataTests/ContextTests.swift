@@ -168,9 +168,12 @@ final class NotificationLog: @unchecked Sendable {
         let names = log.all.map(\.name)
         #expect(
             names == [
-                .NSManagedObjectContextObjectsDidChange, .NSManagedObjectContextWillSave, .NSManagedObjectContextDidSave,
-                .NSManagedObjectContextObjectsDidChange, .NSManagedObjectContextWillSave, .NSManagedObjectContextDidSave,
-                .NSManagedObjectContextObjectsDidChange, .NSManagedObjectContextWillSave, .NSManagedObjectContextDidSave,
+                .NSManagedObjectContextObjectsDidChange, .NSManagedObjectContextWillSave,
+                .NSManagedObjectContextDidSave,
+                .NSManagedObjectContextObjectsDidChange, .NSManagedObjectContextWillSave,
+                .NSManagedObjectContextDidSave,
+                .NSManagedObjectContextObjectsDidChange, .NSManagedObjectContextWillSave,
+                .NSManagedObjectContextDidSave,
             ])
         #expect(log.objects(NSInsertedObjectsKey, in: 2) == [company])
         #expect(log.objects(NSUpdatedObjectsKey, in: 5) == [company])

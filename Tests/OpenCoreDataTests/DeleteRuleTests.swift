@@ -11,7 +11,8 @@ struct DeleteRuleCase: CustomStringConvertible, Sendable {
     var description: String { "rule \(rule) toMany \(toMany) inverse \(inverse)" }
 
     static let all: [DeleteRuleCase] = NSDeleteRule.allCases.flatMap { rule in
-        [false, true].flatMap { toMany in [false, true].map { DeleteRuleCase(rule: rule, toMany: toMany, inverse: $0) } }
+        [false, true].flatMap { toMany in [false, true].map { DeleteRuleCase(rule: rule, toMany: toMany, inverse: $0) }
+        }
     }
 
     func makeModel() -> NSManagedObjectModel {

@@ -65,9 +65,11 @@ final class ArrayStore: NSPersistentStore, @unchecked Sendable {
         #expect(try store.row(for: ada.objectID)?.version == 2)
 
         let view = StoreRowView(
-            row: row, resolve: { try store.row(for: $0) }, resolveToMany: { try store.objectIDs(forRelationship: $0, of: $1) })
+            row: row, resolve: { try store.row(for: $0) },
+            resolveToMany: { try store.objectIDs(forRelationship: $0, of: $1) })
         #expect(try view.readValue(forKey: "name") as? String == "Ada")
-        #expect(try (view.readValue(forKey: "company") as? StoreRowView)?.readValue(forKey: "name") as? String == "Acme")
+        #expect(
+            try (view.readValue(forKey: "company") as? StoreRowView)?.readValue(forKey: "name") as? String == "Acme")
         #expect(view.isEqual(ada))
         #expect(throws: KeyValueCodingError.self) { try view.readValue(forKey: "nope") }
     }
@@ -87,7 +89,9 @@ final class ArrayStore: NSPersistentStore, @unchecked Sendable {
             try first.save()
         } throws: { error in
             (error as NSError).code == NSManagedObjectMergeError
-                && ((error as NSError).userInfo[NSAffectedObjectsErrorKey] as? [NSManagedObjectID]) == [company.objectID]
+                && ((error as NSError).userInfo[NSAffectedObjectsErrorKey] as? [NSManagedObjectID]) == [
+                    company.objectID
+                ]
         }
         first.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
         try first.save()

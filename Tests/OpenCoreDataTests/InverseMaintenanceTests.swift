@@ -105,7 +105,8 @@ import Testing
             #expect(indexes(employee.projects, in: projects) == oracle.destinations("projects", of: e), "\(label)")
         }
         for (p, project) in projects.enumerated() {
-            #expect(indexes(project.members, in: employees) == oracle.sources("projects", of: p), "\(label): project \(p)")
+            #expect(
+                indexes(project.members, in: employees) == oracle.sources("projects", of: p), "\(label): project \(p)")
         }
     }
 }

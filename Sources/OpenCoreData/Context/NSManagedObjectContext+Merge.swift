@@ -18,7 +18,8 @@ extension NSManagedObjectContext {
         }
         merge(
             SavedChanges(
-                inserted: ids(NSInsertedObjectsKey), updated: ids(NSUpdatedObjectsKey), deleted: ids(NSDeletedObjectsKey)))
+                inserted: ids(NSInsertedObjectsKey), updated: ids(NSUpdatedObjectsKey),
+                deleted: ids(NSDeletedObjectsKey)))
     }
 
     /// Merges changes described by object IDs (`NSInsertedObjectsKey`... holding
@@ -27,7 +28,8 @@ extension NSManagedObjectContext {
         fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [NSManagedObjectContext]
     ) {
         func ids(_ key: String) -> [NSManagedObjectID] {
-            let values = (changeNotificationData[key] as? [Any]) ?? (changeNotificationData[key] as? Set<AnyHashable>)
+            let values =
+                (changeNotificationData[key] as? [Any]) ?? (changeNotificationData[key] as? Set<AnyHashable>)
                 .map { Array($0) as [Any] } ?? []
             return values.compactMap { value in
                 if let id = value as? NSManagedObjectID { return id }

@@ -81,7 +81,8 @@ extension NSManagedObjectContext {
         var request = StoreSaveRequest()
         request.transactionAuthor = transactionAuthor
         request.contextName = name
-        request.checksVersions = (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType
+        request.checksVersions =
+            (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType
             == .errorMergePolicyType
         request.insertedRows.reserveCapacity(inserted.count)
         for object in inserted {

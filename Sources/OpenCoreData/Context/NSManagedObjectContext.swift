@@ -114,7 +114,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         get { parentStorage }
         set {
             precondition(
-                coordinatorStorage == nil, "OpenCoreData: a context has either a parent context or a coordinator, not both")
+                coordinatorStorage == nil,
+                "OpenCoreData: a context has either a parent context or a coordinator, not both")
             parentStorage = newValue
             newValue?.addChild(self)
         }

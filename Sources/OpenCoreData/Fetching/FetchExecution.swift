@@ -136,7 +136,8 @@ extension NSManagedObjectContext {
             result.append(FetchCandidate(objectID: row.objectID, row: row, object: nil))
         }
         let family = Set(
-            FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities).map(ObjectIdentifier.init))
+            FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities).map(
+                ObjectIdentifier.init))
         for id in pending.changedInOrder where family.contains(ObjectIdentifier(id.entity)) {
             if pending.deleted.contains(id) { continue }
             let object = self.object(with: id)
@@ -155,9 +156,10 @@ extension NSManagedObjectContext {
     }
 
     /// IDs inserted or updated (in order, inserted first) and deleted, in this context and its ancestors.
-    func pendingChanges() -> (changedInOrder: [NSManagedObjectID], changed: Set<NSManagedObjectID>,
-        deleted: Set<NSManagedObjectID>)
-    {
+    func pendingChanges() -> (
+        changedInOrder: [NSManagedObjectID], changed: Set<NSManagedObjectID>,
+        deleted: Set<NSManagedObjectID>
+    ) {
         var order: [NSManagedObjectID] = []
         var changed: Set<NSManagedObjectID> = []
         var deletedIDs: Set<NSManagedObjectID> = []
@@ -220,7 +222,8 @@ extension NSManagedObjectContext {
     }
 
     /// Stage 7 for dictionary results: the requested properties (all attributes when none).
-    func dictionary(of object: NSManagedObject, _ request: NSFetchRequest<NSFetchRequestResult>) throws -> NSDictionary {
+    func dictionary(of object: NSManagedObject, _ request: NSFetchRequest<NSFetchRequestResult>) throws -> NSDictionary
+    {
         let names: [String] =
             request.propertiesToFetch?.compactMap { property in
                 (property as? String) ?? (property as? NSPropertyDescription)?.name
@@ -242,16 +245,20 @@ extension FetchEvaluation {
         case (nil, nil): return .orderedSame
         case (nil, _): return .orderedAscending
         case (_, nil): return .orderedDescending
-        case (let a as String, let b as String): return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
-        case (let a as Date, let b as Date): return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+        case (let a as String, let b as String):
+            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+        case (let a as Date, let b as Date):
+            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
         case (let a as Decimal, let b as Decimal):
             return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
-        case (let a as Bool, let b as Bool): return a == b ? .orderedSame : (!a ? .orderedAscending : .orderedDescending)
+        case (let a as Bool, let b as Bool):
+            return a == b ? .orderedSame : (!a ? .orderedAscending : .orderedDescending)
         default:
             if let a = number(left), let b = number(right) {
                 return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
             }
-            let a = String(describing: left ?? ""), b = String(describing: right ?? "")
+            let a = String(describing: left ?? "")
+            let b = String(describing: right ?? "")
             return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
         }
     }

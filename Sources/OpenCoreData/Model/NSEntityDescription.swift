@@ -93,7 +93,8 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
 
     /// The sub-entities by name.
     open var subentitiesByName: [String: NSEntityDescription] {
-        Dictionary(subentities.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { a, _ in a })
+        Dictionary(
+            subentities.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The relationships of this entity whose destination is `entity`.
@@ -123,7 +124,8 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     // MARK: Class methods
 
     /// The entity named `entityName` in the model of `context`'s coordinator, or nil.
-    open class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
+    open class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription?
+    {
         context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[entityName]
     }
 

@@ -16,7 +16,9 @@ enum VersionHash {
                 // A separator byte that cannot occur in UTF-8 keeps ["ab","c"] apart from ["a","bc"].
                 hash = (hash ^ 0xFF) &* 0x100_0000_01b3
             }
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: hash >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
+            }
         }
         return Data(bytes)
     }

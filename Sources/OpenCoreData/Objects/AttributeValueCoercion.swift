@@ -144,7 +144,8 @@ extension NSAttributeDescription {
                 "attribute '\(name)' holds a \(Swift.type(of: value)), which cannot be stored as "
                     + "\(attributeType.swiftTypeName)"
                     + (attributeType == .transformableAttributeType
-                        ? " (transformable attributes hold Data here: Foundation on Linux has no ValueTransformer)" : ""),
+                        ? " (transformable attributes hold Data here: Foundation on Linux has no ValueTransformer)"
+                        : ""),
                 userInfo: [NSValidationKeyErrorKey: name])
         }
     }

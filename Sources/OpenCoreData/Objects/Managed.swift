@@ -175,7 +175,8 @@ extension NSManagedObject {
         do {
             try assign(value, slot: slot, strict: false)
         } catch {
-            preconditionFailure("OpenCoreData: @Managed var \(layout.properties[slot].name): \(error.localizedDescription)")
+            preconditionFailure(
+                "OpenCoreData: @Managed var \(layout.properties[slot].name): \(error.localizedDescription)")
         }
     }
 }

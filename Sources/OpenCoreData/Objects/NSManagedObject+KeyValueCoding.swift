@@ -141,7 +141,9 @@ extension NSManagedObject {
     /// - Precondition: the entity has a property `key`.
     public func setPrimitiveValue(_ value: Any?, forKey key: String) {
         guard let slot = layout.slotsByName[key] else { unknownKey(key) }
-        if let attribute = layout.attributeBySlot[slot], case .value(let coerced) = attribute.attributeType.coerce(value) {
+        if let attribute = layout.attributeBySlot[slot],
+            case .value(let coerced) = attribute.attributeType.coerce(value)
+        {
             storeSlot(slot, coerced)
         } else if let relationship = layout.relationshipBySlot[slot], relationship.isToMany,
             let objects = NSManagedObject.objects(in: value)

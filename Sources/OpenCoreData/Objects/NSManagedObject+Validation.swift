@@ -13,7 +13,8 @@ extension NSManagedObject {
         guard let slot = layout.slotsByName[key] else {
             throw KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")
         }
-        if let attribute = layout.attributeBySlot[slot], case .value(let coerced) = attribute.attributeType.coerce(value)
+        if let attribute = layout.attributeBySlot[slot],
+            case .value(let coerced) = attribute.attributeType.coerce(value)
         {
             value = coerced
         }
@@ -63,7 +64,8 @@ extension NSManagedObject {
             for (index, predicate) in attribute.validationPredicates.enumerated() {
                 let passes = (try? FetchEvaluation.matches(predicate, value)) ?? false
                 if !passes {
-                    let warning = attribute.validationWarnings.indices.contains(index)
+                    let warning =
+                        attribute.validationWarnings.indices.contains(index)
                         ? "\(attribute.validationWarnings[index])" : "a validation predicate failed"
                     errors.append(
                         CoreDataError.validation(
@@ -105,7 +107,8 @@ extension NSManagedObject {
         if value == nil && !relationship.isOptional {
             return [
                 CoreDataError.validation(
-                    NSValidationMissingMandatoryPropertyError, "\(name).\(relationship.name) is a required relationship",
+                    NSValidationMissingMandatoryPropertyError,
+                    "\(name).\(relationship.name) is a required relationship",
                     object: self, key: relationship.name, value: nil)
             ]
         }

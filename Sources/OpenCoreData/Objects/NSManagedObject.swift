@@ -225,7 +225,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
         if faultFlag { return text + " fault>" }
         let pairs = layout.attributes.map { attribute -> String in
             let slot = layout.slotsByName[attribute.name] ?? 0
-            return "\(attribute.name)=\(values.indices.contains(slot) ? String(describing: values[slot] ?? "nil") : "?")"
+            return
+                "\(attribute.name)=\(values.indices.contains(slot) ? String(describing: values[slot] ?? "nil") : "?")"
         }
         text += " " + pairs.joined(separator: ", ") + ">"
         return text
