@@ -11,7 +11,8 @@ struct Workload: Sendable {
     let run: @Sendable (BenchContext) throws -> [Measurement]
 
     static let all: [Workload] = [
-        .clockSanity
+        .clockSanity,
+        .objectInMemory,
     ]
 }
 

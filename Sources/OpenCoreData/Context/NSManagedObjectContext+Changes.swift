@@ -14,7 +14,7 @@ extension NSManagedObjectContext {
             object.managedObjectContext == nil,
             "OpenCoreData: insert(_:): the object is registered in another context")
         if object.faultFlag && object.values.isEmpty {
-            object.values = object.defaultValues()
+            object.values = object.layout.defaultValues
             object.faultFlag = false
         }
         object.managedObjectContext = self
@@ -159,7 +159,7 @@ extension NSManagedObjectContext {
         for object in registry.values {
             object.managedObjectContext = nil
         }
-        registry = [:]
+        registry = ObjectRegistry()
         inserted = []
         updated = []
         deleted = []

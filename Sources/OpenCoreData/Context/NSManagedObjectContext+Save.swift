@@ -73,10 +73,18 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let newObjects = Array(inserted).filter { $0.objectID.isTemporaryID }
         var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+        var permanentIDs: [NSManagedObjectID] = []
         if !newObjects.isEmpty {
-            let ids = try coordinator.obtainPermanentIDs(for: newObjects.map(\.entity))
-            mapping.reserveCapacity(ids.count)
-            for (object, id) in zip(newObjects, ids) { mapping[object.objectID] = id }
+            permanentIDs = try coordinator.obtainPermanentIDs(for: newObjects.map(\.entity))
+            guard permanentIDs.count == newObjects.count else {
+                throw CoreDataError.make(
+                    NSPersistentStoreSaveError, "the store returned the wrong number of object IDs")
+            }
+            // Only relationships need the temporary-to-permanent map.
+            if newObjects.first(where: { !$0.layout.relationshipSlots.isEmpty }) != nil {
+                mapping.reserveCapacity(permanentIDs.count)
+                for (object, id) in zip(newObjects, permanentIDs) { mapping[object.objectID] = id }
+            }
         }
         var request = StoreSaveRequest()
         request.transactionAuthor = transactionAuthor
@@ -85,10 +93,13 @@ extension NSManagedObjectContext {
             (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType
             == .errorMergePolicyType
         request.insertedRows.reserveCapacity(inserted.count)
-        for object in inserted {
-            let id = mapping[object.objectID] ?? object.objectID
+        for (index, object) in newObjects.enumerated() {
             request.insertedRows.append(
-                StoreRow(objectID: id, version: 0, values: try object.storeValues(mapping: mapping)))
+                StoreRow(objectID: permanentIDs[index], version: 0, values: try object.storeValues(mapping: mapping)))
+        }
+        for object in inserted where !object.objectID.isTemporaryID {
+            request.insertedRows.append(
+                StoreRow(objectID: object.objectID, version: 0, values: try object.storeValues(mapping: mapping)))
         }
         for object in updated where !object.objectID.isTemporaryID {
             var changes: [(slot: Int, value: StoreValue)] = []
@@ -104,9 +115,8 @@ extension NSManagedObjectContext {
             request.deletedObjects.append((object.objectID, object.version))
         }
         let result = try coordinator.save(request)
-        for object in newObjects {
-            if let id = mapping[object.objectID] { reassign(object, to: id) }
-        }
+        registry.reserveCapacity(registry.count + newObjects.count)
+        for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: id) }
         return result.versions
     }
 
@@ -121,7 +131,7 @@ extension NSManagedObjectContext {
             for object in inserted where parent.registry[object.objectID] == nil {
                 let copy = type(of: object).init(entity: object.entity, insertInto: nil)
                 copy.setObjectID(object.objectID)
-                copy.values = copy.defaultValues()
+                copy.values = copy.layout.defaultValues
                 copy.faultFlag = false
                 copy.managedObjectContext = parent
                 copy.insertedFlag = true
@@ -168,8 +178,13 @@ extension NSManagedObjectContext {
         inserted: Set<NSManagedObject>, updated: Set<NSManagedObject>, deleted: Set<NSManagedObject>,
         versions: [NSManagedObjectID: Int64]
     ) {
-        for object in inserted.union(updated) {
+        for object in inserted {
             object.insertedFlag = false
+            object.dirtySlots = []
+            object.committed = object.values
+            object.version = 1
+        }
+        for object in updated {
             object.updatedFlag = false
             object.dirtySlots = []
             object.committed = object.values

@@ -71,7 +71,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: Object state (touched only on the context's queue)
 
-    var registry: [NSManagedObjectID: NSManagedObject] = [:]
+    var registry = ObjectRegistry()
     var inserted: Set<NSManagedObject> = []
     var updated: Set<NSManagedObject> = []
     var deleted: Set<NSManagedObject> = []
@@ -300,6 +300,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         return destinationIDs(of: relationship, for: objectID)
     }
+}
+
+/// Registered objects by ID. Keyed by a plain struct rather than the ID object: hashing
+/// and comparing NSObject keys goes through dynamic dispatch and existential casts.
+struct ObjectRegistry {
+    private var objects: [NSManagedObjectID.Key: NSManagedObject] = [:]
+
+    subscript(id: NSManagedObjectID) -> NSManagedObject? {
+        get { objects[id.registryKey] }
+        set { objects[id.registryKey] = newValue }
+    }
+
+    var values: Dictionary<NSManagedObjectID.Key, NSManagedObject>.Values { objects.values }
+    var isEmpty: Bool { objects.isEmpty }
+    var count: Int { objects.count }
+
+    mutating func reserveCapacity(_ count: Int) { objects.reserveCapacity(count) }
 }
 
 /// A context held weakly (children, auto-merging contexts).

@@ -26,6 +26,8 @@ final class EntityLayout: @unchecked Sendable {
     let inverseSlotBySlot: [Int?]
     /// The class of the entity's objects.
     let objectClass: NSManagedObject.Type
+    /// Attribute defaults and empty relationships: the values of a new object.
+    let defaultValues: [Any?]
 
     init(entity: NSEntityDescription) {
         var chain: [NSEntityDescription] = []
@@ -83,6 +85,16 @@ final class EntityLayout: @unchecked Sendable {
         self.relationshipBySlot = relationshipBySlot
         self.inverseSlotBySlot = inverseSlots
         self.objectClass = EntityLayout.resolveClass(named: entity.managedObjectClassName)
+        self.defaultValues = properties.map { property -> Any? in
+            if let attribute = property as? NSAttributeDescription {
+                if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) { return value }
+                return attribute.defaultValue
+            }
+            if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                return relationship.isOrdered ? [NSManagedObject]() as Any : Set<NSManagedObject>() as Any
+            }
+            return nil
+        }
     }
 
     /// The inverse's slot in the destination's layout: the destination's own slot

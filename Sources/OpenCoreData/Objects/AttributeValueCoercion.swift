@@ -124,30 +124,37 @@ extension NSAttributeDescription {
     /// - Throws: `NSManagedObjectValidationError` for a transformable value its transformer rejects.
     func storeValue(_ value: Any?) throws -> StoreValue {
         guard let value else { return .null }
-        switch value {
-        case let number as Int16: return .integer(Int64(number))
-        case let number as Int32: return .integer(Int64(number))
-        case let number as Int64: return .integer(number)
-        case let number as Double: return .double(number)
-        case let number as Float: return .float(number)
-        case let number as Bool: return .boolean(number)
-        case let string as String: return .string(string)
-        case let decimal as Decimal: return .decimal(decimal)
-        case let date as Date: return .date(date)
-        case let data as Data: return .binary(data)
-        case let uuid as UUID: return .uuid(uuid)
-        case let url as URL: return .uri(url)
-        case let objectID as NSManagedObjectID: return .objectID(objectID)
-        default:
-            throw CoreDataError.make(
-                NSManagedObjectValidationError,
-                "attribute '\(name)' holds a \(Swift.type(of: value)), which cannot be stored as "
-                    + "\(attributeType.swiftTypeName)"
-                    + (attributeType == .transformableAttributeType
-                        ? " (transformable attributes hold Data here: Foundation on Linux has no ValueTransformer)"
-                        : ""),
-                userInfo: [NSValidationKeyErrorKey: name])
+        // One cast for the attribute's own type first: values are canonical after coercion.
+        switch attributeType {
+        case .integer16AttributeType: if let number = value as? Int16 { return .integer(Int64(number)) }
+        case .integer32AttributeType: if let number = value as? Int32 { return .integer(Int64(number)) }
+        case .integer64AttributeType: if let number = value as? Int64 { return .integer(number) }
+        case .doubleAttributeType: if let number = value as? Double { return .double(number) }
+        case .floatAttributeType: if let number = value as? Float { return .float(number) }
+        case .booleanAttributeType: if let flag = value as? Bool { return .boolean(flag) }
+        case .stringAttributeType: if let string = value as? String { return .string(string) }
+        case .decimalAttributeType: if let decimal = value as? Decimal { return .decimal(decimal) }
+        case .dateAttributeType: if let date = value as? Date { return .date(date) }
+        case .binaryDataAttributeType, .transformableAttributeType:
+            if let data = value as? Data { return .binary(data) }
+        case .UUIDAttributeType: if let uuid = value as? UUID { return .uuid(uuid) }
+        case .URIAttributeType: if let url = value as? URL { return .uri(url) }
+        case .objectIDAttributeType: if let id = value as? NSManagedObjectID { return .objectID(id) }
+        case .undefinedAttributeType: break
         }
+        if attributeType != .transformableAttributeType, attributeType != .undefinedAttributeType,
+            case .value(let coerced?) = attributeType.coerce(value),
+            ObjectIdentifier(type(of: coerced)) != ObjectIdentifier(type(of: value))
+        {
+            return try storeValue(coerced)
+        }
+        throw CoreDataError.make(
+            NSManagedObjectValidationError,
+            "attribute '\(name)' holds a \(Swift.type(of: value)), which cannot be stored as "
+                + "\(attributeType.swiftTypeName)"
+                + (attributeType == .transformableAttributeType
+                    ? " (transformable attributes hold Data here: Foundation on Linux has no ValueTransformer)" : ""),
+            userInfo: [NSValidationKeyErrorKey: name])
     }
 
     /// The canonical Swift value of the stored `value`.

@@ -66,12 +66,7 @@ public struct Managed<Value>: ManagedStorage {
     ) -> Int {
         let cached = object[keyPath: storage].slot
         if cached >= 0 { return cached }
-        let name = ManagedPropertyNames.name(of: storage, in: object)
-        guard let slot = object.layout.slotsByName[name] else {
-            preconditionFailure(
-                "OpenCoreData: @Managed var \(name) of \(type(of: object)): entity "
-                    + "'\(object.entity.name ?? "?")' has no property named '\(name)'")
-        }
+        let slot = ManagedPropertyNames.slot(of: storage, in: object)
         object[keyPath: storage].slot = slot
         return slot
     }
@@ -82,17 +77,47 @@ protocol ManagedStorage {
     var probeSlot: Int { get set }
 }
 
-/// Storage key path to property name, found once per key path with Mirror.
+/// Storage key path to property name (found once per key path with Mirror), and to
+/// slot number per entity layout.
 enum ManagedPropertyNames {
+    /// A (key path, layout) pair by identity. The cache entry retains both objects, so
+    /// their identifiers cannot be reused while the entry exists.
+    private struct SlotKey: Hashable {
+        let keyPath: ObjectIdentifier
+        let layout: ObjectIdentifier
+    }
+
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var cache: [AnyKeyPath: String] = [:]
+    nonisolated(unsafe) private static var names: [AnyKeyPath: String] = [:]
+    nonisolated(unsafe) private static var slots: [SlotKey: (AnyKeyPath, EntityLayout, Int)] = [:]
     private static let marker = Int.min + 7
+
+    /// The slot of the property stored at `storage` in `object`'s entity.
+    static func slot<Object: NSManagedObject, Storage: ManagedStorage>(
+        of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object
+    ) -> Int {
+        let key = SlotKey(keyPath: ObjectIdentifier(storage), layout: ObjectIdentifier(object.layout))
+        lock.lock()
+        let known = slots[key]
+        lock.unlock()
+        if let known { return known.2 }
+        let name = name(of: storage, in: object)
+        guard let slot = object.layout.slotsByName[name] else {
+            preconditionFailure(
+                "OpenCoreData: @Managed var \(name) of \(type(of: object)): entity "
+                    + "'\(object.entity.name ?? "?")' has no property named '\(name)'")
+        }
+        lock.lock()
+        slots[key] = (storage, object.layout, slot)
+        lock.unlock()
+        return slot
+    }
 
     static func name<Object: NSManagedObject, Storage: ManagedStorage>(
         of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object
     ) -> String {
         lock.lock()
-        let known = cache[storage]
+        let known = names[storage]
         lock.unlock()
         if let known { return known }
         let saved = object[keyPath: storage].probeSlot
@@ -106,7 +131,7 @@ enum ManagedPropertyNames {
                 else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
                 lock.lock()
-                cache[storage] = name
+                names[storage] = name
                 lock.unlock()
                 return name
             }
@@ -139,18 +164,10 @@ extension Set: ManagedZeroValue { static var managedZero: Any { Set<Element>() }
 extension Array: ManagedZeroValue { static var managedZero: Any { [Element]() } }
 extension NSOrderedSet: ManagedZeroValue { static var managedZero: Any { NSOrderedSet() } }
 
-/// Lets a generic value be unwrapped when it is an Optional.
-protocol OptionalValue {
-    var wrappedAny: Any? { get }
-}
-
-extension Optional: OptionalValue {
-    var wrappedAny: Any? {
-        switch self {
-        case .some(let value): (value as? OptionalValue)?.wrappedAny ?? value
-        case .none: nil
-        }
-    }
+/// `value as? T` where the compiler cannot see `T` (it would fold a literal `as? Any?`).
+@inline(__always)
+private func dynamicCast<T>(_ value: some Any, to type: T.Type) -> T? {
+    value as? T
 }
 
 extension NSManagedObject {
@@ -171,7 +188,9 @@ extension NSManagedObject {
 
     /// Sets `slot` from a `@Managed` property.
     func setTypedValue<Value>(_ newValue: Value, slot: Int) {
-        let value: Any? = (newValue as? OptionalValue).map { $0.wrappedAny } ?? newValue
+        // A cast to Optional<Any> flattens an optional Value (nil stays nil) and wraps any
+        // other; it is cheaper than a cast to a protocol existential.
+        let value: Any? = dynamicCast(newValue, to: Any?.self) ?? nil
         do {
             try assign(value, slot: slot, strict: false)
         } catch {

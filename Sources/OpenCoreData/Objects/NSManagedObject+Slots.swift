@@ -15,7 +15,7 @@ extension NSManagedObject {
         if faultFlag {
             // Nothing to load from: the object's row is gone. Its values read as defaults.
             faultFlag = false
-            values = defaultValues()
+            values = layout.defaultValues
         }
     }
 
@@ -61,6 +61,8 @@ extension NSManagedObject {
     }
 
     func markDirty(_ slot: Int) {
+        // An inserted object is saved whole: no per-slot tracking until it is saved.
+        if insertedFlag { return }
         if dirtySlots.isEmpty { dirtySlots = Array(repeating: false, count: layout.properties.count) }
         dirtySlots[slot] = true
         managedObjectContext?.objectDidChange(self)

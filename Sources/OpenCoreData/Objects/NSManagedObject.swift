@@ -96,26 +96,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
                 + "use NSEntityDescription.entity(forEntityName:in:)")
     }
 
-    /// Attribute defaults and empty relationships: the values of a new object.
-    func defaultValues() -> [Any?] {
-        var result: [Any?] = []
-        result.reserveCapacity(layout.properties.count)
-        for (slot, property) in layout.properties.enumerated() {
-            if let attribute = layout.attributeBySlot[slot] {
-                if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) {
-                    result.append(value)
-                } else {
-                    result.append(attribute.defaultValue)
-                }
-            } else if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
-                result.append(relationship.isOrdered ? [NSManagedObject]() as Any : Set<NSManagedObject>() as Any)
-            } else {
-                result.append(nil)
-            }
-        }
-        return result
-    }
-
     // MARK: Identity and state
 
     /// The object's ID: temporary until the object is saved, then permanent.

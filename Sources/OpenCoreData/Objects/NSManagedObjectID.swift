@@ -43,6 +43,21 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
         return NSManagedObjectID(temporaryFor: entity, key: key)
     }
 
+    /// A plain value identifying the ID, for fast dictionary keys inside the library.
+    struct Key: Hashable {
+        let entity: ObjectIdentifier
+        let store: ObjectIdentifier?
+        let key: Int64
+        let isTemporary: Bool
+    }
+
+    /// This ID as a plain value key.
+    var registryKey: Key {
+        Key(
+            entity: ObjectIdentifier(entity), store: persistentStore.map { ObjectIdentifier($0) }, key: key,
+            isTemporary: isTemporaryID)
+    }
+
     /// The primary key of a permanent ID in its store.
     public var storeKey: Int64? { isTemporaryID ? nil : key }
 

@@ -106,7 +106,6 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             var row = inserted
             row.version = 1
             rowsByEntity[name, default: [:]][row.objectID.key] = row
-            result.versions[row.objectID] = 1
         }
         for update in request.updatedRows {
             guard let name = update.objectID.entity.name, var row = rowsByEntity[name]?[update.objectID.key] else {

@@ -102,9 +102,10 @@ public struct StoreSaveRequest: Sendable {
     public var isEmpty: Bool { insertedRows.isEmpty && updatedRows.isEmpty && deletedObjects.isEmpty }
 }
 
-/// What a store reports back from a save: each saved row's new version.
+/// What a store reports back from a save: the new version of each updated row.
+/// Inserted rows start at version 1 and are not listed.
 public struct StoreSaveResult: Sendable {
-    /// The version of each inserted and updated row after the save.
+    /// The version of each updated row after the save.
     public var versions: [NSManagedObjectID: Int64]
 
     /// A result reporting `versions`.
