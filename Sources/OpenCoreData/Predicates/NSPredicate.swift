@@ -79,6 +79,13 @@ open class NSPredicate: NSObject, @unchecked Sendable {
         return self
     }
 
+    /// The `NSComparisonPredicate` or `NSCompoundPredicate` (or constant predicate) this one stands for.
+    ///
+    /// Foundation's `NSPredicate(format:)` returns an instance of the subclass; a Swift initializer
+    /// cannot, so a format predicate wraps its parsed tree. Cast this instead of the predicate:
+    /// `NSPredicate(format: "a > 1").structuredPredicate as? NSComparisonPredicate`.
+    public var structuredPredicate: NSPredicate { resolved }
+
     /// The parse error of a predicate made from a malformed format string; nil when it parsed.
     public var validationError: PredicateLanguageError? {
         switch content {

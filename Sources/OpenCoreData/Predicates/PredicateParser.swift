@@ -458,6 +458,14 @@ struct PredicateParser {
             try expectSymbol("(", "after CAST")
             let arguments = try parseArgumentList(closing: true)
             guard arguments.count == 2 else { throw error("CAST takes a value and a type name", at: position) }
+            // A cast of constants is a constant: that is how dates, data and UUIDs print and re-parse.
+            if case .constant(let value) = arguments[0].node, case .constant(let type) = arguments[1].node {
+                do {
+                    return NSExpression(forConstantValue: try ExpressionFunctions.cast(value, to: type))
+                } catch let failure as PredicateLanguageError {
+                    throw error(failure.message, at: position)
+                }
+            }
             return NSExpression(node: .function("castObject:toType:", arguments))
         default: break
         }
