@@ -11,7 +11,9 @@ struct Workload: Sendable {
     let run: @Sendable (BenchContext) throws -> [Measurement]
 
     static let all: [Workload] = [
-        .clockSanity
+        .clockSanity,
+        .predicateEvaluate,
+        .predicateSort,
     ]
 }
 

@@ -154,33 +154,41 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
         self.schema = schema
     }
 
+    /// A key value ready for comparison: the classified value, and the raw one for comparators.
     private struct Key {
         let raw: Any?
         let value: PredicateValue
     }
 
-    private func keys(of object: Any?) throws -> [Key] {
-        let scope = EvaluationScope(object: object, schema: schema, variables: [:])
-        return try steps.map { step in
-            let raw = unwrapOptional(try step.read(scope))
-            return Key(raw: step.comparator == nil ? nil : raw, value: PredicateValue(raw))
+    private func read(_ scope: EvaluationScope, into keys: inout [Key]) throws {
+        for step in steps {
+            let raw = try step.read(scope)
+            keys.append(Key(raw: step.comparator == nil ? nil : unwrapOptional(raw), value: PredicateValue(raw)))
         }
+    }
+
+    private func keys(of object: Any?) throws -> [Key] {
+        var keys: [Key] = []
+        try read(EvaluationScope(object: object, schema: schema, variables: [:]), into: &keys)
+        return keys
     }
 
     /// The order of two objects: the first descriptor that tells them apart decides.
     ///
     /// - Throws: `KeyValueCodingError.unknownKey`, `PredicateLanguageError.typeMismatch` for values with no order.
     public func compare(_ first: Any?, _ second: Any?) throws -> ComparisonResult {
-        try compare(keys(of: first), keys(of: second))
+        let a = try keys(of: first)
+        let b = try keys(of: second)
+        return try compare(a, 0, b, 0)
     }
 
-    private func compare(_ first: [Key], _ second: [Key]) throws -> ComparisonResult {
-        for (index, step) in steps.enumerated() {
-            var order = try Self.order(first[index], second[index], step)
-            if !step.ascending {
-                order = order == .orderedAscending ? .orderedDescending : (order == .orderedDescending ? .orderedAscending : .orderedSame)
+    private func compare(_ first: [Key], _ firstBase: Int, _ second: [Key], _ secondBase: Int) throws -> ComparisonResult {
+        for index in steps.indices {
+            let step = steps[index]
+            let order = try Self.order(first[firstBase + index], second[secondBase + index], step)
+            if order != .orderedSame {
+                return step.ascending ? order : (order == .orderedAscending ? .orderedDescending : .orderedAscending)
             }
-            if order != .orderedSame { return order }
         }
         return .orderedSame
     }
@@ -215,13 +223,56 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
     /// - Complexity: O(n log n) comparisons; each key is read once per element.
     public func sort<Element>(_ elements: [Element]) throws -> [Element] {
         guard !steps.isEmpty, elements.count > 1 else { return elements }
-        let keys = try elements.map { try self.keys(of: $0) }
+        var keys: [Key] = []
+        keys.reserveCapacity(elements.count * steps.count)
+        for element in elements {
+            try read(EvaluationScope(object: element, schema: schema, variables: [:]), into: &keys)
+        }
+        return try sort(elements, keys: keys)
+    }
+
+    /// Records of the compiled schema in order, stable; the object layer's fast entry point.
+    public func sort<Record: KeyValueSlotReadable>(records: [Record]) throws -> [Record] {
+        guard !steps.isEmpty, records.count > 1 else { return records }
+        var keys: [Key] = []
+        keys.reserveCapacity(records.count * steps.count)
+        for record in records {
+            try read(EvaluationScope(record: record, schema: schema, variables: [:]), into: &keys)
+        }
+        return try sort(records, keys: keys)
+    }
+
+    private func sort<Element>(_ elements: [Element], keys: [Key]) throws -> [Element] {
+        let width = steps.count
         var order = Array(elements.indices)
-        try order.sort { left, right in
-            let result = try compare(keys[left], keys[right])
-            return result == .orderedSame ? left < right : result == .orderedAscending
+        if width == 1 || width == 2, steps.allSatisfy({ $0.comparator == nil && $0.comparison == .compare }) {
+            try order.sort { left, right in
+                let result = try compareFast(keys, left * width, right * width, width)
+                return result == .orderedSame ? left < right : result == .orderedAscending
+            }
+        } else {
+            try order.sort { left, right in
+                let result = try compare(keys, left * width, keys, right * width)
+                return result == .orderedSame ? left < right : result == .orderedAscending
+            }
         }
         return order.map { elements[$0] }
+    }
+
+    /// `compare` specialised for `compare:` descriptors: integers and strings without the general dispatch.
+    private func compareFast(_ keys: [Key], _ first: Int, _ second: Int, _ width: Int) throws -> ComparisonResult {
+        for index in 0..<width {
+            var order: ComparisonResult
+            switch (keys[first + index].value, keys[second + index].value) {
+            case (.integer(let a), .integer(let b)): order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+            case (.string(let a), .string(let b)): order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+            default: order = try Self.order(keys[first + index], keys[second + index], steps[index])
+            }
+            if order != .orderedSame {
+                return steps[index].ascending ? order : (order == .orderedAscending ? .orderedDescending : .orderedAscending)
+            }
+        }
+        return .orderedSame
     }
 }
 

@@ -131,6 +131,29 @@ struct ComparisonOperation {
                 if case .integer(let subject) = left { return (subject == number) == wanted }
                 return left.isEqual(to: right, options: options) == wanted
             }
+        case (.lessThan, .integer), (.lessThanOrEqualTo, .integer), (.greaterThan, .integer),
+            (.greaterThanOrEqualTo, .integer), (.lessThan, .double), (.lessThanOrEqualTo, .double),
+            (.greaterThan, .double), (.greaterThanOrEqualTo, .double):
+            // Numbers against a numeric constant: compare without the general ordering dispatch.
+            let bound = right.doubleValue ?? .nan
+            let type = type
+            return { value in
+                let left = PredicateValue(value)
+                let number: Double
+                switch left {
+                case .integer(let integer) where integer.magnitude < 1 << 53: number = Double(integer)
+                case .double(let double): number = double
+                case .null: return false
+                default: return try evaluate(left, right)
+                }
+                if number.isNaN || bound.isNaN { return try evaluate(left, right) }
+                switch type {
+                case .lessThan: return number < bound
+                case .lessThanOrEqualTo: return number <= bound
+                case .greaterThan: return number > bound
+                default: return number >= bound
+                }
+            }
         case (.like, .string(let pattern)):
             let compiled = LikePattern(options.fold(pattern))
             return { value in

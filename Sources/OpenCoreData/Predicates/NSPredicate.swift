@@ -179,6 +179,14 @@ public struct CompiledPredicate: @unchecked Sendable {
     public func evaluate(with object: Any?, substitutionVariables: [String: Any]? = nil) throws -> Bool {
         try program(EvaluationScope(object: object, schema: schema, variables: substitutionVariables ?? [:]))
     }
+
+    /// Whether `record` satisfies the predicate; the fast entry point for the object layer's
+    /// fetch loop (no dynamic cast of the record; slots are read when its schema is the compiled one).
+    ///
+    /// - Throws: `KeyValueCodingError.unknownKey`, `PredicateLanguageError` on a type mismatch or missing variable.
+    public func evaluate(record: any KeyValueSlotReadable, substitutionVariables: [String: Any]? = nil) throws -> Bool {
+        try program(EvaluationScope(record: record, schema: schema, variables: substitutionVariables ?? [:]))
+    }
 }
 
 extension Sequence {

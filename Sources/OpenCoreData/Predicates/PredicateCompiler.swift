@@ -21,6 +21,17 @@ struct EvaluationScope {
         self.variables = variables
     }
 
+    /// A scope for a record known to be of the compiled schema (no cast needed).
+    init(record: any KeyValueSlotReadable, schema: (any KeyValueSchema)?, variables: [String: Any]) {
+        object = record
+        if let schema, record.keyValueSchema === schema {
+            self.record = record
+        } else {
+            self.record = nil
+        }
+        self.variables = variables
+    }
+
     /// A scope for a nested object (a SUBQUERY element): read generically, variables kept.
     func nested(object: Any?) -> EvaluationScope {
         EvaluationScope(object: object, schema: nil, variables: variables)
@@ -104,6 +115,11 @@ struct PredicateCompiler {
         let test: (Any?, EvaluationScope) throws -> Bool
         if case .constant(let constant) = comparison.rightExpression.node {
             let prepared = try operation.prepared(right: constant)
+            if comparison.comparisonPredicateModifier == .direct {
+                if case .anyKey = comparison.leftExpression.node {} else {
+                    return { scope in try prepared(try left(scope)) }
+                }
+            }
             test = { value, _ in try prepared(value) }
         } else {
             let right = try compile(comparison.rightExpression)

@@ -21,8 +21,39 @@ enum PredicateValue {
 
     /// Classifies `value`; natives are tried before bridged classes so no bridging happens for them.
     init(_ value: Any?) {
-        guard let value = unwrapOptional(value) else {
+        guard let value else {
             self = .null
+            return
+        }
+        // Attribute values are almost always one of these exact types: compare metatypes first so
+        // the one cast that follows succeeds, instead of a cascade of failing dynamic casts.
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == ObjectIdentifier(String.self), let string = value as? String {
+            self = .string(string)
+            return
+        }
+        if type == ObjectIdentifier(Int16.self), let number = value as? Int16 {
+            self = .integer(Int64(number))
+            return
+        }
+        if type == ObjectIdentifier(Double.self), let number = value as? Double {
+            self = .double(number)
+            return
+        }
+        if type == ObjectIdentifier(Int.self), let number = value as? Int {
+            self = .integer(Int64(number))
+            return
+        }
+        if type == ObjectIdentifier(Int32.self), let number = value as? Int32 {
+            self = .integer(Int64(number))
+            return
+        }
+        if type == ObjectIdentifier(Int64.self), let number = value as? Int64 {
+            self = .integer(number)
+            return
+        }
+        if type == ObjectIdentifier(Bool.self), let flag = value as? Bool {
+            self = .integer(flag ? 1 : 0)
             return
         }
         switch value {
@@ -53,7 +84,10 @@ enum PredicateValue {
             self = Double(integer) == double ? .integer(integer) : .double(double)
         case is NSNull: self = .null
         default:
-            if let elements = collectionElements(value) {
+            // An Optional boxed in an Any is rare (arrays of Any?); unwrap it here, off the fast path.
+            if let optional = value as? any OptionalUnwrapping {
+                self.init(optional.unwrappedValue)
+            } else if let elements = collectionElements(value) {
                 let ordered = !(value is NSSet) && !(value is any SetAlgebra)
                 self = .collection(elements, ordered: ordered)
             } else if let dictionary = dictionaryValue(value) {
