@@ -21,7 +21,8 @@ extension FuzzTarget {
             let printed = predicate.predicateFormat
             let reparsed = NSPredicate(format: printed)
             if reparsed.validationError == nil, reparsed != predicate, !printed.contains("BLOCK") {
-                throw FuzzFailure(description: "round trip changed \(format.debugDescription) -> \(printed.debugDescription)")
+                throw FuzzFailure(
+                    description: "round trip changed \(format.debugDescription) -> \(printed.debugDescription)")
             }
             for sample in PredicateFuzzGenerator.samples {
                 _ = try? predicate.evaluateThrowing(with: sample, substitutionVariables: ["v": 1, "x": "a"])
@@ -61,14 +62,19 @@ struct PredicateFuzzGenerator {
         switch depth <= 0 ? random.int(in: 0...3) : random.int(in: 0...9) {
         case 0: return random.pick(["a", "b", "tags", "sub.a", "items", "SELF", "$v", "#in"])
         case 1: return String(random.int(in: -5...5))
-        case 2: return random.pick(["'a*'", "\"b?\"", "'é'", "'\\u0041'", "''", "1.5e2", "0x10", "nil", "YES", "%@", "%d"])
+        case 2:
+            return random.pick(["'a*'", "\"b?\"", "'é'", "'\\u0041'", "''", "1.5e2", "0x10", "nil", "YES", "%@", "%d"])
         case 3: return random.pick(["{1, 2}", "{}", "{'a', 'b'}", "CAST(0, 'NSDate')", "now()"])
-        case 4: return expression(depth - 1) + random.pick([" + ", " - ", " * ", " / ", " ** "]) + expression(depth - 1)
+        case 4:
+            return expression(depth - 1) + random.pick([" + ", " - ", " * ", " / ", " ** "]) + expression(depth - 1)
         case 5: return "(" + expression(depth - 1) + ")"
         case 6: return random.pick(["sum", "max", "count", "abs", "sqrt"]) + "(" + expression(depth - 1) + ")"
-        case 7: return random.pick(["a", "tags", "items"]) + random.pick(["[FIRST]", "[LAST]", "[SIZE]", "[1]", ".@count", ".@avg.a"])
+        case 7:
+            return random.pick(["a", "tags", "items"])
+                + random.pick(["[FIRST]", "[LAST]", "[SIZE]", "[1]", ".@count", ".@avg.a"])
         case 8: return "SUBQUERY(items, $i, $i.a > " + expression(depth - 1) + ").@count"
-        default: return "TERNARY(" + predicate(depth - 1) + ", " + expression(depth - 1) + ", " + expression(depth - 1) + ")"
+        default:
+            return "TERNARY(" + predicate(depth - 1) + ", " + expression(depth - 1) + ", " + expression(depth - 1) + ")"
         }
     }
 
@@ -76,7 +82,9 @@ struct PredicateFuzzGenerator {
         switch depth <= 0 ? 0 : random.int(in: 0...4) {
         case 0:
             let modifier = random.chance(0.8) ? "" : random.pick(["ANY ", "ALL ", "NONE "])
-            let op = random.pick(["==", "!=", "<", "<=", ">", ">=", "BETWEEN", "IN", "CONTAINS", "BEGINSWITH", "LIKE", "MATCHES"])
+            let op = random.pick([
+                "==", "!=", "<", "<=", ">", ">=", "BETWEEN", "IN", "CONTAINS", "BEGINSWITH", "LIKE", "MATCHES",
+            ])
             let options = random.chance(0.2) ? random.pick(["[c]", "[cd]", "[n]"]) : ""
             return modifier + expression(depth - 1) + " " + op + options + " " + expression(depth - 1)
         case 1: return predicate(depth - 1) + " AND " + predicate(depth - 1)

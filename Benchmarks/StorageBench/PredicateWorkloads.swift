@@ -31,7 +31,8 @@ extension Workload {
             for row in rows where try NaivePredicateInterpreter.evaluate(predicate, row) { naiveMatches += 1 }
         }
         guard compiledMatches == naiveMatches, genericMatches == naiveMatches else {
-            throw FuzzlessMismatch(description: "compiled \(compiledMatches), generic \(genericMatches), naive \(naiveMatches)")
+            throw FuzzlessMismatch(
+                description: "compiled \(compiledMatches), generic \(genericMatches), naive \(naiveMatches)")
         }
         let count = Double(rows.count)
         return [
@@ -48,7 +49,9 @@ extension Workload {
         name: "predicate/sort-two-keys", summary: "stable two-key sort of 1,000,000 in-memory rows"
     ) { context in
         let rows = BenchRow.make(count: context.scaled(1_000_000))
-        let descriptors = [NSSortDescriptor(key: "age", ascending: true), NSSortDescriptor(key: "name", ascending: false)]
+        let descriptors = [
+            NSSortDescriptor(key: "age", ascending: true), NSSortDescriptor(key: "name", ascending: false),
+        ]
         context.progress("sort: compiled")
         let compiled = try NSSortDescriptor.compiled(descriptors, for: BenchRow.schema)
         var sorted: [BenchRow] = []
@@ -67,7 +70,9 @@ extension Workload {
                 return false
             }
         }
-        guard sorted.map(\.id) == naive.map(\.id) || !zip(sorted, naive).contains(where: { $0.age != $1.age || $0.name != $1.name })
+        guard
+            sorted.map(\.id) == naive.map(\.id)
+                || !zip(sorted, naive).contains(where: { $0.age != $1.age || $0.name != $1.name })
         else {
             throw FuzzlessMismatch(description: "compiled and naive sorts disagree")
         }
@@ -177,8 +182,12 @@ enum NaivePredicateInterpreter {
             default: nil
             }
         }
-        if let a = number(left), let b = number(right) { return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending) }
-        if let a = left as? String, let b = right as? String { return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending) }
+        if let a = number(left), let b = number(right) {
+            return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+        }
+        if let a = left as? String, let b = right as? String {
+            return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+        }
         return .orderedSame
     }
 }

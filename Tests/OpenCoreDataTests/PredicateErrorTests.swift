@@ -54,7 +54,9 @@ import Testing
         #expect(throws: KeyValueCodingError.unknownKey("shoeSize", in: "TestPerson")) {
             try predicate.evaluateThrowing(with: person)
         }
-        #expect(throws: KeyValueCodingError.self) { try NSPredicate(format: "company.shoeSize == 1").evaluateThrowing(with: Fixtures.people()[0]) }
+        #expect(throws: KeyValueCodingError.self) {
+            try NSPredicate(format: "company.shoeSize == 1").evaluateThrowing(with: Fixtures.people()[0])
+        }
         #expect(throws: KeyValueCodingError.self) { try NSPredicate(format: "length == 1").evaluateThrowing(with: 5) }
     }
 
@@ -62,7 +64,8 @@ import Testing
         let person = TestPerson("A", "B", age: 30)
         let mismatches = [
             "age BEGINSWITH 'x'", "age LIKE '3*'", "age MATCHES '3.'", "firstName CONTAINS 3", "age > 'thirty'",
-            "firstName < 3", "age BETWEEN 5", "age IN 5", "age ENDSWITH 0", "firstName * 2 == 1", "sqrt(firstName) == 1",
+            "firstName < 3", "age BETWEEN 5", "age IN 5", "age ENDSWITH 0", "firstName * 2 == 1",
+            "sqrt(firstName) == 1",
             "uppercase(age) == 'A'", "birthday == nil AND firstName[0] == 'A'",
         ]
         for format in mismatches {
@@ -78,9 +81,15 @@ import Testing
         #expect(throws: PredicateLanguageError(.missingVariable("x"), "no value for the variable $x")) {
             try NSPredicate(format: "a == $x").evaluateThrowing(with: ["a": 1])
         }
-        #expect(throws: PredicateLanguageError.self) { try NSPredicate(format: "SELF MATCHES '('").evaluateThrowing(with: "x") }
-        #expect(throws: PredicateLanguageError.self) { try NSPredicate(format: "SELF MATCHES '(a+)+b'").evaluateThrowing(with: "aaaa") }
-        #expect(throws: PredicateLanguageError.self) { try NSPredicate(format: "1 / 0 == $y").evaluateThrowing(with: nil) }
+        #expect(throws: PredicateLanguageError.self) {
+            try NSPredicate(format: "SELF MATCHES '('").evaluateThrowing(with: "x")
+        }
+        #expect(throws: PredicateLanguageError.self) {
+            try NSPredicate(format: "SELF MATCHES '(a+)+b'").evaluateThrowing(with: "aaaa")
+        }
+        #expect(throws: PredicateLanguageError.self) {
+            try NSPredicate(format: "1 / 0 == $y").evaluateThrowing(with: nil)
+        }
     }
 
     @Test func nestingIsBounded() {

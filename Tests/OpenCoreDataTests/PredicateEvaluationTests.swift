@@ -120,9 +120,12 @@ import Testing
         #expect(NSPredicate(format: "employees.@sum.age == 105").evaluate(with: acme))
         #expect(NSPredicate(format: "employees.@min.age == 25 AND employees.@max.age == 45").evaluate(with: acme))
         #expect(NSPredicate(format: "employees.projects.@sum.budget > 200000").evaluate(with: acme))
-        #expect(NSPredicate(format: "employees.projects.@distinctUnionOfObjects.title.@count == 2").evaluate(with: acme))
+        #expect(
+            NSPredicate(format: "employees.projects.@distinctUnionOfObjects.title.@count == 2").evaluate(with: acme))
         #expect(NSPredicate(format: "SUBQUERY(employees, $e, $e.age < 30).@count == 1").evaluate(with: acme))
-        #expect(NSPredicate(format: "SUBQUERY(employees, $e, ANY $e.projects.budget > 60000).@count == 2").evaluate(with: acme))
+        #expect(
+            NSPredicate(format: "SUBQUERY(employees, $e, ANY $e.projects.budget > 60000).@count == 2").evaluate(
+                with: acme))
         #expect(NSPredicate(format: "SUBQUERY(employees, $e, age > 30).@count == 2").evaluate(with: acme))
     }
 
@@ -150,18 +153,25 @@ import Testing
         #expect(NSPredicate(format: "birthday > %@", reference.addingTimeInterval(-1)).evaluate(with: person))
         #expect(NSPredicate(format: "birthday < CAST(1001, 'NSDate')").evaluate(with: person))
         #expect(NSPredicate(format: "birthday < now() AND birthday > now() - 1000000000").evaluate(with: person))
-        #expect(NSPredicate(format: "(birthday = nil) OR (birthday > %@)", reference.addingTimeInterval(-5)).evaluate(with: person))
+        #expect(
+            NSPredicate(format: "(birthday = nil) OR (birthday > %@)", reference.addingTimeInterval(-5)).evaluate(
+                with: person))
         let id = UUID()
         #expect(NSPredicate(format: "SELF == %@", id).evaluate(with: id))
         #expect(NSPredicate(format: "SELF == %@", Data([1, 2])).evaluate(with: Data([1, 2])))
-        #expect(NSPredicate(format: "SELF == %@", URL(string: "https://a.example")!).evaluate(with: URL(string: "https://a.example")!))
+        #expect(
+            NSPredicate(format: "SELF == %@", URL(string: "https://a.example")!).evaluate(
+                with: URL(string: "https://a.example")!))
         #expect(NSPredicate(format: "SELF == %@", NSString(string: "x")).evaluate(with: "x"))
         #expect(NSPredicate(format: "SELF == %@", person).evaluate(with: person))
     }
 
     @Test func substitutionVariables() {
         let predicate = NSPredicate(format: "age > $limit AND firstName BEGINSWITH $prefix")
-        #expect(Fixtures.names(people.filter { predicate.evaluate(with: $0, substitutionVariables: ["limit": 20, "prefix": "J"]) }) == ["John"])
+        #expect(
+            Fixtures.names(
+                people.filter { predicate.evaluate(with: $0, substitutionVariables: ["limit": 20, "prefix": "J"]) })
+                == ["John"])
         let bound = predicate.withSubstitutionVariables(["limit": 18, "prefix": "B"])
         #expect(Fixtures.names(people.filtered(using: bound)) == ["Bob"])
         #expect(bound.predicateFormat == "age > 18 AND firstName BEGINSWITH \"B\"")
@@ -200,9 +210,15 @@ import Testing
         #expect(matching("TERNARY(age > 20, 'adult', 'minor') == 'minor'") == ["Jane"])
         #expect(matching("FUNCTION(firstName, 'uppercaseString') == 'JANE'") == ["Jane"])
         #expect(NSPredicate(format: "sum({1, 2, 3}) == 6 AND average({2, 4}) == 3").evaluate(with: nil))
-        #expect(NSPredicate(format: "sqrt(16) == 4 AND abs(-3) == 3 AND floor(2.7) == 2 AND ceiling(2.1) == 3").evaluate(with: nil))
-        #expect(NSPredicate(format: "max({1, 9, 3}) == 9 AND min({4, 2}) == 2 AND median({1, 3, 9}) == 3").evaluate(with: nil))
-        #expect(NSPredicate(format: "0x1F == 31 AND 0o17 == 15 AND 0b101 == 5 AND 1e2 == 100 AND 2.5e-1 == 0.25").evaluate(with: nil))
+        #expect(
+            NSPredicate(format: "sqrt(16) == 4 AND abs(-3) == 3 AND floor(2.7) == 2 AND ceiling(2.1) == 3").evaluate(
+                with: nil))
+        #expect(
+            NSPredicate(format: "max({1, 9, 3}) == 9 AND min({4, 2}) == 2 AND median({1, 3, 9}) == 3").evaluate(
+                with: nil))
+        #expect(
+            NSPredicate(format: "0x1F == 31 AND 0o17 == 15 AND 0b101 == 5 AND 1e2 == 100 AND 2.5e-1 == 0.25").evaluate(
+                with: nil))
         #expect(NSPredicate(format: "{1, 2} UNION {2, 3} == {1, 2, 3}").evaluate(with: nil))
         #expect(NSPredicate(format: "({1, 2, 3} MINUS {2}).@count == 2").evaluate(with: nil))
         #expect(NSPredicate(format: "({1, 2, 3} INTERSECT {2, 9})[FIRST] == 2").evaluate(with: nil))

@@ -32,7 +32,9 @@ import Testing
             _ = try? predicate.evaluateThrowing(with: subject, substitutionVariables: ["x": 1])
         }
         if predicate.validationError == nil {
-            #expect(NSPredicate(format: predicate.predicateFormat) == predicate, "\(format) -> \(predicate.predicateFormat)")
+            #expect(
+                NSPredicate(format: predicate.predicateFormat) == predicate, "\(format) -> \(predicate.predicateFormat)"
+            )
         } else {
             #expect((predicate.validationError?.position ?? -1) >= 0, "\(format) reports a position")
         }
@@ -47,6 +49,8 @@ import Testing
         #expect(NSPredicate(format: "SELF LIKE '*a'").evaluate(with: longString))
         #expect(NSPredicate(format: "SELF MATCHES 'a+'").evaluate(with: String(repeating: "a", count: 5_000)))
         let hugePattern = String(repeating: "a", count: 5_000)
-        #expect(throws: PredicateLanguageError.self) { try NSPredicate(format: "SELF MATCHES %@", hugePattern).evaluateThrowing(with: "a") }
+        #expect(throws: PredicateLanguageError.self) {
+            try NSPredicate(format: "SELF MATCHES %@", hugePattern).evaluateThrowing(with: "a")
+        }
     }
 }

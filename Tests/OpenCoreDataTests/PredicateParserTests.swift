@@ -47,7 +47,10 @@ import Testing
             ("employees[FIRST].firstName == 'Matthew' AND employees[LAST].salary == 20000", [], true),
             ("employees[SIZE] == 2 AND employees[1].firstName == 'Al'", [], true),
             ("employees.@count == 2 AND employees.@sum.salary == 60000", [], true),
-            ("employees.@avg.salary == 30000 AND employees.@max.salary == 40000 AND employees.@min.salary == 20000", [], true),
+            (
+                "employees.@avg.salary == 30000 AND employees.@max.salary == 40000 AND employees.@min.salary == 20000",
+                [], true
+            ),
             ("TRUEPREDICATE", [], true),
             ("FALSEPREDICATE", [], false),
             ("NOT name == 'Ben'", [], false),
@@ -57,9 +60,12 @@ import Testing
         ]
         for (format, arguments, expected) in examples {
             let predicate = try NSPredicate(validatingFormat: format, argumentArray: arguments)
-            let result = try predicate.evaluateThrowing(with: person, substitutionVariables: ["DATE": birthday.addingTimeInterval(1)])
+            let result = try predicate.evaluateThrowing(
+                with: person, substitutionVariables: ["DATE": birthday.addingTimeInterval(1)])
             #expect(result == expected, "\(format)")
-            #expect(NSPredicate(format: predicate.predicateFormat) == predicate, "\(format) round trip: \(predicate.predicateFormat)")
+            #expect(
+                NSPredicate(format: predicate.predicateFormat) == predicate,
+                "\(format) round trip: \(predicate.predicateFormat)")
         }
     }
 
@@ -86,7 +92,8 @@ import Testing
 
     @Test func keywordsInAnyCase() {
         let object: [String: Any] = ["name": "Ben", "age": 3]
-        #expect(NSPredicate(format: "name beginswith 'B' and age between {1, 5} or falsepredicate").evaluate(with: object))
+        #expect(
+            NSPredicate(format: "name beginswith 'B' and age between {1, 5} or falsepredicate").evaluate(with: object))
         #expect(NSPredicate(format: "Name == nil aNd NOT age In {1, 2}").evaluate(with: ["age": 3]))
         #expect(NSPredicate(format: "name LiKe[C] 'b*' AND age == yes + 2").evaluate(with: object))
     }
@@ -109,12 +116,16 @@ import Testing
         ]
         var random = SeededRandom(environmentOr: 42)
         for _ in 0..<40 {
-            let object: [String: Any] = ["a": random.int(in: 0...2), "b": random.int(in: 0...2), "c": random.int(in: 0...2)]
+            let object: [String: Any] = [
+                "a": random.int(in: 0...2), "b": random.int(in: 0...2), "c": random.int(in: 0...2),
+            ]
             for (plain, explicit) in pairs {
                 let left = NSPredicate(format: plain)
                 let right = NSPredicate(format: explicit)
                 #expect(left.validationError == nil && right.validationError == nil, "\(plain)")
-                #expect(left.evaluate(with: object) == right.evaluate(with: object), "\(plain) vs \(explicit) on \(object); \(random.replayHint)")
+                #expect(
+                    left.evaluate(with: object) == right.evaluate(with: object),
+                    "\(plain) vs \(explicit) on \(object); \(random.replayHint)")
                 #expect(left == right, "\(plain) parses as \(explicit)")
             }
         }

@@ -34,17 +34,23 @@ struct PredicateFormatGenerator {
         case 3: return stringLiteral()
         case 4: return random.pick(["nil", keyword("YES"), keyword("false"), "$v", "SELF", "CAST(12, 'NSDate')"])
         case 5: return "{" + (0..<random.int(in: 0...3)).map { _ in expression(0) }.joined(separator: ", ") + "}"
-        case 6: return expression(depth - 1) + " " + random.pick(["+", "-", "*", "/", "**"]) + " " + expression(depth - 1)
+        case 6:
+            return expression(depth - 1) + " " + random.pick(["+", "-", "*", "/", "**"]) + " " + expression(depth - 1)
         case 7: return "(" + expression(depth - 1) + ")"
         case 8: return "-" + random.pick(keys)
         case 9: return random.pick(["sum", "max", "min", "average", "count"]) + "(" + expression(depth - 1) + ")"
-        case 10: return random.pick(keys) + random.pick(["[FIRST]", "[LAST]", "[SIZE]", "[0]", ".@count", ".@sum.a", ".@avg.a"])
+        case 10:
+            return random.pick(keys)
+                + random.pick(["[FIRST]", "[LAST]", "[SIZE]", "[0]", ".@count", ".@sum.a", ".@avg.a"])
         case 11:
-            return keyword("TERNARY") + "(" + predicate(depth - 1) + ", " + expression(depth - 1) + ", " + expression(depth - 1) + ")"
+            return keyword("TERNARY") + "(" + predicate(depth - 1) + ", " + expression(depth - 1) + ", "
+                + expression(depth - 1) + ")"
         case 12:
-            return keyword("SUBQUERY") + "(items, $x, $x.a " + random.pick(["==", ">", "<"]) + " " + expression(0) + ").@count"
+            return keyword("SUBQUERY") + "(items, $x, $x.a " + random.pick(["==", ">", "<"]) + " " + expression(0)
+                + ").@count"
         default:
-            return expression(depth - 1) + " " + keyword(random.pick(["UNION", "INTERSECT", "MINUS"])) + " " + expression(depth - 1)
+            return expression(depth - 1) + " " + keyword(random.pick(["UNION", "INTERSECT", "MINUS"])) + " "
+                + expression(depth - 1)
         }
     }
 
@@ -53,7 +59,10 @@ struct PredicateFormatGenerator {
         switch choice {
         case 0, 1:
             let modifier = random.chance(0.7) ? "" : keyword(random.pick(["ANY", "ALL", "NONE", "SOME"])) + " "
-            let operators = ["==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>", "BETWEEN", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES"]
+            let operators = [
+                "==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>", "BETWEEN", "IN", "CONTAINS", "BEGINSWITH",
+                "ENDSWITH", "LIKE", "MATCHES",
+            ]
             let op = random.pick(operators)
             let options = random.chance(0.3) ? "[" + random.pick(["c", "d", "cd", "n", "l", "cdn"]) + "]" : ""
             let right = op == "MATCHES" ? random.pick(["'a.*'", "'[0-9]+'", "'x|y'"]) : expression(depth - 1)
@@ -70,7 +79,10 @@ struct PredicateFormatGenerator {
 @Suite struct PredicateRoundTripTests {
     nonisolated(unsafe) static let samples: [Any?] = [
         nil, 3, "abc",
-        ["a": 2, "b": 5, "name": "Ann", "tags": ["x", "y"], "sub": ["a": 1, "name": "é"], "items": [["a": 1], ["a": 7]]],
+        [
+            "a": 2, "b": 5, "name": "Ann", "tags": ["x", "y"], "sub": ["a": 1, "name": "é"],
+            "items": [["a": 1], ["a": 7]],
+        ],
         ["a": -1, "b": 1.5, "name": "*", "tags": [String](), "sub": NSNull(), "items": [[String: Any]]()],
     ]
 
@@ -91,7 +103,9 @@ struct PredicateFormatGenerator {
             parsed += 1
             let printed = predicate.predicateFormat
             let reparsed = NSPredicate(format: printed)
-            #expect(reparsed.validationError == nil, "\(format) printed as \(printed): \(reparsed.validationError?.message ?? "")")
+            #expect(
+                reparsed.validationError == nil,
+                "\(format) printed as \(printed): \(reparsed.validationError?.message ?? "")")
             #expect(reparsed == predicate, "\(format) -> \(printed) -> \(reparsed.predicateFormat)")
             #expect(reparsed.hash == predicate.hash, "\(format) hash")
             #expect(reparsed.predicateFormat == printed, "\(format) prints stably")
@@ -130,9 +144,12 @@ struct PredicateFormatGenerator {
         #expect(NSPredicate(format: "a == 1") != NSPredicate(format: "a == 2"))
         #expect(NSPredicate(format: "a == 1") != NSPredicate(format: "a ==[c] 1"))
         #expect(NSPredicate(format: "a == 1 AND b == 2") != NSPredicate(format: "b == 2 AND a == 1"))
-        #expect(Set([NSPredicate(format: "x > 1"), NSPredicate(format: "x > 1"), NSPredicate(format: "x > 2")]).count == 2)
+        #expect(
+            Set([NSPredicate(format: "x > 1"), NSPredicate(format: "x > 1"), NSPredicate(format: "x > 2")]).count == 2)
         #expect(NSPredicate(format: "TRUEPREDICATE") == NSPredicate(value: true))
-        #expect(NSCompoundPredicate(andPredicateWithSubpredicates: [NSPredicate(format: "a == 1")]) == NSPredicate(format: "a == 1"))
+        #expect(
+            NSCompoundPredicate(andPredicateWithSubpredicates: [NSPredicate(format: "a == 1")])
+                == NSPredicate(format: "a == 1"))
         let comparison = NSComparisonPredicate(
             leftExpression: NSExpression(forKeyPath: "a"), rightExpression: NSExpression(forConstantValue: 1),
             modifier: .direct, type: .equalTo)

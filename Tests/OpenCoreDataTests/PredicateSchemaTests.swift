@@ -37,8 +37,11 @@ import Testing
         TestRecord.keyLookups = 0
         #expect(rows.filtered(using: predicate).count == 2)
         #expect(TestRecord.keyLookups > 0, "the generic path reads by key")
-        let sorter = try NSSortDescriptor.compiled([NSSortDescriptor(key: "company.name", ascending: false),
-                                                    NSSortDescriptor(key: "age", ascending: true)], for: person)
+        let sorter = try NSSortDescriptor.compiled(
+            [
+                NSSortDescriptor(key: "company.name", ascending: false),
+                NSSortDescriptor(key: "age", ascending: true),
+            ], for: person)
         TestRecord.keyLookups = 0
         #expect(try sorter.sort(rows).map { $0.values[0] as? String } == ["Ann", "Cy", "Bob"])
         #expect(TestRecord.keyLookups == 0)
@@ -65,7 +68,9 @@ import Testing
         #expect(try ages.evaluate(with: ["age": 20]), "a dictionary is read by key")
         let other = TestSchema("Person")
         other.slots = ["age": KeyValueSlot(index: 0, kind: .attribute)]
-        #expect(try ages.evaluate(with: TestRecord(schema: other, values: [30])), "a record of another schema is read by key")
+        #expect(
+            try ages.evaluate(with: TestRecord(schema: other, values: [30])),
+            "a record of another schema is read by key")
         let subquery = try NSPredicate(format: "SUBQUERY(friends, $f, $f.age < 18).@count == 1").compiled(for: person)
         #expect(try subquery.evaluate(with: rows[0]))
     }

@@ -43,7 +43,8 @@ import Testing
         let people = Fixtures.people()
         people[2].company = TestCompany("Zeta")
         let sorted = try people.sortedThrowing(using: [
-            NSSortDescriptor(key: "company.name", ascending: true), NSSortDescriptor(key: "firstName", ascending: false),
+            NSSortDescriptor(key: "company.name", ascending: true),
+            NSSortDescriptor(key: "firstName", ascending: false),
         ])
         #expect(Fixtures.names(sorted) == ["Zoë", "Jane", "John", "Bob"])
     }
@@ -55,13 +56,19 @@ import Testing
         }
         #expect(try order(.compare) == ["Item2", "Zebra", "item1", "item10", "éclair"])
         // The same orders as Foundation's String methods the selectors name.
-        #expect(try order(.caseInsensitiveCompare) == names.sorted { $0.caseInsensitiveCompare($1) == .orderedAscending })
-        #expect(try order(.localizedStandardCompare) == names.sorted { $0.localizedStandardCompare($1) == .orderedAscending })
+        #expect(
+            try order(.caseInsensitiveCompare) == names.sorted { $0.caseInsensitiveCompare($1) == .orderedAscending })
+        #expect(
+            try order(.localizedStandardCompare)
+                == names.sorted { $0.localizedStandardCompare($1) == .orderedAscending })
         #expect(try order(.localizedCompare) == names.sorted { $0.localizedCompare($1) == .orderedAscending })
         #expect(
             try order(.localizedCaseInsensitiveCompare)
                 == names.sorted { $0.localizedCaseInsensitiveCompare($1) == .orderedAscending })
-        #expect(try order(.localizedStandardCompare).filter { $0.hasPrefix("i") || $0.hasPrefix("I") } == ["item1", "Item2", "item10"])
+        #expect(
+            try order(.localizedStandardCompare).filter { $0.hasPrefix("i") || $0.hasPrefix("I") } == [
+                "item1", "Item2", "item10",
+            ])
         #expect(NSSortDescriptor.Comparison(selectorName: "localizedStandardCompare:") == .localizedStandardCompare)
         #expect(NSSortDescriptor.Comparison(selectorName: "bogus:") == nil)
     }

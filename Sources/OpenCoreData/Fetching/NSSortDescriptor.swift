@@ -182,7 +182,9 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
         return try compare(a, 0, b, 0)
     }
 
-    private func compare(_ first: [Key], _ firstBase: Int, _ second: [Key], _ secondBase: Int) throws -> ComparisonResult {
+    private func compare(_ first: [Key], _ firstBase: Int, _ second: [Key], _ secondBase: Int) throws
+        -> ComparisonResult
+    {
         for index in steps.indices {
             let step = steps[index]
             let order = try Self.order(first[firstBase + index], second[secondBase + index], step)
@@ -198,7 +200,8 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
         case (.null, .null): return .orderedSame
         case (.null, _): return .orderedAscending
         case (_, .null): return .orderedDescending
-        case (.integer(let a), .integer(let b)): return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+        case (.integer(let a), .integer(let b)):
+            return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
         default: break
         }
         if let comparator = step.comparator, let a = first.raw, let b = second.raw { return comparator(a, b) }
@@ -264,12 +267,15 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
         for index in 0..<width {
             var order: ComparisonResult
             switch (keys[first + index].value, keys[second + index].value) {
-            case (.integer(let a), .integer(let b)): order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
-            case (.string(let a), .string(let b)): order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+            case (.integer(let a), .integer(let b)):
+                order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+            case (.string(let a), .string(let b)):
+                order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
             default: order = try Self.order(keys[first + index], keys[second + index], steps[index])
             }
             if order != .orderedSame {
-                return steps[index].ascending ? order : (order == .orderedAscending ? .orderedDescending : .orderedAscending)
+                return steps[index].ascending
+                    ? order : (order == .orderedAscending ? .orderedDescending : .orderedAscending)
             }
         }
         return .orderedSame

@@ -69,7 +69,8 @@ struct ComparisonOperation {
             case .like: return LikePattern(options.fold(pattern)).matches(options.fold(subject))
             default:
                 let expression = try RegularExpressionPattern(
-                    options.diacriticInsensitive ? options.fold(pattern) : pattern, caseInsensitive: options.caseInsensitive)
+                    options.diacriticInsensitive ? options.fold(pattern) : pattern,
+                    caseInsensitive: options.caseInsensitive)
                 return expression.matches(options.diacriticInsensitive ? options.fold(subject) : subject)
             }
         case .customSelector:
@@ -78,7 +79,9 @@ struct ComparisonOperation {
     }
 
     private func between(_ value: PredicateValue, _ low: PredicateValue, _ high: PredicateValue) throws -> Bool {
-        guard let lower = try value.order(against: low, options: options), lower != .orderedAscending else { return false }
+        guard let lower = try value.order(against: low, options: options), lower != .orderedAscending else {
+            return false
+        }
         guard let upper = try value.order(against: high, options: options) else { return false }
         return upper != .orderedDescending
     }
@@ -106,10 +109,13 @@ struct ComparisonOperation {
             switch element {
             case .null: return false
             case .string(let part): return !part.isEmpty && options.fold(text).contains(options.fold(part))
-            default: throw PredicateLanguageError.typeMismatch("\(name) on a string needs a string, not a \(element.kindName)")
+            default:
+                throw PredicateLanguageError.typeMismatch(
+                    "\(name) on a string needs a string, not a \(element.kindName)")
             }
         default:
-            throw PredicateLanguageError.typeMismatch("\(name) needs a collection or a string, not a \(container.kindName)")
+            throw PredicateLanguageError.typeMismatch(
+                "\(name) needs a collection or a string, not a \(container.kindName)")
         }
     }
 
@@ -121,7 +127,9 @@ struct ComparisonOperation {
             let folded = options.fold(text)
             let wanted = type == .equalTo
             return { value in
-                if case .string(let subject) = PredicateValue(value) { return (options.fold(subject) == folded) == wanted }
+                if case .string(let subject) = PredicateValue(value) {
+                    return (options.fold(subject) == folded) == wanted
+                }
                 return !wanted
             }
         case (.equalTo, .integer(let number)), (.notEqualTo, .integer(let number)):
@@ -165,12 +173,14 @@ struct ComparisonOperation {
             }
         case (.matches, .string(let pattern)):
             let fold = options.diacriticInsensitive
-            let compiled = try RegularExpressionPattern(fold ? options.fold(pattern) : pattern, caseInsensitive: options.caseInsensitive)
+            let compiled = try RegularExpressionPattern(
+                fold ? options.fold(pattern) : pattern, caseInsensitive: options.caseInsensitive)
             return { value in
                 switch PredicateValue(value) {
                 case .null: return false
                 case .string(let subject): return compiled.matches(fold ? options.fold(subject) : subject)
-                case let other: throw PredicateLanguageError.typeMismatch("MATCHES needs strings, not a \(other.kindName)")
+                case let other:
+                    throw PredicateLanguageError.typeMismatch("MATCHES needs strings, not a \(other.kindName)")
                 }
             }
         case (.beginsWith, .string(let part)), (.endsWith, .string(let part)):
@@ -183,7 +193,8 @@ struct ComparisonOperation {
                     guard !folded.isEmpty else { return false }
                     let text = options.fold(subject)
                     return prefix ? text.hasPrefix(folded) : text.hasSuffix(folded)
-                case let other: throw PredicateLanguageError.typeMismatch("\(name) needs strings, not a \(other.kindName)")
+                case let other:
+                    throw PredicateLanguageError.typeMismatch("\(name) needs strings, not a \(other.kindName)")
                 }
             }
         case (.in, .collection(let elements, _)):

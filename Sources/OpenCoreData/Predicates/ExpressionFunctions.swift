@@ -198,7 +198,8 @@ enum ExpressionFunctions {
         case "NSNumber", "NSDecimalNumber":
             switch classified {
             case .integer, .double: return value
-            case .decimal(let number): return typeName == "NSNumber" ? NSDecimalNumber(decimal: number).doubleValue : number
+            case .decimal(let number):
+                return typeName == "NSNumber" ? NSDecimalNumber(decimal: number).doubleValue : number
             case .string(let text):
                 if typeName == "NSDecimalNumber" { return Decimal(string: text) }
                 return Int(text) ?? Double(text)
@@ -267,7 +268,8 @@ enum ExpressionFunctions {
             return PredicateValue(number).doubleValue
         default:
             if let name = canonicalName(selector) { return try apply(name, [receiver] + arguments) }
-            throw PredicateLanguageError(.unsupported, "FUNCTION selector '\(selector)' is not available for a \(value.kindName)")
+            throw PredicateLanguageError(
+                .unsupported, "FUNCTION selector '\(selector)' is not available for a \(value.kindName)")
         }
     }
 }

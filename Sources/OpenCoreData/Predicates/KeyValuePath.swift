@@ -83,7 +83,9 @@ enum KeyValuePath {
             let values = rest.isEmpty ? elements : try flatMapPath(elements, path: rest)
             return try Aggregates.apply(String(name.dropFirst()).lowercased(), to: values)
         case "@unionofobjects", "@distinctunionofobjects":
-            let values = (rest.isEmpty ? elements : try flatMapPath(elements, path: rest)).compactMap { unwrapOptional($0) }
+            let values = (rest.isEmpty ? elements : try flatMapPath(elements, path: rest)).compactMap {
+                unwrapOptional($0)
+            }
             return name.lowercased().hasPrefix("@distinct") ? Aggregates.distinct(values) : values
         case "@unionofarrays", "@distinctunionofarrays", "@unionofsets", "@distinctunionofsets":
             var values: [Any] = []

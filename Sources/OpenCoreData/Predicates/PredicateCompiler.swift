@@ -72,7 +72,9 @@ struct PredicateCompiler {
         case .block(let block): return { scope in block(scope.object, scope.variables) }
         case .parsed(let tree): return try compile(tree)
         case .invalid(let error, _): throw error
-        case .subclass: throw PredicateLanguageError(.unsupported, "a predicate of class \(type(of: predicate)) cannot be evaluated")
+        case .subclass:
+            throw PredicateLanguageError(
+                .unsupported, "a predicate of class \(type(of: predicate)) cannot be evaluated")
         }
     }
 
@@ -116,7 +118,8 @@ struct PredicateCompiler {
         if case .constant(let constant) = comparison.rightExpression.node {
             let prepared = try operation.prepared(right: constant)
             if comparison.comparisonPredicateModifier == .direct {
-                if case .anyKey = comparison.leftExpression.node {} else {
+                if case .anyKey = comparison.leftExpression.node {
+                } else {
                     return { scope in try prepared(try left(scope)) }
                 }
             }
@@ -177,7 +180,9 @@ struct PredicateCompiler {
         case .selector(let target, let name, let arguments):
             let receiver = try compile(target)
             let programs = try compileAll(arguments)
-            return { scope in try ExpressionFunctions.call(try receiver(scope), name, try programs.map { try $0(scope) }) }
+            return { scope in
+                try ExpressionFunctions.call(try receiver(scope), name, try programs.map { try $0(scope) })
+            }
         case .index(let base, let specifier):
             return try compileIndex(base, specifier)
         case .aggregate(let elements):
@@ -271,7 +276,9 @@ struct PredicateCompiler {
             }
         }
         return { scope in
-            guard let record = scope.record else { return try KeyValuePath.value(of: scope.object, path: components[...]) }
+            guard let record = scope.record else {
+                return try KeyValuePath.value(of: scope.object, path: components[...])
+            }
             var value = record.readValue(atSlot: first.slot)
             for (offset, step) in steps.enumerated().dropFirst() {
                 guard let object = unwrapOptional(value) else { return nil }

@@ -125,7 +125,8 @@ enum PredicateEquality {
 
 /// Replaces `$VARIABLE`s with values: `withSubstitutionVariables(_:)`.
 enum PredicateSubstitution {
-    static func substitute(_ predicate: NSPredicate, _ variables: [String: Any], bound: Set<String> = []) -> NSPredicate {
+    static func substitute(_ predicate: NSPredicate, _ variables: [String: Any], bound: Set<String> = []) -> NSPredicate
+    {
         if let comparison = predicate as? NSComparisonPredicate {
             return NSComparisonPredicate(
                 leftExpression: substitute(comparison.leftExpression, variables, bound: bound),
@@ -154,17 +155,20 @@ enum PredicateSubstitution {
         case .function(let name, let arguments): return NSExpression(node: .function(name, arguments.map(recurse)))
         case .selector(let target, let name, let arguments):
             return NSExpression(node: .selector(recurse(target), name, arguments.map(recurse)))
-        case .index(let base, .expression(let index)): return NSExpression(node: .index(recurse(base), .expression(recurse(index))))
+        case .index(let base, .expression(let index)):
+            return NSExpression(node: .index(recurse(base), .expression(recurse(index))))
         case .index(let base, let specifier): return NSExpression(node: .index(recurse(base), specifier))
         case .aggregate(let elements): return NSExpression(node: .aggregate(elements.map(recurse)))
         case .subquery(let collection, let name, let predicate):
             return NSExpression(
-                node: .subquery(recurse(collection), name, substitute(predicate, variables, bound: bound.union([name]))))
+                node: .subquery(recurse(collection), name, substitute(predicate, variables, bound: bound.union([name])))
+            )
         case .union(let left, let right): return NSExpression(node: .union(recurse(left), recurse(right)))
         case .intersect(let left, let right): return NSExpression(node: .intersect(recurse(left), recurse(right)))
         case .minus(let left, let right): return NSExpression(node: .minus(recurse(left), recurse(right)))
         case .conditional(let predicate, let yes, let no):
-            return NSExpression(node: .conditional(substitute(predicate, variables, bound: bound), recurse(yes), recurse(no)))
+            return NSExpression(
+                node: .conditional(substitute(predicate, variables, bound: bound), recurse(yes), recurse(no)))
         case .block(let block, let arguments): return NSExpression(node: .block(block, arguments.map(recurse)))
         default: return expression
         }

@@ -98,7 +98,8 @@ enum PredicateFormatter {
             if name == "castObject:toType:" { return "CAST(" + arguments.map(format).joined(separator: ", ") + ")" }
             return name + "(" + arguments.map(format).joined(separator: ", ") + ")"
         case .selector(let target, let name, let arguments):
-            return "FUNCTION(" + ([format(target), formatConstant(name)] + arguments.map(format)).joined(separator: ", ") + ")"
+            return "FUNCTION("
+                + ([format(target), formatConstant(name)] + arguments.map(format)).joined(separator: ", ") + ")"
         case .index(let base, let specifier):
             let index: String
             switch specifier {

@@ -63,5 +63,7 @@ public struct PredicateLanguageError: Error, Equatable, Hashable, CustomStringCo
     /// The message under `NSLocalizedDescriptionKey`.
     public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
 
-    static func typeMismatch(_ message: String) -> PredicateLanguageError { PredicateLanguageError(.typeMismatch, message) }
+    static func typeMismatch(_ message: String) -> PredicateLanguageError {
+        PredicateLanguageError(.typeMismatch, message)
+    }
 }

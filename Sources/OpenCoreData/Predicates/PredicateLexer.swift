@@ -244,6 +244,8 @@ struct PredicateLexer {
     }
 
     private func malformed(_ position: Int, _ reason: String) -> PredicateLanguageError {
-        PredicateLanguageError(.malformedFormat(position: position), "Unable to parse the format string at position \(position): \(reason)")
+        PredicateLanguageError(
+            .malformedFormat(position: position), "Unable to parse the format string at position \(position): \(reason)"
+        )
     }
 }

@@ -70,7 +70,9 @@ struct PredicateParser {
     }
 
     private func expectEnd() throws {
-        guard case .end = current.kind else { throw error("unexpected \(describe(current)) after a complete predicate") }
+        guard case .end = current.kind else {
+            throw error("unexpected \(describe(current)) after a complete predicate")
+        }
     }
 
     private func describe(_ token: PredicateToken) -> String {
@@ -90,7 +92,8 @@ struct PredicateParser {
     private func error(_ reason: String, at position: Int? = nil) -> PredicateLanguageError {
         let position = position ?? current.position
         return PredicateLanguageError(
-            .malformedFormat(position: position), "Unable to parse the format string at position \(position): \(reason)")
+            .malformedFormat(position: position), "Unable to parse the format string at position \(position): \(reason)"
+        )
     }
 
     private mutating func enter() throws {
@@ -98,7 +101,8 @@ struct PredicateParser {
         if depth > Self.maximumDepth {
             throw PredicateLanguageError(
                 .malformedFormat(position: current.position),
-                "Unable to parse the format string at position \(current.position): nesting deeper than \(Self.maximumDepth)")
+                "Unable to parse the format string at position \(current.position): nesting deeper than \(Self.maximumDepth)"
+            )
         }
     }
 
@@ -176,7 +180,8 @@ struct PredicateParser {
         if isSymbol("==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>", "+", "-", "*", "/", "**", ".", "[") {
             return true
         }
-        return isKeyword("BETWEEN", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "UNION", "INTERSECT", "MINUS")
+        return isKeyword(
+            "BETWEEN", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "UNION", "INTERSECT", "MINUS")
     }
 
     private mutating func parseComparison() throws -> NSPredicate {
@@ -237,7 +242,9 @@ struct PredicateParser {
             case "d": options.insert(.diacriticInsensitive)
             case "n": options.insert(.normalized)
             case "l": options.insert(.localeSensitive)
-            default: throw error("unknown comparison option '\(letter)' (expected c, d, n or l)", at: tokens[index + 1].position)
+            default:
+                throw error(
+                    "unknown comparison option '\(letter)' (expected c, d, n or l)", at: tokens[index + 1].position)
             }
         }
         index += 3
@@ -453,7 +460,8 @@ struct PredicateParser {
             guard arguments.count >= 2, case .constant(let selector as String) = arguments[1].node else {
                 throw error("FUNCTION needs a receiver and a selector name string", at: position)
             }
-            return NSExpression(forFunction: arguments[0], selectorName: selector, arguments: Array(arguments.dropFirst(2)))
+            return NSExpression(
+                forFunction: arguments[0], selectorName: selector, arguments: Array(arguments.dropFirst(2)))
         case "CAST":
             try expectSymbol("(", "after CAST")
             let arguments = try parseArgumentList(closing: true)
@@ -478,7 +486,9 @@ struct PredicateParser {
         while case .symbol(":") = tokens[lookahead].kind {
             selector += ":"
             lookahead += 1
-            if case .identifier(let part, false) = tokens[lookahead].kind, case .symbol(":") = tokens[lookahead + 1].kind {
+            if case .identifier(let part, false) = tokens[lookahead].kind,
+                case .symbol(":") = tokens[lookahead + 1].kind
+            {
                 selector += part
                 lookahead += 1
             }

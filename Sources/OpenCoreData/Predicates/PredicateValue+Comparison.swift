@@ -91,7 +91,8 @@ extension PredicateValue {
             }
             let foldedLeft = options.fold(left)
             let foldedRight = options.fold(right)
-            return foldedLeft == foldedRight ? .orderedSame : (foldedLeft < foldedRight ? .orderedAscending : .orderedDescending)
+            return foldedLeft == foldedRight
+                ? .orderedSame : (foldedLeft < foldedRight ? .orderedAscending : .orderedDescending)
         case (.date(let left), .date(let right)):
             return left == right ? .orderedSame : (left < right ? .orderedAscending : .orderedDescending)
         case (.uuid(let left), .uuid(let right)):
@@ -118,7 +119,9 @@ func compareNumbers(_ left: PredicateValue, _ right: PredicateValue) -> Comparis
     default:
         let a = left.doubleValue ?? .nan
         let b = right.doubleValue ?? .nan
-        if a.isNaN || b.isNaN { return a.isNaN && b.isNaN ? .orderedSame : (a.isNaN ? .orderedAscending : .orderedDescending) }
+        if a.isNaN || b.isNaN {
+            return a.isNaN && b.isNaN ? .orderedSame : (a.isNaN ? .orderedAscending : .orderedDescending)
+        }
         return order(a, b)
     }
 }

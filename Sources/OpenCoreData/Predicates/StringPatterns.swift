@@ -83,7 +83,8 @@ struct RegularExpressionPattern {
     /// - Throws: `PredicateLanguageError.invalidRegularExpression` for a bad, oversized or nested-quantifier pattern.
     init(_ pattern: String, caseInsensitive: Bool) throws {
         guard pattern.count <= Self.maximumPatternLength else {
-            throw PredicateLanguageError(.invalidRegularExpression, "MATCHES pattern longer than \(Self.maximumPatternLength) characters")
+            throw PredicateLanguageError(
+                .invalidRegularExpression, "MATCHES pattern longer than \(Self.maximumPatternLength) characters")
         }
         if Self.nestsQuantifiers(pattern) {
             throw PredicateLanguageError(
@@ -94,7 +95,8 @@ struct RegularExpressionPattern {
             expression = try NSRegularExpression(
                 pattern: "^(?:" + pattern + ")$", options: caseInsensitive ? [.caseInsensitive] : [])
         } catch {
-            throw PredicateLanguageError(.invalidRegularExpression, "MATCHES pattern '\(pattern)' is not a valid regular expression")
+            throw PredicateLanguageError(
+                .invalidRegularExpression, "MATCHES pattern '\(pattern)' is not a valid regular expression")
         }
     }
 
