@@ -72,13 +72,18 @@ struct LikePattern {
 }
 
 /// A compiled MATCHES pattern: the whole string must match (ICU syntax, as Foundation).
+///
+/// Patterns run on `RegularExpressionMachine` (linear time, no backtracking). Patterns using
+/// features it lacks (back-references, look-around, ...) run on ICU, guarded by size limits
+/// and by refusing nested quantifiers, the shape of catastrophic backtracking.
 struct RegularExpressionPattern {
     /// Longest accepted pattern, in characters.
     static let maximumPatternLength = 1_000
     /// Longest text matched; longer texts do not match (bounded work).
     static let maximumTextLength = 100_000
 
-    private let expression: NSRegularExpression
+    private let machine: RegularExpressionMachine?
+    private let expression: NSRegularExpression?
 
     /// - Throws: `PredicateLanguageError.invalidRegularExpression` for a bad, oversized or nested-quantifier pattern.
     init(_ pattern: String, caseInsensitive: Bool) throws {
@@ -86,6 +91,12 @@ struct RegularExpressionPattern {
             throw PredicateLanguageError(
                 .invalidRegularExpression, "MATCHES pattern longer than \(Self.maximumPatternLength) characters")
         }
+        if let machine = try? RegularExpressionMachine(pattern, caseInsensitive: caseInsensitive) {
+            self.machine = machine
+            expression = nil
+            return
+        }
+        machine = nil
         if Self.nestsQuantifiers(pattern) {
             throw PredicateLanguageError(
                 .invalidRegularExpression,
@@ -101,7 +112,8 @@ struct RegularExpressionPattern {
     }
 
     func matches(_ text: String) -> Bool {
-        guard text.utf16.count <= Self.maximumTextLength else { return false }
+        if let machine { return machine.matches(text) }
+        guard let expression, text.utf16.count <= Self.maximumTextLength else { return false }
         let range = NSRange(location: 0, length: text.utf16.count)
         return expression.firstMatch(in: text, options: [.anchored], range: range) != nil
     }
