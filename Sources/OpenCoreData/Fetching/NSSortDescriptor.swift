@@ -104,10 +104,12 @@ open class NSSortDescriptor: NSObject, @unchecked Sendable {
         try CompiledSortDescriptors(descriptors, schema: schema)
     }
 
+    /// The key, direction and comparison, for debugging.
     open override var description: String {
         "(\(key ?? "SELF"), \(ascending ? "ascending" : "descending"), \(selectorName ?? "comparator"))"
     }
 
+    /// Equal key, direction and comparison; descriptors with comparators equal only themselves.
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSSortDescriptor else { return false }
         if self === other { return true }
@@ -115,6 +117,7 @@ open class NSSortDescriptor: NSObject, @unchecked Sendable {
             && comparison == other.comparison
     }
 
+    /// A hash consistent with `isEqual(_:)`.
     open override var hash: Int {
         var hasher = Hasher()
         hasher.combine(key)
@@ -285,8 +288,8 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
 extension Sequence {
     /// The elements ordered by `sortDescriptors`, stable; Foundation's `sortedArray(using:)`.
     ///
-    /// Elements whose keys cannot be read or compared keep their relative order at the end of
-    /// the failure; use `sortedThrowing(using:)` to get the error instead.
+    /// When a key cannot be read or two values cannot be compared, the elements come back in
+    /// their original order; use `sortedThrowing(using:)` to get the error instead.
     public func sorted(using sortDescriptors: [NSSortDescriptor]) -> [Element] {
         let elements = Array(self)
         return (try? sortedThrowing(using: sortDescriptors)) ?? elements

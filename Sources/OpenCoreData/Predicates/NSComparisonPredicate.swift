@@ -47,6 +47,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
 
     /// String comparison options: `[c]`, `[d]`, `[n]`, `[l]`.
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The option bits, with Foundation's values.
         public let rawValue: UInt
         /// Creates options from their raw value.
         public init(rawValue: UInt) { self.rawValue = rawValue }

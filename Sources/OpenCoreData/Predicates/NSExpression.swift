@@ -334,11 +334,13 @@ open class NSExpression: NSObject, @unchecked Sendable {
         PredicateFormatter.format(self)
     }
 
+    /// Structural equality; constants compare by value (README "Predicate semantics").
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSExpression else { return false }
         return PredicateEquality.equal(self, other)
     }
 
+    /// A hash consistent with `isEqual(_:)`.
     open override var hash: Int {
         var hasher = Hasher()
         PredicateEquality.hash(self, into: &hasher)

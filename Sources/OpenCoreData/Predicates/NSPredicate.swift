@@ -105,6 +105,7 @@ open class NSPredicate: NSObject, @unchecked Sendable {
         PredicateFormatter.format(self)
     }
 
+    /// The predicate's format string.
     open override var description: String { predicateFormat }
 
     /// Whether `object` satisfies the predicate; false when evaluation fails (malformed format,
@@ -150,14 +151,16 @@ open class NSPredicate: NSObject, @unchecked Sendable {
         return copy
     }
 
-    /// Resets the evaluation cache; kept for Foundation parity (`allowEvaluation()`).
+    /// Does nothing: predicates are always evaluable here (Foundation's secure-coding gate).
     open func allowEvaluation() {}
 
+    /// Structural equality; constants compare by value (README "Predicate semantics").
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSPredicate else { return false }
         return PredicateEquality.equal(self, other)
     }
 
+    /// A hash consistent with `isEqual(_:)`.
     open override var hash: Int {
         var hasher = Hasher()
         PredicateEquality.hash(self, into: &hasher)

@@ -47,6 +47,7 @@ public struct PredicateLanguageError: Error, Equatable, Hashable, CustomStringCo
         }
     }
 
+    /// The message.
     public var description: String { message }
 
     /// `NSCocoaErrorDomain`, as Core Data's errors.

@@ -164,15 +164,16 @@ func collectionElements(_ value: Any?) -> [Any?]? {
     case let array as [Any]: return array.map { Optional($0) }
     case let array as NSArray: return array.map { Optional($0) }
     case let set as NSOrderedSet: return set.array.map { Optional($0) }
-    case let set as NSSet: return set.allObjects.map { Optional($0) }
     case is NSDictionary: return nil
     default:
-        if dictionaryValue(value) != nil { return nil }
-        if let collection = value as? any Collection {
+        // Swift sets (to-many relationships) before NSSet, so no bridging copy is made.
+        if let collection = value as? any Collection, dictionaryValue(value) == nil {
             var elements: [Any?] = []
+            elements.reserveCapacity(collection.underestimatedCount)
             for element in collection { elements.append(element) }
             return elements
         }
+        if let set = value as? NSSet { return set.allObjects.map { Optional($0) } }
         return nil
     }
 }
