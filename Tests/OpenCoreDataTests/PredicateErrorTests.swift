@@ -103,3 +103,38 @@ import Testing
         #expect(NSPredicate(format: shallow).evaluate(with: ["a": 1]))
     }
 }
+
+@Suite struct PredicateTreeHeightTests {
+    @Test func longOperatorChainsAreRefusedNotOverflowed() {
+        let chain = "a == " + Array(repeating: "1", count: 5_000).joined(separator: " + ")
+        #expect(NSPredicate(format: chain).validationError?.message.contains("deeper") == true)
+        let indexes = "a" + String(repeating: "[0]", count: 5_000) + " == 1"
+        #expect(NSPredicate(format: indexes).validationError != nil)
+        let members = "$x" + String(repeating: ".@count", count: 3) + " == 1"
+        #expect(NSPredicate(format: members).validationError == nil)
+        let fine = "a == " + Array(repeating: "1", count: 100).joined(separator: " + ")
+        #expect(NSPredicate(format: fine).evaluate(with: ["a": 100]))
+    }
+
+    @Test func tallTreesBuiltInCodeAreHandled() {
+        var expression = NSExpression(forConstantValue: 1)
+        for _ in 0..<20_000 {
+            expression = NSExpression(
+                forFunction: "add:to:", arguments: [expression, NSExpression(forConstantValue: 1)])
+        }
+        let predicate = NSComparisonPredicate(
+            leftExpression: expression, rightExpression: NSExpression(forConstantValue: 1), modifier: .direct,
+            type: .equalTo)
+        #expect(!predicate.evaluate(with: nil))
+        #expect(predicate.predicateFormat.contains("deeper"))
+        #expect(predicate == predicate)
+        #expect(
+            predicate
+                != NSComparisonPredicate(
+                    leftExpression: expression, rightExpression: NSExpression(forConstantValue: 1), modifier: .direct,
+                    type: .equalTo))
+        _ = predicate.hash
+        _ = predicate.withSubstitutionVariables(["x": 1])
+        #expect(throws: PredicateLanguageError.self) { try predicate.evaluateThrowing(with: nil) }
+    }
+}

@@ -82,7 +82,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         comparisonPredicateModifier = modifier
         predicateOperatorType = type
         self.options = options
-        super.init(content: .subclass)
+        super.init(content: .subclass, depth: 1 + max(left.depth, right.depth))
     }
 
     /// The selector of a custom-selector predicate; always nil here (no Objective-C runtime).

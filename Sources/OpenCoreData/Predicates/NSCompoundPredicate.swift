@@ -28,7 +28,7 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
     public init(type: LogicalType, subpredicates: [NSPredicate]) {
         compoundPredicateType = type
         self.subpredicates = subpredicates
-        super.init(content: .subclass)
+        super.init(content: .subclass, depth: 1 + (subpredicates.map(\.depth).max() ?? 0))
     }
 
     /// True when every subpredicate is true.

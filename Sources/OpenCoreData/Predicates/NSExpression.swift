@@ -73,74 +73,98 @@ open class NSExpression: NSObject, @unchecked Sendable {
     }
 
     let node: Node
+    /// The height of the tree below this node; code that walks trees refuses ones taller than
+    /// `PredicateCompiler.maximumDepth` instead of recursing into them.
+    let depth: Int
 
     init(node: Node) {
         self.node = node
+        depth = 1 + Self.childDepth(node)
+    }
+
+    private static func childDepth(_ node: Node) -> Int {
+        switch node {
+        case .constant, .evaluatedObject, .variable, .keyPath, .anyKey, .invalid: 0
+        case .member(let base, _): base.depth
+        case .function(_, let arguments), .aggregate(let arguments), .block(_, let arguments):
+            arguments.map(\.depth).max() ?? 0
+        case .selector(let target, _, let arguments): max(target.depth, arguments.map(\.depth).max() ?? 0)
+        case .index(let base, .expression(let index)): max(base.depth, index.depth)
+        case .index(let base, _): base.depth
+        case .subquery(let collection, _, let predicate): max(collection.depth, predicate.depth)
+        case .union(let left, let right), .intersect(let left, let right), .minus(let left, let right):
+            max(left.depth, right.depth)
+        case .conditional(let predicate, let yes, let no): max(predicate.depth, yes.depth, no.depth)
+        }
     }
 
     /// An expression whose value is `value` (nil for `NULL`).
-    public init(forConstantValue value: Any?) {
-        node = .constant(unwrapOptional(value))
+    public convenience init(forConstantValue value: Any?) {
+        self.init(node: .constant(unwrapOptional(value)))
     }
 
     /// An expression that reads `keyPath` (dotted keys, collection operators) from the evaluated object.
-    public init(forKeyPath keyPath: String) {
-        node = .keyPath(keyPath)
+    public convenience init(forKeyPath keyPath: String) {
+        self.init(node: .keyPath(keyPath))
     }
 
     /// An expression for the variable `$name`, bound by substitution variables or `SUBQUERY`.
-    public init(forVariable name: String) {
-        node = .variable(name)
+    public convenience init(forVariable name: String) {
+        self.init(node: .variable(name))
     }
 
     /// An expression applying a built-in function such as `"sum:"`, `"add:to:"` or `"uppercase:"`.
     ///
     /// - Parameter arguments: `NSExpression`s; other values are taken as constants.
-    public init(forFunction name: String, arguments: [Any]) {
-        node = .function(name, arguments.map(NSExpression.wrap))
+    public convenience init(forFunction name: String, arguments: [Any]) {
+        self.init(node: .function(name, arguments.map(NSExpression.wrap)))
     }
 
     /// `FUNCTION(target, selectorName, arguments...)`: a named operation on `target`'s value.
     ///
     /// Without an Objective-C runtime, the target must conform to `PredicateFunctionReceiver`
     /// or the selector must be one of the built-in string and number methods (README).
-    public init(forFunction target: NSExpression, selectorName: String, arguments: [Any]?) {
-        node = .selector(target, selectorName, (arguments ?? []).map(NSExpression.wrap))
+    public convenience init(forFunction target: NSExpression, selectorName: String, arguments: [Any]?) {
+        self.init(node: .selector(target, selectorName, (arguments ?? []).map(NSExpression.wrap)))
     }
 
     /// A literal collection, `{a, b, c}`.
-    public init(forAggregate subexpressions: [Any]) {
-        node = .aggregate(subexpressions.map(NSExpression.wrap))
+    public convenience init(forAggregate subexpressions: [Any]) {
+        self.init(node: .aggregate(subexpressions.map(NSExpression.wrap)))
     }
 
     /// The elements of both collections, without repeats.
-    public init(forUnionSet left: NSExpression, with right: NSExpression) {
-        node = .union(left, right)
+    public convenience init(forUnionSet left: NSExpression, with right: NSExpression) {
+        self.init(node: .union(left, right))
     }
 
     /// The elements present in both collections.
-    public init(forIntersectSet left: NSExpression, with right: NSExpression) {
-        node = .intersect(left, right)
+    public convenience init(forIntersectSet left: NSExpression, with right: NSExpression) {
+        self.init(node: .intersect(left, right))
     }
 
     /// The elements of `left` not present in `right`.
-    public init(forMinusSet left: NSExpression, with right: NSExpression) {
-        node = .minus(left, right)
+    public convenience init(forMinusSet left: NSExpression, with right: NSExpression) {
+        self.init(node: .minus(left, right))
     }
 
     /// `SUBQUERY(expression, $variable, predicate)`: the elements of a collection for which `predicate` holds.
-    public init(forSubquery expression: NSExpression, usingIteratorVariable variable: String, predicate: NSPredicate) {
-        node = .subquery(expression, variable, predicate)
+    public convenience init(
+        forSubquery expression: NSExpression, usingIteratorVariable variable: String, predicate: NSPredicate
+    ) {
+        self.init(node: .subquery(expression, variable, predicate))
     }
 
     /// `TERNARY(predicate, trueExpression, falseExpression)`.
-    public init(forConditional predicate: NSPredicate, trueExpression: NSExpression, falseExpression: NSExpression) {
-        node = .conditional(predicate, trueExpression, falseExpression)
+    public convenience init(
+        forConditional predicate: NSPredicate, trueExpression: NSExpression, falseExpression: NSExpression
+    ) {
+        self.init(node: .conditional(predicate, trueExpression, falseExpression))
     }
 
     /// An expression computed by `block` from the evaluated object and the values of `arguments`.
-    public init(block: @escaping ExpressionBlock, arguments: [NSExpression]?) {
-        node = .block(block, arguments ?? [])
+    public convenience init(block: @escaping ExpressionBlock, arguments: [NSExpression]?) {
+        self.init(node: .block(block, arguments ?? []))
     }
 
     /// Parses an expression from a format string such as `"price * quantity"`.

@@ -25,10 +25,17 @@ open class NSPredicate: NSObject, @unchecked Sendable {
     }
 
     let content: Content
+    /// The height of the tree below this predicate (see `NSExpression.depth`).
+    let depth: Int
     private let compiledCache = Mutex<CompiledPredicate?>(nil)
 
-    init(content: Content) {
+    init(content: Content, depth: Int = 1) {
         self.content = content
+        if case .parsed(let tree) = content {
+            self.depth = tree.depth
+        } else {
+            self.depth = depth
+        }
     }
 
     /// A predicate parsed from `predicateFormat`, `%@`-style placeholders filled from `arguments`.

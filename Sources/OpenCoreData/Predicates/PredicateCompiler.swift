@@ -53,6 +53,10 @@ struct PredicateCompiler {
         self.schema = schema
     }
 
+    private func refuse() throws {
+        throw PredicateLanguageError(.nestingTooDeep, "the predicate nests deeper than \(Self.maximumDepth) levels")
+    }
+
     private mutating func enter() throws {
         depth += 1
         if depth > Self.maximumDepth {
@@ -63,6 +67,7 @@ struct PredicateCompiler {
     // MARK: Predicates
 
     mutating func compile(_ predicate: NSPredicate) throws -> PredicateProgram {
+        if depth == 0, predicate.depth > Self.maximumDepth { try refuse() }
         try enter()
         defer { depth -= 1 }
         if let comparison = predicate as? NSComparisonPredicate { return try compileComparison(comparison) }
@@ -155,6 +160,7 @@ struct PredicateCompiler {
     // MARK: Expressions
 
     mutating func compile(_ expression: NSExpression) throws -> ExpressionProgram {
+        if depth == 0, expression.depth > Self.maximumDepth { try refuse() }
         try enter()
         defer { depth -= 1 }
         switch expression.node {

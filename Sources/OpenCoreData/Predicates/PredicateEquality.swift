@@ -17,6 +17,9 @@ enum PredicateEquality {
     }
 
     static func equal(_ first: NSPredicate, _ second: NSPredicate) -> Bool {
+        if first.depth > PredicateCompiler.maximumDepth || second.depth > PredicateCompiler.maximumDepth {
+            return first === second
+        }
         let a = normalize(first)
         let b = normalize(second)
         if a === b { return true }
@@ -40,6 +43,7 @@ enum PredicateEquality {
 
     static func equal(_ a: NSExpression, _ b: NSExpression) -> Bool {
         if a === b { return true }
+        if a.depth > PredicateCompiler.maximumDepth || b.depth > PredicateCompiler.maximumDepth { return false }
         switch (a.node, b.node) {
         case (.constant(let x), .constant(let y)):
             return PredicateValue(x).isEqual(to: PredicateValue(y), options: StringComparisonOptions([]))
@@ -76,6 +80,10 @@ enum PredicateEquality {
     }
 
     static func hash(_ predicate: NSPredicate, into hasher: inout Hasher) {
+        guard predicate.depth <= PredicateCompiler.maximumDepth else {
+            hasher.combine(ObjectIdentifier(predicate))
+            return
+        }
         let p = normalize(predicate)
         if let comparison = p as? NSComparisonPredicate {
             hasher.combine(1)
@@ -98,6 +106,10 @@ enum PredicateEquality {
     }
 
     static func hash(_ expression: NSExpression, into hasher: inout Hasher) {
+        guard expression.depth <= PredicateCompiler.maximumDepth else {
+            hasher.combine(ObjectIdentifier(expression))
+            return
+        }
         hasher.combine(expression.expressionType.rawValue)
         switch expression.node {
         case .constant(let value):
@@ -127,6 +139,8 @@ enum PredicateEquality {
 enum PredicateSubstitution {
     static func substitute(_ predicate: NSPredicate, _ variables: [String: Any], bound: Set<String> = []) -> NSPredicate
     {
+        // A tree too tall to evaluate stays as it is; evaluating it reports the nesting error.
+        guard predicate.depth <= PredicateCompiler.maximumDepth else { return predicate }
         if let comparison = predicate as? NSComparisonPredicate {
             return NSComparisonPredicate(
                 leftExpression: substitute(comparison.leftExpression, variables, bound: bound),

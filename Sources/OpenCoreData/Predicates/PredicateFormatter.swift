@@ -6,6 +6,9 @@ import Foundation
 /// Prints predicates and expressions as format strings.
 enum PredicateFormatter {
     static func format(_ predicate: NSPredicate) -> String {
+        guard predicate.depth <= PredicateCompiler.maximumDepth else {
+            return "<predicate nested deeper than \(PredicateCompiler.maximumDepth) levels>"
+        }
         if let comparison = predicate as? NSComparisonPredicate { return format(comparison) }
         if let compound = predicate as? NSCompoundPredicate { return format(compound) }
         switch predicate.content {
@@ -85,6 +88,9 @@ enum PredicateFormatter {
     ]
 
     static func format(_ expression: NSExpression) -> String {
+        guard expression.depth <= PredicateCompiler.maximumDepth else {
+            return "<expression nested deeper than \(PredicateCompiler.maximumDepth) levels>"
+        }
         switch expression.node {
         case .constant(let value): return formatConstant(value)
         case .evaluatedObject: return "SELF"

@@ -108,6 +108,14 @@ struct PredicateParser {
 
     private mutating func leave() { depth -= 1 }
 
+    /// Refuses trees taller than the evaluator accepts (long operator chains nest without parentheses).
+    private func checked(_ expression: NSExpression) throws -> NSExpression {
+        guard expression.depth <= PredicateCompiler.maximumDepth else {
+            throw error("the expression nests deeper than \(PredicateCompiler.maximumDepth) levels")
+        }
+        return expression
+    }
+
     // MARK: Predicates
 
     private mutating func parseOr() throws -> NSPredicate {
@@ -263,6 +271,7 @@ struct PredicateParser {
             case "INTERSECT": left = NSExpression(forIntersectSet: left, with: right)
             default: left = NSExpression(forMinusSet: left, with: right)
             }
+            left = try checked(left)
         }
         return left
     }
@@ -273,7 +282,7 @@ struct PredicateParser {
             let isAddition = isSymbol("+")
             advance()
             let right = try parseMultiplicative()
-            left = NSExpression(node: .function(isAddition ? "add:to:" : "from:subtract:", [left, right]))
+            left = try checked(NSExpression(node: .function(isAddition ? "add:to:" : "from:subtract:", [left, right])))
         }
         return left
     }
@@ -284,7 +293,8 @@ struct PredicateParser {
             let isMultiplication = isSymbol("*")
             advance()
             let right = try parsePower()
-            left = NSExpression(node: .function(isMultiplication ? "multiply:by:" : "divide:by:", [left, right]))
+            left = try checked(
+                NSExpression(node: .function(isMultiplication ? "multiply:by:" : "divide:by:", [left, right])))
         }
         return left
     }
@@ -331,7 +341,7 @@ struct PredicateParser {
                 case .keyPath(let path): expression = NSExpression(forKeyPath: path + "." + key)
                 case .evaluatedObject: expression = NSExpression(forKeyPath: key)
                 case .member(let base, let path): expression = NSExpression(node: .member(base, path + "." + key))
-                default: expression = NSExpression(node: .member(expression, key))
+                default: expression = try checked(NSExpression(node: .member(expression, key)))
                 }
             } else if isSymbol("[") {
                 advance()
@@ -351,7 +361,7 @@ struct PredicateParser {
                     specifier = .expression(try parseExpression())
                 }
                 try expectSymbol("]", "to close an index")
-                expression = NSExpression(node: .index(expression, specifier))
+                expression = try checked(NSExpression(node: .index(expression, specifier)))
             } else {
                 return expression
             }
