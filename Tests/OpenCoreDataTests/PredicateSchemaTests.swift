@@ -75,3 +75,34 @@ import Testing
         #expect(try subquery.evaluate(with: rows[0]))
     }
 }
+
+@Suite struct PredicateIdentityTests {
+    struct ObjectID: Hashable, PredicateIdentifiable {
+        let value: Int
+        var predicateIdentity: AnyHashable { self }
+    }
+
+    final class Object: KeyValueReadable, PredicateIdentifiable {
+        let objectID: ObjectID
+        let company: Object?
+        init(_ id: Int, company: Object? = nil) {
+            objectID = ObjectID(value: id)
+            self.company = company
+        }
+        var predicateIdentity: AnyHashable { objectID }
+        func readValue(forKey key: String) throws -> Any? {
+            guard key == "company" else { throw KeyValueCodingError.unknownKey(key, in: "Object") }
+            return company
+        }
+    }
+
+    @Test func objectsMatchTheirIDs() {
+        let acme = Object(1)
+        let employee = Object(2, company: acme)
+        #expect(NSPredicate(format: "company == %@", acme).evaluate(with: employee))
+        #expect(NSPredicate(format: "company == %@", acme.objectID).evaluate(with: employee))
+        #expect(NSPredicate(format: "company IN %@", [ObjectID(value: 9), acme.objectID]).evaluate(with: employee))
+        #expect(!NSPredicate(format: "company == %@", ObjectID(value: 3)).evaluate(with: employee))
+        #expect(NSPredicate(format: "company != %@", Object(4)).evaluate(with: employee))
+    }
+}

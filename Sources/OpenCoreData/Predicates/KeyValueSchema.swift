@@ -60,3 +60,14 @@ public protocol KeyValueSlotReadable: KeyValueReadable {
     /// Relationships come as another record (to-one) or a collection of records (to-many).
     func readValue(atSlot slot: Int) -> Any?
 }
+
+/// A value that compares in predicates by an identity rather than by object equality.
+///
+/// The object layer adopts it so that `company == %@` matches whether the argument is the
+/// managed object or its object ID, as Core Data allows: a managed object answers its
+/// `objectID`, an object ID answers itself. Two values compare equal when both adopt this
+/// protocol and their identities are equal.
+public protocol PredicateIdentifiable {
+    /// The identity compared by `==`, `!=`, `IN` and `CONTAINS`.
+    var predicateIdentity: AnyHashable { get }
+}

@@ -66,6 +66,9 @@ extension PredicateValue {
                 return PredicateValue(value).isEqual(to: PredicateValue(match), options: options)
             }
         case (.object(let left), .object(let right)):
+            if let left = left as? any PredicateIdentifiable, let right = right as? any PredicateIdentifiable {
+                return left.predicateIdentity == right.predicateIdentity
+            }
             if let left = left as? NSObject, let right = right as? NSObject { return left.isEqual(right) }
             if type(of: left) is AnyClass, type(of: right) is AnyClass, (left as AnyObject) === (right as AnyObject) {
                 return true
