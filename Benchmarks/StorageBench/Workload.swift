@@ -12,6 +12,8 @@ struct Workload: Sendable {
 
     static let all: [Workload] = [
         .clockSanity,
+        .predicateEvaluate,
+        .predicateSort,
         .objectInMemory,
     ]
 }
