@@ -18,7 +18,15 @@ import Foundation
 enum FetchEvaluation {
     /// Whether `object` satisfies `predicate`. The one place fetches evaluate predicates.
     static func matches(_ predicate: NSPredicate, _ object: Any?) throws -> Bool {
-        predicate.evaluate(with: object)
+        try predicate.evaluateThrowing(with: object)
+    }
+
+    /// `predicate` compiled for the objects and rows of `entity` (keys resolved to slots).
+    ///
+    /// - Throws: the predicate's parse error; `KeyValueCodingError.unknownKey` for a key the
+    ///   entity does not have.
+    static func compile(_ predicate: NSPredicate, for entity: NSEntityDescription) throws -> CompiledPredicate {
+        try predicate.compiled(for: entity.frozenLayoutIfAny)
     }
 
     /// `entity` and, when asked, all of its sub-entities, depth first.
@@ -83,7 +91,14 @@ extension NSManagedObjectContext {
             || !(request.sortDescriptors ?? []).isEmpty
         if needsObjects { materialize(&candidates) }
         if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            candidates = try sortResults(candidates, by: descriptors)
+            candidates = try sortResults(candidates, by: descriptors, entity: try resolveEntity(of: request))
+        }
+        if request.resultType == .dictionaryResultType {
+            // Groups form before the window: limit and offset count dictionaries.
+            let dictionaries = try dictionaryResults(candidates.compactMap(\.object), request)
+            let start = min(max(request.fetchOffset, 0), dictionaries.count)
+            let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, dictionaries.count) : dictionaries.count
+            return Array(dictionaries[start..<end])
         }
         candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
         switch request.resultType {
@@ -91,8 +106,6 @@ extension NSManagedObjectContext {
             return candidates.map(\.objectID)
         case .countResultType:
             return [NSNumber(value: candidates.count)]
-        case .dictionaryResultType:
-            return try candidates.compactMap(\.object).map { try dictionary(of: $0, request) }
         default:
             return candidates.compactMap(\.object)
         }
@@ -191,26 +204,18 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Stage 5: orders candidates by `descriptors`.
-    func sortResults(_ candidates: [FetchCandidate], by descriptors: [NSSortDescriptor]) throws -> [FetchCandidate] {
-        var keyed: [(candidate: FetchCandidate, keys: [Any?])] = []
-        keyed.reserveCapacity(candidates.count)
+    /// Stage 5: orders candidates by `descriptors` (a stable sort, compiled for the entity).
+    func sortResults(_ candidates: [FetchCandidate], by descriptors: [NSSortDescriptor], entity: NSEntityDescription)
+        throws -> [FetchCandidate]
+    {
+        let compiled = try CompiledSortDescriptors(descriptors, schema: entity.frozenLayoutIfAny)
+        let objects = try compiled.sort(records: candidates.compactMap(\.object))
+        var byObject: [ObjectIdentifier: FetchCandidate] = [:]
+        byObject.reserveCapacity(candidates.count)
         for candidate in candidates {
-            guard let object = candidate.object else { continue }
-            let keys = try descriptors.map { descriptor in
-                try descriptor.key.flatMap { try object.readValue(forKeyPath: $0) }
-            }
-            keyed.append((candidate, keys))
+            if let object = candidate.object { byObject[ObjectIdentifier(object)] = candidate }
         }
-        keyed.sort { left, right in
-            for (index, descriptor) in descriptors.enumerated() {
-                let order = FetchEvaluation.compare(left.keys[index], right.keys[index])
-                if order == .orderedSame { continue }
-                return descriptor.ascending ? order == .orderedAscending : order == .orderedDescending
-            }
-            return false
-        }
-        return keyed.map(\.candidate)
+        return objects.compactMap { byObject[ObjectIdentifier($0)] }
     }
 
     /// Stage 6: skips `offset` candidates and keeps at most `limit` (0: all).
@@ -221,60 +226,6 @@ extension NSManagedObjectContext {
         return Array(candidates[start..<end])
     }
 
-    /// Stage 7 for dictionary results: the requested properties (all attributes when none).
-    func dictionary(of object: NSManagedObject, _ request: NSFetchRequest<NSFetchRequestResult>) throws -> NSDictionary
-    {
-        let names: [String] =
-            request.propertiesToFetch?.compactMap { property in
-                (property as? String) ?? (property as? NSPropertyDescription)?.name
-            } ?? object.layout.attributes.map(\.name)
-        let result = NSMutableDictionary()
-        for name in names {
-            if let value = try object.readValue(forKeyPath: name) {
-                result[name] = (value as? NSManagedObject)?.objectID ?? value
-            }
-        }
-        return result
-    }
-}
-
-extension FetchEvaluation {
-    /// Orders two key values: nil first, then numbers, strings, dates, UUIDs by value.
-    static func compare(_ left: Any?, _ right: Any?) -> ComparisonResult {
-        switch (left, right) {
-        case (nil, nil): return .orderedSame
-        case (nil, _): return .orderedAscending
-        case (_, nil): return .orderedDescending
-        case (let a as String, let b as String):
-            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
-        case (let a as Date, let b as Date):
-            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
-        case (let a as Decimal, let b as Decimal):
-            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
-        case (let a as Bool, let b as Bool):
-            return a == b ? .orderedSame : (!a ? .orderedAscending : .orderedDescending)
-        default:
-            if let a = number(left), let b = number(right) {
-                return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
-            }
-            let a = String(describing: left ?? "")
-            let b = String(describing: right ?? "")
-            return a < b ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
-        }
-    }
-
-    private static func number(_ value: Any?) -> Double? {
-        switch value {
-        case let number as Int16: Double(number)
-        case let number as Int32: Double(number)
-        case let number as Int64: Double(number)
-        case let number as Int: Double(number)
-        case let number as Double: number
-        case let number as Float: Double(number)
-        case let number as NSNumber: number.doubleValue
-        default: nil
-        }
-    }
 }
 
 /// A request that knows how to execute itself in a context: history, batch and

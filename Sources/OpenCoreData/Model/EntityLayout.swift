@@ -6,8 +6,12 @@
 // same way in every row it scans.
 import Foundation
 
-/// The frozen, thread-safe slot table of one entity.
-final class EntityLayout: @unchecked Sendable {
+/// The frozen, thread-safe slot table of one entity; predicates and sort descriptors
+/// compiled for it read objects and rows by slot.
+final class EntityLayout: KeyValueSchema, @unchecked Sendable {
+    /// The entity's name, for error messages.
+    let schemaName: String
+
     /// Every property, inherited ones first; a property's slot is its index here.
     let properties: [NSPropertyDescription]
     let propertiesByName: [String: NSPropertyDescription]
@@ -45,6 +49,7 @@ final class EntityLayout: @unchecked Sendable {
             }
         }
         self.properties = properties
+        self.schemaName = entity.name ?? "entity"
         var byName: [String: NSPropertyDescription] = [:]
         var slots: [String: Int] = [:]
         var attributeSlots: [Int] = []
@@ -95,6 +100,16 @@ final class EntityLayout: @unchecked Sendable {
             }
             return nil
         }
+    }
+
+    /// The slot of `key` and what it holds, for compiled predicates and sort descriptors.
+    func slot(forKey key: String) -> KeyValueSlot? {
+        guard let index = slotsByName[key] else { return nil }
+        guard let relationship = relationshipBySlot[index] else { return KeyValueSlot(index: index, kind: .attribute) }
+        let destination = relationship.destinationEntity?.frozenLayoutIfAny
+        return KeyValueSlot(
+            index: index,
+            kind: relationship.isToMany ? .toMany(destination: destination) : .toOne(destination: destination))
     }
 
     /// The inverse's slot in the destination's layout: the destination's own slot

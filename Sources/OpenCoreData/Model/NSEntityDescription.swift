@@ -154,6 +154,9 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         return EntityLayout(entity: self)
     }
 
+    /// The frozen layout, or nil before the model freezes (no schema then: keys are read by name).
+    var frozenLayoutIfAny: EntityLayout? { frozenLayout }
+
     func freezeLayout() {
         frozenLayout = EntityLayout(entity: self)
     }

@@ -213,6 +213,24 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     }
 }
 
+extension NSManagedObject: KeyValueSlotReadable, PredicateIdentifiable {
+    /// The object's entity layout: predicates compiled for it read this object by slot.
+    public var keyValueSchema: any KeyValueSchema { layout }
+
+    /// The value in `slot`, as ``value(forKey:)`` returns it.
+    public func readValue(atSlot slot: Int) -> Any? {
+        publicValue(slot)
+    }
+
+    /// Objects compare in predicates by object ID, so an object and its ID match.
+    public var predicateIdentity: AnyHashable { objectID }
+}
+
+extension NSManagedObjectID: PredicateIdentifiable {
+    /// An object ID compares in predicates as itself.
+    public var predicateIdentity: AnyHashable { self }
+}
+
 /// What changed in an object's snapshot when it awakes.
 public struct NSSnapshotEventType: OptionSet, Sendable {
     public let rawValue: UInt

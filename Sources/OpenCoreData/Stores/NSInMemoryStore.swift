@@ -24,15 +24,19 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
         }
         var result: [StoreRow] = []
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] in self.storedRow(for: $0) }
+        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
+            [unowned self] in try self.objectIDs(forRelationship: $0, of: $1)
+        }
         for candidate in FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities) {
             guard let name = candidate.name, let rows = rowsByEntity[name] else { continue }
+            // Compiled once per entity: keys resolve to slots here, not per row.
+            let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: candidate) }
             for key in rows.keys.sorted() {
                 guard let row = rows[key] else { continue }
-                if let predicate = request.predicate {
-                    let view = StoreRowView(
-                        row: row, resolve: { [unowned self] in self.storedRow(for: $0) },
-                        resolveToMany: { [unowned self] in try self.objectIDs(forRelationship: $0, of: $1) })
-                    guard try FetchEvaluation.matches(predicate, view) else { continue }
+                if let compiled {
+                    let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
+                    guard try compiled.evaluate(record: view) else { continue }
                 }
                 result.append(row)
             }

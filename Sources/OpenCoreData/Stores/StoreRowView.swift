@@ -8,7 +8,7 @@ import Foundation
 /// view (or nil), a to-many relationship as an array of views. A view is equal to
 /// another view or to a managed object with the same object ID, so a predicate
 /// comparing a relationship with an object argument works on rows.
-public final class StoreRowView: NSObject, KeyValueReadable, @unchecked Sendable {
+public final class StoreRowView: NSObject, KeyValueSlotReadable, PredicateIdentifiable, @unchecked Sendable {
     /// The row's object ID.
     public let objectID: NSManagedObjectID
     private let values: [StoreValue]
@@ -37,6 +37,22 @@ public final class StoreRowView: NSObject, KeyValueReadable, @unchecked Sendable
         guard let slot = layout.slotsByName[key], slot < values.count else {
             throw KeyValueCodingError.unknownKey(key, in: objectID.entity.name ?? "entity")
         }
+        return try value(atSlot: slot)
+    }
+
+    /// The row's entity layout: predicates compiled for it read this row by slot.
+    public var keyValueSchema: any KeyValueSchema { layout }
+
+    /// The value in `slot` (relationships as views); nil when it cannot be read.
+    public func readValue(atSlot slot: Int) -> Any? {
+        (try? value(atSlot: slot)) ?? nil
+    }
+
+    /// Rows compare in predicates by object ID, like the objects they store.
+    public var predicateIdentity: AnyHashable { objectID }
+
+    private func value(atSlot slot: Int) throws -> Any? {
+        guard slot < values.count else { return nil }
         let value = values[slot]
         if let attribute = layout.attributeBySlot[slot] { return attribute.attributeValue(value) }
         guard let relationship = layout.relationshipBySlot[slot] else { return nil }
