@@ -32,6 +32,13 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let objectClass: NSManagedObject.Type
     /// Attribute defaults and empty relationships: the values of a new object.
     let defaultValues: [Any?]
+    /// For each attribute slot: the identity of its canonical Swift type (values of that
+    /// exact type need no conversion or type check).
+    let canonicalTypeBySlot: [ObjectIdentifier?]
+    /// For each slot: whether a missing value is fine (optional or transient).
+    let mayBeNilBySlot: [Bool]
+    /// For each slot: whether the attribute has validation predicates.
+    let hasPredicatesBySlot: [Bool]
 
     init(entity: NSEntityDescription) {
         var chain: [NSEntityDescription] = []
@@ -90,6 +97,11 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.relationshipBySlot = relationshipBySlot
         self.inverseSlotBySlot = inverseSlots
         self.objectClass = EntityLayout.resolveClass(named: entity.managedObjectClassName)
+        self.canonicalTypeBySlot = properties.map { property in
+            (property as? NSAttributeDescription).flatMap { $0.attributeType.canonicalType.map(ObjectIdentifier.init) }
+        }
+        self.mayBeNilBySlot = properties.map { $0.isOptional || $0.isTransient }
+        self.hasPredicatesBySlot = properties.map { !$0.validationPredicates.isEmpty }
         self.defaultValues = properties.map { property -> Any? in
             if let attribute = property as? NSAttributeDescription {
                 if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) { return value }

@@ -67,6 +67,25 @@ extension NSAttributeType {
         }
     }
 
+    /// The Swift type values of this attribute type have, when there is exactly one.
+    var canonicalType: Any.Type? {
+        switch self {
+        case .integer16AttributeType: Int16.self
+        case .integer32AttributeType: Int32.self
+        case .integer64AttributeType: Int64.self
+        case .decimalAttributeType: Decimal.self
+        case .doubleAttributeType: Double.self
+        case .floatAttributeType: Float.self
+        case .stringAttributeType: String.self
+        case .booleanAttributeType: Bool.self
+        case .dateAttributeType: Date.self
+        case .binaryDataAttributeType: Data.self
+        case .UUIDAttributeType: UUID.self
+        case .URIAttributeType: URL.self
+        case .objectIDAttributeType, .transformableAttributeType, .undefinedAttributeType: nil
+        }
+    }
+
     /// The Swift type name this attribute type reads as, for error messages.
     var swiftTypeName: String {
         switch self {

@@ -4,9 +4,12 @@
 // The wrapper's static enclosing-instance subscript receives the storage key path,
 // not the property's name. The name is found once per key path: a marker is written
 // into that storage, the object is reflected with Mirror, and the child holding the
-// marker names the property ("_age" -> "age"). The slot number is then cached in the
-// object's own wrapper storage, so every later access is an array read.
+// marker names the property ("_age" -> "age"). The slot number is then cached per
+// (key path, entity layout) pair, by identity. (Caching it in each object's storage
+// was slower: reading and writing through a class key path costs more than the
+// shared lookup, and most objects are touched only a few times.)
 import Foundation
+import Synchronization
 
 /// A typed property of a managed object subclass, backed by the entity's property of the same name.
 ///
@@ -25,8 +28,8 @@ import Foundation
 /// A non-optional property reads the type's zero value while it has none.
 @propertyWrapper
 public struct Managed<Value>: ManagedStorage {
-    /// The property's slot in the object's entity, once known; -1 before the first access.
-    var slot: Int = -1
+    /// Written only while the property's name is looked up (see ManagedPropertyNames).
+    var probe: Int = 0
 
     /// A property backed by the entity's property of the same name.
     public init() {}
@@ -56,19 +59,15 @@ public struct Managed<Value>: ManagedStorage {
     }
 
     var probeSlot: Int {
-        get { slot }
-        set { slot = newValue }
+        get { probe }
+        set { probe = newValue }
     }
 
     @inline(__always)
     private static func resolvedSlot<Object: NSManagedObject>(
         _ object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Int {
-        let cached = object[keyPath: storage].slot
-        if cached >= 0 { return cached }
-        let slot = ManagedPropertyNames.slot(of: storage, in: object)
-        object[keyPath: storage].slot = slot
-        return slot
+        ManagedPropertyNames.slot(of: storage, in: object)
     }
 }
 
@@ -89,7 +88,9 @@ enum ManagedPropertyNames {
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var names: [AnyKeyPath: String] = [:]
-    nonisolated(unsafe) private static var slots: [SlotKey: (AnyKeyPath, EntityLayout, Int)] = [:]
+    /// Keeps every key path and layout of `slots` alive, so their identifiers stay unique.
+    nonisolated(unsafe) private static var retained: [AnyObject] = []
+    private static let slots = Mutex<[SlotKey: Int]>([:])
     private static let marker = Int.min + 7
 
     /// The slot of the property stored at `storage` in `object`'s entity.
@@ -97,10 +98,7 @@ enum ManagedPropertyNames {
         of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object
     ) -> Int {
         let key = SlotKey(keyPath: ObjectIdentifier(storage), layout: ObjectIdentifier(object.layout))
-        lock.lock()
-        let known = slots[key]
-        lock.unlock()
-        if let known { return known.2 }
+        if let known = slots.withLock({ $0[key] }) { return known }
         let name = name(of: storage, in: object)
         guard let slot = object.layout.slotsByName[name] else {
             preconditionFailure(
@@ -108,8 +106,10 @@ enum ManagedPropertyNames {
                     + "'\(object.entity.name ?? "?")' has no property named '\(name)'")
         }
         lock.lock()
-        slots[key] = (storage, object.layout, slot)
+        retained.append(storage)
+        retained.append(object.layout)
         lock.unlock()
+        slots.withLock { $0[key] = slot }
         return slot
     }
 

@@ -255,6 +255,10 @@ extension NSManagedObject {
     func assign(_ value: Any?, slot: Int, strict: Bool) throws {
         let property = layout.properties[slot]
         if let attribute = layout.attributeBySlot[slot] {
+            if let value, let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected {
+                storeSlot(slot, value)
+                return
+            }
             switch attribute.attributeType.coerce(value) {
             case .value(let coerced):
                 storeSlot(slot, coerced)

@@ -32,6 +32,17 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         var errors: [Error] = []
         for slot in layout.properties.indices {
+            if layout.attributeBySlot[slot] != nil, !layout.hasPredicatesBySlot[slot] {
+                // The common case, checked without building anything: a value of the
+                // attribute's own type, or nil where nil is allowed.
+                if let value = values[slot] {
+                    if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected {
+                        continue
+                    }
+                } else if layout.mayBeNilBySlot[slot] {
+                    continue
+                }
+            }
             let value: Any? = layout.relationshipBySlot[slot] != nil ? slotValue(slot) : values[slot]
             errors.append(contentsOf: validationErrors(slot: slot, value: value))
         }
