@@ -35,6 +35,8 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     /// For each attribute slot: the identity of its canonical Swift type (values of that
     /// exact type need no conversion or type check).
     let canonicalTypeBySlot: [ObjectIdentifier?]
+    /// For each slot: whether the property is transient (never stored).
+    let transientBySlot: [Bool]
     /// For each slot: whether a missing value is fine (optional or transient).
     let mayBeNilBySlot: [Bool]
     /// For each slot: whether the attribute has validation predicates.
@@ -101,6 +103,7 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
             (property as? NSAttributeDescription).flatMap { $0.attributeType.canonicalType.map(ObjectIdentifier.init) }
         }
         self.mayBeNilBySlot = properties.map { $0.isOptional || $0.isTransient }
+        self.transientBySlot = properties.map(\.isTransient)
         self.hasPredicatesBySlot = properties.map { !$0.validationPredicates.isEmpty }
         self.defaultValues = properties.map { property -> Any? in
             if let attribute = property as? NSAttributeDescription {

@@ -203,3 +203,25 @@ extension NSAttributeDescription {
         }
     }
 }
+
+extension StoreValue {
+    /// The stored form of `value`, already known to be of `type`'s canonical Swift type
+    /// (`unsafeBitCast`-free: each case is one cast the runtime resolves by identity).
+    init?(canonical value: Any, of type: NSAttributeType) {
+        switch type {
+        case .integer16AttributeType: self = .integer(Int64(value as! Int16))
+        case .integer32AttributeType: self = .integer(Int64(value as! Int32))
+        case .integer64AttributeType: self = .integer(value as! Int64)
+        case .doubleAttributeType: self = .double(value as! Double)
+        case .floatAttributeType: self = .float(value as! Float)
+        case .booleanAttributeType: self = .boolean(value as! Bool)
+        case .stringAttributeType: self = .string(value as! String)
+        case .decimalAttributeType: self = .decimal(value as! Decimal)
+        case .dateAttributeType: self = .date(value as! Date)
+        case .binaryDataAttributeType: self = .binary(value as! Data)
+        case .UUIDAttributeType: self = .uuid(value as! UUID)
+        case .URIAttributeType: self = .uri(value as! URL)
+        case .objectIDAttributeType, .transformableAttributeType, .undefinedAttributeType: return nil
+        }
+    }
+}

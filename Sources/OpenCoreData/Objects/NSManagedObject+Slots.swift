@@ -213,8 +213,14 @@ extension NSManagedObject {
     /// The stored form of one slot.
     func storeValue(slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws -> StoreValue {
         if let attribute = layout.attributeBySlot[slot] {
-            if attribute.isTransient { return .null }
-            return try attribute.storeValue(values[slot])
+            if layout.transientBySlot[slot] { return .null }
+            guard let value = values[slot] else { return .null }
+            if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
+                let stored = StoreValue(canonical: value, of: attribute.attributeType)
+            {
+                return stored
+            }
+            return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
         if let unresolved = values[slot] as? UnresolvedRelationship {
