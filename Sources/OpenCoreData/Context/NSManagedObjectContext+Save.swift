@@ -89,9 +89,8 @@ extension NSManagedObjectContext {
         var request = StoreSaveRequest()
         request.transactionAuthor = transactionAuthor
         request.contextName = name
-        request.checksVersions =
-            (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType
-            == .errorMergePolicyType
+        request.mergePolicyType = (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType
+        request.checksVersions = request.mergePolicyType == .errorMergePolicyType
         request.insertedRows.reserveCapacity(inserted.count)
         for (index, object) in newObjects.enumerated() {
             request.insertedRows.append(

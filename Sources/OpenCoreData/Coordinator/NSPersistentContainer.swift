@@ -39,9 +39,20 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     }
 
     /// Adds a store for each description, calling `block` once per description with any error.
+    ///
+    /// A description with `shouldAddStoreAsynchronously` is added on a background queue
+    /// and `block` runs there later; the others are added before this method returns.
     open func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
         for description in persistentStoreDescriptions {
-            persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
+            if description.shouldAddStoreAsynchronously {
+                let work = UncheckedBox((persistentStoreCoordinator, description, block))
+                DispatchQueue.global().async {
+                    let (coordinator, description, block) = work.value
+                    coordinator.addPersistentStore(with: description, completionHandler: block)
+                }
+            } else {
+                persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
+            }
         }
     }
 

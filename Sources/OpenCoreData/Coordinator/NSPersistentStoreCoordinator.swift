@@ -218,6 +218,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 if byStore[ObjectIdentifier(store)] == nil {
                     var empty = StoreSaveRequest()
                     empty.checksVersions = request.checksVersions
+                    empty.mergePolicyType = request.mergePolicyType
                     empty.transactionAuthor = request.transactionAuthor
                     empty.contextName = request.contextName
                     byStore[ObjectIdentifier(store)] = empty

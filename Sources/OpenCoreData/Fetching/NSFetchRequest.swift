@@ -9,6 +9,7 @@ extension NSNumber: NSFetchRequestResult {}
 
 /// The kind of results a fetch request returns.
 public struct NSFetchRequestResultType: OptionSet, Sendable, Hashable {
+    /// The raw bit mask.
     public let rawValue: UInt
     /// Creates a result type from its raw value.
     public init(rawValue: UInt) { self.rawValue = rawValue }

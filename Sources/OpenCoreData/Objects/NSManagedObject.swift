@@ -233,6 +233,7 @@ extension NSManagedObjectID: PredicateIdentifiable {
 
 /// What changed in an object's snapshot when it awakes.
 public struct NSSnapshotEventType: OptionSet, Sendable {
+    /// The raw bit mask.
     public let rawValue: UInt
     /// Creates a snapshot event set from its raw value.
     public init(rawValue: UInt) { self.rawValue = rawValue }

@@ -90,6 +90,9 @@ public struct StoreSaveRequest: Sendable {
     /// Whether a stale `expectedVersion` must fail the save with `NSManagedObjectMergeError`
     /// (the context's merge policy is `NSErrorMergePolicy`), rather than the newer save win.
     public var checksVersions: Bool = false
+    /// The saving context's merge policy, for stores that resolve conflicts themselves
+    /// (uniqueness-constraint upserts with a trump policy, store-trump merges).
+    public var mergePolicyType: NSMergePolicyType = .errorMergePolicyType
     /// The saving context's `transactionAuthor`, for history.
     public var transactionAuthor: String?
     /// The saving context's `name`, for history.
