@@ -118,9 +118,9 @@ extension NSManagedObjectContext {
         if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty { return }
         for object in noticeUpdated { object.pendingUpdateNotice = false }
         var info: [AnyHashable: Any] = [:]
-        if !noticeInserted.isEmpty { info[NSInsertedObjectsKey] = noticeInserted }
-        if !noticeUpdated.isEmpty { info[NSUpdatedObjectsKey] = noticeUpdated }
-        if !noticeDeleted.isEmpty { info[NSDeletedObjectsKey] = noticeDeleted }
+        if !noticeInserted.isEmpty { info[NSInsertedObjectsKey] = noticeInserted.asSet }
+        if !noticeUpdated.isEmpty { info[NSUpdatedObjectsKey] = noticeUpdated.asSet }
+        if !noticeDeleted.isEmpty { info[NSDeletedObjectsKey] = noticeDeleted.asSet }
         if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = refreshed }
         noticeInserted = []
         noticeUpdated = []
@@ -137,7 +137,7 @@ extension NSManagedObjectContext {
             object.insertedFlag = false
             object.managedObjectContext = nil
         }
-        for object in updated.union(deleted) {
+        for object in Array(updated) + Array(deleted) {
             if let committed = object.committed { object.values = committed }
             object.dirtySlots = []
             object.deletedFlag = false

@@ -23,9 +23,9 @@ extension NSManagedObjectContext {
         processPendingChanges()
         try validatePendingChanges()
 
-        let savedInserted = inserted
+        let savedInserted = Array(inserted)
         let savedUpdated = updated.filter { $0.hasDirtySlots }
-        let savedDeleted = deleted
+        let savedDeleted = Array(deleted)
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
             settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
@@ -38,10 +38,12 @@ extension NSManagedObjectContext {
             inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
             deleted: savedDeleted.map(\.objectID))
         var info: [AnyHashable: Any] = [
-            NSInsertedObjectsKey: savedInserted, NSUpdatedObjectsKey: savedUpdated, NSDeletedObjectsKey: savedDeleted,
+            NSInsertedObjectsKey: Set(savedInserted), NSUpdatedObjectsKey: Set(savedUpdated),
+            NSDeletedObjectsKey: Set(savedDeleted),
         ]
         info[SavedChanges.userInfoKey] = changes
-        for object in savedInserted.union(savedUpdated) { object.didSave() }
+        for object in savedInserted { object.didSave() }
+        for object in savedUpdated { object.didSave() }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info)
         notifyAutomaticMerging(changes)
     }
@@ -68,10 +70,10 @@ extension NSManagedObjectContext {
 
     /// Builds one save request of rows and hands it to the coordinator; returns the new row versions.
     private func writeChangesToStores(
-        inserted: Set<NSManagedObject>, updated: Set<NSManagedObject>, deleted: Set<NSManagedObject>
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]
     ) throws -> [NSManagedObjectID: Int64] {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
-        let newObjects = Array(inserted).filter { $0.objectID.isTemporaryID }
+        let newObjects = inserted.filter { $0.objectID.isTemporaryID }
         var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
         var permanentIDs: [NSManagedObjectID] = []
         if !newObjects.isEmpty {
@@ -121,8 +123,8 @@ extension NSManagedObjectContext {
 
     /// Applies this child's changes to `parent`'s objects, on the parent's queue.
     private func pushChanges(
-        into parent: NSManagedObjectContext, inserted: Set<NSManagedObject>, updated: Set<NSManagedObject>,
-        deleted: Set<NSManagedObject>
+        into parent: NSManagedObjectContext, inserted: [NSManagedObject], updated: [NSManagedObject],
+        deleted: [NSManagedObject]
     ) throws {
         let work = UncheckedBox((inserted, updated, deleted))
         parent.performAndWait {
@@ -138,7 +140,7 @@ extension NSManagedObjectContext {
                 parent.inserted.insert(copy)
                 parent.noticeInserted.insert(copy)
             }
-            for object in inserted.union(updated) {
+            for object in inserted + updated {
                 let target = parent.object(with: object.objectID)
                 let slots: [Int] =
                     object.insertedFlag
@@ -174,7 +176,7 @@ extension NSManagedObjectContext {
 
     /// Marks the saved changes as committed in this context.
     private func settleAfterSave(
-        inserted: Set<NSManagedObject>, updated: Set<NSManagedObject>, deleted: Set<NSManagedObject>,
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject],
         versions: [NSManagedObjectID: Int64]
     ) {
         for object in inserted {
@@ -195,7 +197,8 @@ extension NSManagedObjectContext {
             object.deletedFlag = false
         }
         self.inserted = []
-        self.updated = self.updated.filter { $0.hasDirtySlots }
+        for object in self.updated { object.updatedFlag = false }
+        self.updated = []
         self.deleted = []
     }
 }

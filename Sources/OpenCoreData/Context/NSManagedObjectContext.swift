@@ -72,15 +72,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Object state (touched only on the context's queue)
 
     var registry = ObjectRegistry()
-    var inserted: Set<NSManagedObject> = []
-    var updated: Set<NSManagedObject> = []
-    var deleted: Set<NSManagedObject> = []
+    var inserted = ObjectSet()
+    var updated = ObjectSet()
+    var deleted = ObjectSet()
     /// Deleted objects whose delete rules have not run yet.
     var pendingDeletes: [NSManagedObject] = []
     /// Changes since the last ObjectsDidChange notification.
-    var noticeInserted: Set<NSManagedObject> = []
-    var noticeUpdated: Set<NSManagedObject> = []
-    var noticeDeleted: Set<NSManagedObject> = []
+    var noticeInserted = ObjectSet()
+    var noticeUpdated = ObjectSet()
+    var noticeDeleted = ObjectSet()
 
     // MARK: Creating
 
@@ -186,11 +186,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Every object registered in the context.
     open var registeredObjects: Set<NSManagedObject> { Set(registry.values) }
     /// Objects inserted since the last save.
-    open var insertedObjects: Set<NSManagedObject> { inserted }
+    open var insertedObjects: Set<NSManagedObject> { inserted.asSet }
     /// Objects with unsaved changes (not inserted or deleted ones).
-    open var updatedObjects: Set<NSManagedObject> { updated.filter { $0.hasDirtySlots } }
+    open var updatedObjects: Set<NSManagedObject> { Set(updated.filter { $0.hasDirtySlots }) }
     /// Objects deleted since the last save.
-    open var deletedObjects: Set<NSManagedObject> { deleted }
+    open var deletedObjects: Set<NSManagedObject> { deleted.asSet }
 
     /// Whether the context has unsaved changes.
     open var hasChanges: Bool {

@@ -45,10 +45,10 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     open func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
         for description in persistentStoreDescriptions {
             if description.shouldAddStoreAsynchronously {
-                let work = UncheckedBox((persistentStoreCoordinator, description, block))
+                let handler = UncheckedBox(block)
+                let coordinator = persistentStoreCoordinator
                 DispatchQueue.global().async {
-                    let (coordinator, description, block) = work.value
-                    coordinator.addPersistentStore(with: description, completionHandler: block)
+                    coordinator.addPersistentStore(with: description, completionHandler: handler.value)
                 }
             } else {
                 persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)

@@ -200,6 +200,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     /// Announces the end of an access to `key` (kept for Core Data source compatibility).
     open func didAccessValue(forKey key: String?) {}
 
+    /// Managed objects are equal only to themselves (identity), as in Core Data.
+    public override func isEqual(_ object: Any?) -> Bool {
+        (object as AnyObject?) === self
+    }
+
+    /// A hash of the object's identity.
+    public override var hash: Int {
+        ObjectIdentifier(self).hashValue
+    }
+
     open override var description: String {
         var text = "<\(entity.name ?? "?") \(objectID.uriRepresentation().absoluteString)"
         if faultFlag { return text + " fault>" }
