@@ -49,12 +49,14 @@ public struct Managed<Value>: ManagedStorage {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         get {
-            let slot = resolvedSlot(object, storageKeyPath)
+            let slot = ManagedPropertyNames.slot(of: storageKeyPath, in: object, valueType: Value.self).slot
             return object.typedValue(slot: slot, as: Value.self)
         }
         set {
-            let slot = resolvedSlot(object, storageKeyPath)
-            object.setTypedValue(newValue, slot: slot)
+            let (slot, isOptional) = ManagedPropertyNames.slot(of: storageKeyPath, in: object, valueType: Value.self)
+            // Only an optional Value needs the (costlier) dynamic cast that unwraps it.
+            let value: Any? = isOptional ? dynamicCast(newValue, to: Any?.self) ?? nil : newValue
+            object.setTypedValue(value, slot: slot)
         }
     }
 
@@ -63,12 +65,6 @@ public struct Managed<Value>: ManagedStorage {
         set { probe = newValue }
     }
 
-    @inline(__always)
-    private static func resolvedSlot<Object: NSManagedObject>(
-        _ object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>
-    ) -> Int {
-        ManagedPropertyNames.slot(of: storage, in: object)
-    }
 }
 
 /// The wrapper storage, as Mirror sees it.
@@ -90,15 +86,21 @@ enum ManagedPropertyNames {
     nonisolated(unsafe) private static var names: [AnyKeyPath: String] = [:]
     /// Keeps every key path and layout of `slots` alive, so their identifiers stay unique.
     nonisolated(unsafe) private static var retained: [AnyObject] = []
-    private static let slots = Mutex<[SlotKey: Int]>([:])
+    private static let slots = Mutex<[SlotKey: Entry]>([:])
+
+    /// A cached slot, and whether the property's type is an Optional.
+    struct Entry: Sendable {
+        let slot: Int
+        let isOptional: Bool
+    }
     private static let marker = Int.min + 7
 
     /// The slot of the property stored at `storage` in `object`'s entity.
-    static func slot<Object: NSManagedObject, Storage: ManagedStorage>(
-        of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object
-    ) -> Int {
+    static func slot<Object: NSManagedObject, Storage: ManagedStorage, Value>(
+        of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object, valueType: Value.Type
+    ) -> (slot: Int, isOptional: Bool) {
         let key = SlotKey(keyPath: ObjectIdentifier(storage), layout: ObjectIdentifier(object.layout))
-        if let known = slots.withLock({ $0[key] }) { return known }
+        if let known = slots.withLock({ $0[key] }) { return (known.slot, known.isOptional) }
         let name = name(of: storage, in: object)
         guard let slot = object.layout.slotsByName[name] else {
             preconditionFailure(
@@ -109,8 +111,9 @@ enum ManagedPropertyNames {
         retained.append(storage)
         retained.append(object.layout)
         lock.unlock()
-        slots.withLock { $0[key] = slot }
-        return slot
+        let isOptional = Value.self is ExpressibleByNilLiteral.Type
+        slots.withLock { $0[key] = Entry(slot: slot, isOptional: isOptional) }
+        return (slot, isOptional)
     }
 
     static func name<Object: NSManagedObject, Storage: ManagedStorage>(
@@ -165,6 +168,8 @@ extension Array: ManagedZeroValue { static var managedZero: Any { [Element]() } 
 extension NSOrderedSet: ManagedZeroValue { static var managedZero: Any { NSOrderedSet() } }
 
 /// `value as? T` where the compiler cannot see `T` (it would fold a literal `as? Any?`).
+/// A cast to `Optional<Any>` flattens an optional value (nil stays nil); it is cheaper
+/// than a cast to a protocol existential.
 @inline(__always)
 private func dynamicCast<T>(_ value: some Any, to type: T.Type) -> T? {
     value as? T
@@ -186,11 +191,8 @@ extension NSManagedObject {
                 + "holds \(raw.map { "a \(Swift.type(of: $0))" } ?? "no value"), which is not a \(Value.self)")
     }
 
-    /// Sets `slot` from a `@Managed` property.
-    func setTypedValue<Value>(_ newValue: Value, slot: Int) {
-        // A cast to Optional<Any> flattens an optional Value (nil stays nil) and wraps any
-        // other; it is cheaper than a cast to a protocol existential.
-        let value: Any? = dynamicCast(newValue, to: Any?.self) ?? nil
+    /// Sets `slot` from a `@Managed` property (`value` already unwrapped when optional).
+    func setTypedValue(_ value: Any?, slot: Int) {
         do {
             try assign(value, slot: slot, strict: false)
         } catch {

@@ -255,7 +255,8 @@ extension NSManagedObject {
     func assign(_ value: Any?, slot: Int, strict: Bool) throws {
         let property = layout.properties[slot]
         if let attribute = layout.attributeBySlot[slot] {
-            if let value, let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected {
+            if let value, let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected
+            {
                 storeSlot(slot, value)
                 return
             }
