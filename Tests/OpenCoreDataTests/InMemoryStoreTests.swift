@@ -124,3 +124,31 @@ final class ArrayStore: NSPersistentStore, @unchecked Sendable {
         #expect(coordinator.persistentStores.isEmpty)
     }
 }
+
+@Suite struct StoreMigrationTests {
+    @Test func migratingAStoreCopiesTheGraph() throws {
+        let coordinator = try TestStack.coordinator()
+        let context = TestStack.context(coordinator)
+        let company = TCompany(context: context)
+        company.name = "Acme"
+        for index in 0..<3 {
+            let employee = TEmployee(context: context)
+            employee.name = "E\(index)"
+            employee.company = company
+        }
+        company.ceo = company.employees.first
+        try context.save()
+        let old = try #require(coordinator.persistentStores.first)
+        let new = try coordinator.migratePersistentStore(
+            old, to: URL(fileURLWithPath: "/dev/null"), type: NSInMemoryStoreType)
+        #expect(coordinator.persistentStores.count == 1 && coordinator.persistentStores[0] === new)
+        let reader = TestStack.context(coordinator)
+        let companies = try reader.fetch(NSFetchRequest<TCompany>(entityName: "Company"))
+        #expect(companies.count == 1 && companies[0].objectID.persistentStore === new)
+        #expect(Set(companies[0].employees.compactMap(\.name)) == ["E0", "E1", "E2"])
+        #expect(companies[0].ceo?.ledCompany === companies[0])
+        #expect { try coordinator.migratePersistentStore(old, to: URL(fileURLWithPath: "/dev/null"), type: "Nope") } throws: {
+            ($0 as NSError).code == NSPersistentStoreOperationError
+        }
+    }
+}

@@ -134,6 +134,77 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         store.willRemove(from: self)
     }
 
+    /// Copies every object of `store` into a new store of `storeType` at `url`, adds the new
+    /// store and removes `store`. Objects get new IDs in the new store; relationships follow.
+    ///
+    /// Contexts holding objects of the old store should be reset afterwards.
+    ///
+    /// - Throws: `NSPersistentStoreOperationError` when `store` is not the coordinator's;
+    ///   `NSPersistentStoreInvalidTypeError` for an unknown type; a store error. On error
+    ///   the new store is removed again and `store` stays.
+    /// - Complexity: O(rows) in memory.
+    @discardableResult
+    open func migratePersistentStore(
+        _ store: NSPersistentStore, to url: URL, options: [AnyHashable: Any]? = nil, type storeType: String
+    ) throws -> NSPersistentStore {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store is not one of this coordinator's")
+        }
+        let destination = try addPersistentStore(
+            ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+        do {
+            try withStores { try copyRows(from: store, to: destination) }
+        } catch {
+            try? remove(destination)
+            throw error
+        }
+        try remove(store)
+        return destination
+    }
+
+    private func copyRows(from source: NSPersistentStore, to destination: NSPersistentStore) throws {
+        var rows: [StoreRow] = []
+        for entity in managedObjectModel.entities where !entity.isAbstract {
+            let request = NSFetchRequest<NSFetchRequestResult>()
+            request.entity = entity
+            request.includesSubentities = false
+            rows += try source.fetchRows(request)
+        }
+        let newIDs = try destination.obtainPermanentIDs(for: rows.map(\.objectID.entity))
+        guard newIDs.count == rows.count else {
+            throw CoreDataError.make(NSMigrationError, "the destination store returned the wrong number of object IDs")
+        }
+        var map: [NSManagedObjectID: NSManagedObjectID] = [:]
+        for (row, id) in zip(rows, newIDs) { map[row.objectID] = id }
+        var request = StoreSaveRequest()
+        for (row, id) in zip(rows, newIDs) {
+            let layout = row.objectID.entity.layout
+            var values = row.values
+            for slot in values.indices {
+                let relationship = slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot] : nil
+                switch values[slot] {
+                case .objectID(let old):
+                    if let new = map[old] {
+                        values[slot] = .objectID(new)
+                    } else if relationship != nil {
+                        values[slot] = .null
+                    }
+                case .objectIDs(let old):
+                    values[slot] = .objectIDs(old.compactMap { map[$0] })
+                case .unresolved:
+                    if let relationship {
+                        let old = try source.objectIDs(forRelationship: relationship, of: row.objectID)
+                        values[slot] = .objectIDs(old.compactMap { map[$0] })
+                    }
+                default:
+                    break
+                }
+            }
+            request.insertedRows.append(StoreRow(objectID: id, version: 0, values: values))
+        }
+        _ = try destination.save(request)
+    }
+
     /// The store at `url`, if the coordinator has one.
     open func persistentStore(for url: URL) -> NSPersistentStore? {
         persistentStores.first { $0.url?.standardizedFileURL == url.standardizedFileURL }
