@@ -6,8 +6,8 @@ import Foundation
 /// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
 /// is removed from its coordinator.
 public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
-    /// Rows by entity name, then by primary key.
-    private var rowsByEntity: [String: [Int64: StoreRow]] = [:]
+    /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
+    private var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
     private var nextKey: Int64 = 1
 
     public override var type: String { NSInMemoryStoreType }
@@ -29,7 +29,7 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             [unowned self] in try self.objectIDs(forRelationship: $0, of: $1)
         }
         for candidate in FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities) {
-            guard let name = candidate.name, let rows = rowsByEntity[name] else { continue }
+            guard let rows = rowsByEntity[ObjectIdentifier(candidate)] else { continue }
             // Compiled once per entity: keys resolve to slots here, not per row.
             let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: candidate) }
             for key in rows.keys.sorted() {
@@ -49,8 +49,8 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func storedRow(for objectID: NSManagedObjectID) -> StoreRow? {
-        guard objectID.persistentStore === self, let name = objectID.entity.name else { return nil }
-        return rowsByEntity[name]?[objectID.key]
+        guard objectID.persistentStore === self else { return nil }
+        return rowsByEntity[ObjectIdentifier(objectID.entity)]?[objectID.key]
     }
 
     public override func objectIDs(
@@ -106,25 +106,22 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         var result = StoreSaveResult()
         for inserted in request.insertedRows {
-            guard let name = inserted.objectID.entity.name else { continue }
             var row = inserted
             row.version = 1
-            rowsByEntity[name, default: [:]][row.objectID.key] = row
+            rowsByEntity[ObjectIdentifier(row.objectID.entity), default: [:]][row.objectID.key] = row
         }
         for update in request.updatedRows {
-            guard let name = update.objectID.entity.name, var row = rowsByEntity[name]?[update.objectID.key] else {
-                continue
-            }
+            let entity = ObjectIdentifier(update.objectID.entity)
+            guard var row = rowsByEntity[entity]?[update.objectID.key] else { continue }
             for change in update.changes where change.slot < row.values.count {
                 row.values[change.slot] = change.value
             }
             row.version += 1
-            rowsByEntity[name]?[update.objectID.key] = row
+            rowsByEntity[entity]?[update.objectID.key] = row
             result.versions[row.objectID] = row.version
         }
         for deleted in request.deletedObjects {
-            guard let name = deleted.objectID.entity.name else { continue }
-            rowsByEntity[name]?[deleted.objectID.key] = nil
+            rowsByEntity[ObjectIdentifier(deleted.objectID.entity)]?[deleted.objectID.key] = nil
         }
         return result
     }
