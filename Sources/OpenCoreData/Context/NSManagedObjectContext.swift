@@ -71,16 +71,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: Object state (touched only on the context's queue)
 
-    var registry = ObjectRegistry()
-    var inserted = ObjectSet()
-    var updated = ObjectSet()
-    var deleted = ObjectSet()
+    @exclusivity(unchecked) var registry = ObjectRegistry()
+    @exclusivity(unchecked) var inserted = ObjectSet()
+    @exclusivity(unchecked) var updated = ObjectSet()
+    @exclusivity(unchecked) var deleted = ObjectSet()
     /// Deleted objects whose delete rules have not run yet.
     var pendingDeletes: [NSManagedObject] = []
     /// Changes since the last ObjectsDidChange notification.
-    var noticeInserted = ObjectSet()
-    var noticeUpdated = ObjectSet()
-    var noticeDeleted = ObjectSet()
+    @exclusivity(unchecked) var noticeInserted = ObjectSet()
+    @exclusivity(unchecked) var noticeUpdated = ObjectSet()
+    @exclusivity(unchecked) var noticeDeleted = ObjectSet()
 
     // MARK: Creating
 

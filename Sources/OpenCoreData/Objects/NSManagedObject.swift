@@ -17,6 +17,9 @@ final class UnresolvedRelationship {
     }
 }
 
+// The hot stored properties below skip dynamic exclusivity checks: an object is
+// confined to its context's queue and the library never holds overlapping accesses.
+
 /// An object of an entity, registered in a managed object context.
 ///
 /// Subclass it with `@Managed` properties for typed access, or use it directly with
@@ -42,21 +45,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// Current values by slot (empty while a fault).
-    var values: [Any?]
+    @exclusivity(unchecked) var values: [Any?]
     /// Values as last saved or fetched (nil for an object never saved).
-    var committed: [Any?]?
+    @exclusivity(unchecked) var committed: [Any?]?
     /// Slots changed since `committed`; empty until the first change.
-    var dirtySlots: [Bool] = []
+    @exclusivity(unchecked) var dirtySlots: [Bool] = []
     /// The row version the object's values came from (optimistic locking).
-    var version: Int64 = 0
+    @exclusivity(unchecked) var version: Int64 = 0
 
-    var insertedFlag = false
-    var deletedFlag = false
-    var faultFlag = false
+    @exclusivity(unchecked) var insertedFlag = false
+    @exclusivity(unchecked) var deletedFlag = false
+    @exclusivity(unchecked) var faultFlag = false
     /// Already listed as updated for the next ObjectsDidChange notification.
-    var pendingUpdateNotice = false
+    @exclusivity(unchecked) var pendingUpdateNotice = false
     /// A member of the context's updated objects.
-    var updatedFlag = false
+    @exclusivity(unchecked) var updatedFlag = false
 
     // MARK: Creating
 
