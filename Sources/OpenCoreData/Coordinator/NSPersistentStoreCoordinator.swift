@@ -283,6 +283,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Splits a save by store and applies it.
     func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try withStores {
+            if stores.count == 1, let store = stores.first, belongsEntirely(request, to: store) {
+                return try store.save(request)
+            }
             var byStore: [ObjectIdentifier: StoreSaveRequest] = [:]
             func part(_ store: NSPersistentStore?) -> ObjectIdentifier? {
                 guard let store else { return nil }
@@ -313,6 +316,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             return result
         }
+    }
+
+    private func belongsEntirely(_ request: StoreSaveRequest, to store: NSPersistentStore) -> Bool {
+        request.insertedRows.allSatisfy { $0.objectID.persistentStore === store }
+            && request.updatedRows.allSatisfy { $0.objectID.persistentStore === store }
+            && request.deletedObjects.allSatisfy { $0.objectID.persistentStore === store }
     }
 
     // MARK: Automatic merging
