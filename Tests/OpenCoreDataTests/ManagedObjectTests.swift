@@ -123,3 +123,73 @@ final class Hooked: NSManagedObject {
         #expect(Hooked.events == ["insert", "willSave", "didSave", "fetch", "delete", "willSave"])
     }
 }
+
+@Suite struct ManagedObjectDetailTests {
+    @Test func transientAttributesAreNeverStored() throws {
+        let entity = NSEntityDescription()
+        entity.name = "Note"
+        let text = TestStack.attribute("text", .stringAttributeType)
+        let scratch = TestStack.attribute("scratch", .stringAttributeType, optional: false)
+        scratch.isTransient = true
+        entity.properties = [text, scratch]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let coordinator = try TestStack.coordinator(model: model)
+        let context = TestStack.context(coordinator)
+        let note = NSManagedObject(entity: entity, insertInto: context)
+        note.setValue("kept", forKey: "text")
+        note.setValue("memory only", forKey: "scratch")
+        try context.save()
+        #expect(note.value(forKey: "scratch") as? String == "memory only")
+        let reader = TestStack.context(coordinator)
+        let fetched = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Note")).first)
+        #expect(fetched.value(forKey: "text") as? String == "kept")
+        #expect(fetched.value(forKey: "scratch") == nil)
+    }
+
+    @Test func primitiveAccessSkipsInverses() throws {
+        let context = try TestStack.freshContext()
+        let company = TCompany(context: context)
+        company.name = "Acme"
+        let employee = TEmployee(context: context)
+        employee.setPrimitiveValue(company, forKey: "company")
+        #expect(employee.primitiveValue(forKey: "company") as? TCompany === company)
+        #expect(company.employees.isEmpty, "primitive setters do not maintain inverses")
+        employee.company = nil
+        employee.company = company
+        #expect(company.employees == [employee])
+    }
+
+    @Test func relationshipFaultsResolveOnAccess() throws {
+        let coordinator = try TestStack.coordinator()
+        let writer = TestStack.context(coordinator)
+        let company = TCompany(context: writer)
+        company.name = "Acme"
+        let employee = TEmployee(context: writer)
+        employee.company = company
+        try writer.save()
+        let reader = TestStack.context(coordinator)
+        let fetched = try #require(try reader.existingObject(with: employee.objectID) as? TEmployee)
+        #expect(fetched.hasFault(forRelationshipNamed: "company"))
+        #expect(fetched.company?.name == "Acme")
+        #expect(!fetched.hasFault(forRelationshipNamed: "company"))
+        let lazy = reader.object(with: company.objectID)
+        #expect(lazy.isFault == false, "already loaded through the relationship")
+        reader.refreshAllObjects()
+        #expect(lazy.isFault)
+        #expect((lazy as? TCompany)?.employees.count == 1)
+    }
+
+    @Test func oneToOneStealsFromThePreviousOwner() throws {
+        let context = try TestStack.freshContext()
+        let first = TCompany(context: context)
+        let second = TCompany(context: context)
+        let boss = TEmployee(context: context)
+        first.ceo = boss
+        second.ceo = boss
+        #expect(first.ceo == nil && second.ceo === boss && boss.ledCompany === second)
+        let other = TEmployee(context: context)
+        second.ceo = other
+        #expect(boss.ledCompany == nil && other.ledCompany === second)
+    }
+}
