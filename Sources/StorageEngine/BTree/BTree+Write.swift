@@ -91,7 +91,7 @@ extension TransactionCore {
             let leaf = writer.allocate(.leaf)
             _ = leaf.insertCell(at: 0, size: cellSize, fill)
             tree.root = leaf.number
-            tree.count += 1
+            tree.count &+= 1
             return true
         }
         let (index, found) = try descend(writer, root: tree.root, key: key)
@@ -105,7 +105,7 @@ extension TransactionCore {
             }
             leaf.removeCell(at: index)
         } else {
-            tree.count += 1
+            tree.count &+= 1
         }
         if leaf.insertCell(at: index, size: cellSize, fill) { return !found }
         fill(writer.scratch)
@@ -227,7 +227,7 @@ extension TransactionCore {
             }
         }
         leaf.removeCell(at: index)
-        tree.count -= 1
+        tree.count &-= 1
         try rebalance(writer, tree: tree, level: writer.pathPages.count - 1)
         return true
     }

@@ -70,9 +70,10 @@ public final class Database: @unchecked Sendable {
     let geometry: Geometry
     /// The page size of this database.
     public var pageSize: Int { geometry.pageSize }
-    let store: PageStore
+    /// Replaced only by vacuum, under the writer lock; readers take it under `stateLock`.
+    var store: PageStore
     let log: WriteAheadLog
-    let dataFile: any StorageFile
+    var dataFile: any StorageFile
     let lockFile: any StorageFile
 
     // Published state, under `stateLock`.
@@ -263,13 +264,13 @@ public final class Database: @unchecked Sendable {
     }
 
     func beginRead() throws -> ReadTransaction {
-        let (state, id) = try stateLock.withLock { () throws -> (CommitState, Int) in
+        let (state, id, store) = try stateLock.withLock { () throws -> (CommitState, Int, PageStore) in
             if isClosed { throw StorageError(.closed, "the database is closed") }
             if let poison { throw poison }
             let id = nextReaderID
             nextReaderID += 1
             readers[id] = committed.transaction
-            return (committed, id)
+            return (committed, id, self.store)
         }
         let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: nil)
         return ReadTransaction(database: self, core: core, readerID: id)
