@@ -73,8 +73,11 @@ public enum EngineHarness {
     /// A value, now and then large enough for overflow pages at `pageSize`.
     public static func randomValue(_ random: inout SeededRandom, pageSize: Int) -> [UInt8] {
         let length = random.chance(0.08) ? random.int(in: pageSize / 4...(pageSize * 3)) : random.int(in: 0...40)
-        let fill = UInt8(truncatingIfNeeded: random.next())
-        return (0..<length).map { fill &+ UInt8(truncatingIfNeeded: $0) }
+        let stamp = random.next()
+        var value = [UInt8](repeating: UInt8(truncatingIfNeeded: stamp), count: length)
+        for index in 0..<min(8, length) { value[index] = UInt8(truncatingIfNeeded: stamp >> (8 * UInt64(index))) }
+        if length > 8 { value[length - 1] = UInt8(truncatingIfNeeded: length) }
+        return value
     }
 
     /// Runs `steps` random operations on a fresh database in `fileSystem` against the oracle:

@@ -219,14 +219,20 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         switch write {
         case .write(let offset, let bytes):
             if image.count < offset + bytes.count {
-                image.append(contentsOf: repeatElement(0, count: offset + bytes.count - image.count))
+                image.reserveCapacity(max(offset + bytes.count, image.count * 2))
+                image += [UInt8](repeating: 0, count: offset + bytes.count - image.count)
             }
-            image.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
+            image.withUnsafeMutableBytes { destination in
+                bytes.withUnsafeBytes { source in
+                    guard let base = source.baseAddress else { return }
+                    destination.baseAddress!.advanced(by: offset).copyMemory(from: base, byteCount: source.count)
+                }
+            }
         case .truncate(let size):
             if size < image.count {
                 image.removeSubrange(size...)
             } else {
-                image.append(contentsOf: repeatElement(0, count: size - image.count))
+                image += [UInt8](repeating: 0, count: size - image.count)
             }
         }
     }
@@ -320,7 +326,10 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         try system.withState { state in
-            var data = Array(bytes)
+            var data = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+                if let base = bytes.baseAddress { buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+                count = bytes.count
+            }
             let fault = try system.begin(.write, in: &state)
             if let fault {
                 guard fault == .shortWrite else { throw SimulatedFileSystem.error(for: fault, .write) }
