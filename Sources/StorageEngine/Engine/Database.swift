@@ -126,7 +126,12 @@ public final class Database: @unchecked Sendable {
             dataFile = try fileSystem.openFile(atPath: path, create: false)
             let (meta, slot, pageSize) = try Database.readMeta(dataFile, path: path, options: options)
             geometry = Geometry(pageSize: pageSize)
+            let logExisted = fileSystem.fileExists(atPath: path + "-wal")
             let logFile = try fileSystem.openFile(atPath: path + "-wal", create: true)
+            if !logExisted && options.durability != .off {
+                // A new file's directory entry is durable only after the directory is synced (A4).
+                try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path))
+            }
             log = WriteAheadLog(file: logFile, pageSize: pageSize)
             store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
             let recovery = try log.recover(from: meta)
@@ -161,6 +166,7 @@ public final class Database: @unchecked Sendable {
         try header.withUnsafeBytes { try file.write($0, at: 0) }
         if options.durability != .off { try file.synchronize(.full) }
         try fileSystem.removeFile(atPath: path + "-wal")
+        try fileSystem.openFile(atPath: path + "-wal", create: true).close()
         try fileSystem.renameFile(atPath: temporary, toPath: path)
         if options.durability != .off { try fileSystem.synchronizeDirectory(atPath: directory(of: path)) }
     }
