@@ -68,19 +68,23 @@ extension EngineHarness {
 
     /// Runs `workload` on `fileSystem`, recording acknowledged commits in `log`. Throws
     /// whatever the simulated crash makes the engine throw.
-    public static func run(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, log: CommitLog, seed: UInt64) throws {
+    public static func run(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, log: CommitLog, seed: UInt64)
+        throws
+    {
         var random = SeededRandom(seed: seed)
         let database = try Database.open(at: "crash.db", options: crashOptions(fileSystem))
         switch workload {
         case .bulkLoad:
             try commit(database, log, (0..<300).map { ("rows", bigEndianKey($0), randomValue(&random, pageSize: 512)) })
             for round in 0..<3 {
-                try commit(database, log, (0..<20).map { ("rows", bigEndianKey(300 + round * 20 + $0), [UInt8(round)]) })
+                try commit(
+                    database, log, (0..<20).map { ("rows", bigEndianKey(300 + round * 20 + $0), [UInt8(round)]) })
             }
         case .smallCommits:
             for index in 0..<40 {
                 let key = bigEndianKey(random.int(in: 0...25))
-                try commit(database, log, [("rows", key, index % 5 == 4 ? nil : Array(repeating: UInt8(index), count: 30))])
+                try commit(
+                    database, log, [("rows", key, index % 5 == 4 ? nil : Array(repeating: UInt8(index), count: 30))])
             }
         case .bigTransaction:
             var changes: [(tree: String, key: [UInt8], value: [UInt8]?)] = []
@@ -93,7 +97,8 @@ extension EngineHarness {
             try commit(database, log, removals)
         case .checkpoint:
             for index in 0..<12 {
-                try commit(database, log, (0..<8).map { ("rows", bigEndianKey(index * 3 + $0), [UInt8(index), 1, 2, 3]) })
+                try commit(
+                    database, log, (0..<8).map { ("rows", bigEndianKey(index * 3 + $0), [UInt8(index), 1, 2, 3]) })
                 if index % 3 == 1 { try database.checkpoint() }
             }
         case .vacuum:
@@ -153,7 +158,8 @@ extension EngineHarness {
             }
             for model in SimulatedFileSystem.CrashModel.allCases {
                 let image = fileSystem.afterCrash(model: model, random: &random)
-                try checkRecovery(of: image, log: log, context: "\(workload) crash after op \(point)/\(total) model \(model)")
+                try checkRecovery(
+                    of: image, log: log, context: "\(workload) crash after op \(point)/\(total) model \(model)")
                 recoveries += 1
             }
         }

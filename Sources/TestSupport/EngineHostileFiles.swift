@@ -82,7 +82,9 @@ extension EngineHarness {
         case .randomBytesInPage:
             let page = random.int(in: 1...(pages - 1))
             let start = page * pageSize + random.int(in: 0...(pageSize - 1))
-            for index in start..<min(start + random.int(in: 1...64), data.count) { data[index] = UInt8.random(in: 0...255, using: &random) }
+            for index in start..<min(start + random.int(in: 1...64), data.count) {
+                data[index] = UInt8.random(in: 0...255, using: &random)
+            }
         }
         let files = SimulatedFileSystem()
         files.setContents(data, ofPath: "hostile.db")

@@ -23,7 +23,9 @@ extension EngineHarness {
             let batch = random.int(in: 1...4)
             try database.write { transaction in
                 let tree = try transaction.openTree(named: "acks")
-                for offset in 0..<batch { try tree.setValue(killTestValue(next + offset), forKey: bigEndianKey(next + offset)) }
+                for offset in 0..<batch {
+                    try tree.setValue(killTestValue(next + offset), forKey: bigEndianKey(next + offset))
+                }
             }
             next += batch
             FileHandle.standardOutput.write(Data("ack \(next)\n".utf8))

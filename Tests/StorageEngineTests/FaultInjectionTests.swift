@@ -11,7 +11,8 @@ import Testing
         for fault in SimulatedFileSystem.Fault.allCases {
             for persistent in [false, true] {
                 do {
-                    let count = try EngineHarness.enumerateFaults(workload, fault: fault, persistent: persistent, seed: Self.seed)
+                    let count = try EngineHarness.enumerateFaults(
+                        workload, fault: fault, persistent: persistent, seed: Self.seed)
                     #expect(count > 10)
                 } catch {
                     Issue.record("\(error) — \(SeededRandom(seed: Self.seed).replayHint)")

@@ -7,7 +7,8 @@ import Testing
 /// is killed with SIGKILL at random moments and nothing acknowledged may be missing.
 @Suite struct ProcessKillTests {
     static var childExecutable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("opencoredata-fuzz")
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "opencoredata-fuzz")
     }
 
     @Test func sigkillNeverLosesAcknowledgedCommits() throws {
@@ -43,7 +44,9 @@ import Testing
             process.waitUntilExit()
             received.append(output.fileHandleForReading.readDataToEndOfFile())
             for line in String(decoding: received, as: UTF8.self).split(separator: "\n") {
-                if line.hasPrefix("ack "), let value = Int(line.dropFirst(4)) { acknowledged = max(acknowledged, value) }
+                if line.hasPrefix("ack "), let value = Int(line.dropFirst(4)) {
+                    acknowledged = max(acknowledged, value)
+                }
             }
             let database = try Database.open(at: path)
             let (count, last) = try database.read { transaction -> (Int, [UInt8]?) in
@@ -51,9 +54,13 @@ import Testing
                 let count = try tree?.count ?? 0
                 return (count, acknowledged > 0 ? try tree?.value(forKey: Self.key(acknowledged - 1)) : nil)
             }
-            #expect(count >= acknowledged, "kill \(kill): \(count) commits survived but \(acknowledged) were acknowledged — \(random.replayHint)")
+            #expect(
+                count >= acknowledged,
+                "kill \(kill): \(count) commits survived but \(acknowledged) were acknowledged — \(random.replayHint)")
             if acknowledged > 0 {
-                #expect(last == EngineHarness.killTestValue(acknowledged - 1), "kill \(kill): last acknowledged value wrong")
+                #expect(
+                    last == EngineHarness.killTestValue(acknowledged - 1), "kill \(kill): last acknowledged value wrong"
+                )
             }
             if kill % 10 == 9 { _ = try database.verify() }
             acknowledged = count

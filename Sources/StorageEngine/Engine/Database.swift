@@ -56,7 +56,9 @@ public final class Database: @unchecked Sendable {
         public init() {}
 
         /// Options with the fields most often changed.
-        public init(pageSize: Int = 4_096, durability: Durability = .full, fileSystem: any StorageFileSystem = POSIXFileSystem()) {
+        public init(
+            pageSize: Int = 4_096, durability: Durability = .full, fileSystem: any StorageFileSystem = POSIXFileSystem()
+        ) {
             self.pageSize = pageSize
             self.durability = durability
             self.fileSystem = fileSystem
@@ -210,7 +212,9 @@ public final class Database: @unchecked Sendable {
         var pages: [UInt64] = []
         var next = core.snapshot.freeListHead
         while next != 0 {
-            guard UInt64(pages.count) < core.snapshot.pageCount else { throw StorageError.corrupt("free list has a cycle") }
+            guard UInt64(pages.count) < core.snapshot.pageCount else {
+                throw StorageError.corrupt("free list has a cycle")
+            }
             let page = try core.page(next)
             guard page.kindByte == PageKind.freeList.rawValue else {
                 throw StorageError.corrupt("page \(next): expected a free-list page, found kind \(page.kindByte)")
@@ -218,7 +222,8 @@ public final class Database: @unchecked Sendable {
             for index in 0..<page.count {
                 let entry = FreeEntry(
                     page: page.u64(PageHeader.size + 16 * index), freedAt: page.u64(PageHeader.size + 16 * index + 8))
-                guard entry.page >= 1, entry.page < core.snapshot.pageCount, entry.freedAt <= core.snapshot.transaction else {
+                guard entry.page >= 1, entry.page < core.snapshot.pageCount, entry.freedAt <= core.snapshot.transaction
+                else {
                     throw StorageError.corrupt("page \(next): free-list entry \(index) out of range")
                 }
                 entries.append(entry)
@@ -242,7 +247,8 @@ public final class Database: @unchecked Sendable {
     /// Makes the handle unusable after an I/O failure in a commit or checkpoint.
     func poisonHandle(_ error: Error) -> StorageError {
         let reason = (error as? StorageError)?.description ?? "\(error)"
-        let poisoned = StorageError(.poisoned, "an I/O error made this handle unusable; reopen the database (\(reason))")
+        let poisoned = StorageError(
+            .poisoned, "an I/O error made this handle unusable; reopen the database (\(reason))")
         stateLock.withLock { if poison == nil { poison = poisoned } }
         return poisoned
     }

@@ -50,7 +50,8 @@ final class WriteAheadLog: @unchecked Sendable {
         self.file = file
         self.pageSize = pageSize
         bufferFrames = max(1, (1 << 20) / (Self.frameHeaderSize + pageSize))
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferFrames * (Self.frameHeaderSize + pageSize), alignment: 16)
+        buffer = UnsafeMutableRawPointer.allocate(
+            byteCount: bufferFrames * (Self.frameHeaderSize + pageSize), alignment: 16)
     }
 
     deinit { buffer.deallocate() }
@@ -157,7 +158,8 @@ final class WriteAheadLog: @unchecked Sendable {
         let page = Page(size: pageSize)
         scan: while position + UInt64(frameSize) <= fileSize {
             let available = Int(min(UInt64(bufferFrames), (fileSize - position) / UInt64(frameSize)))
-            let read = try file.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: available * frameSize), at: position)
+            let read = try file.read(
+                into: UnsafeMutableRawBufferPointer(start: buffer, count: available * frameSize), at: position)
             let frames = read / frameSize
             if frames == 0 { break }
             for slot in 0..<frames {
@@ -175,7 +177,9 @@ final class WriteAheadLog: @unchecked Sendable {
                 frame.storeBytes(of: page.storedChecksum.littleEndian, toByteOffset: 56, as: UInt64.self)
                 let computed = XXH64.hash(frame, count: Self.frameHeaderSize, seed: runningChain)
                 guard computed == stored else { break scan }
-                guard (try? page.validate(number: pageNumber, maximumTransaction: transaction)) != nil else { break scan }
+                guard (try? page.validate(number: pageNumber, maximumTransaction: transaction)) != nil else {
+                    break scan
+                }
                 if let pendingTransaction, pendingTransaction != transaction { break scan }
                 pendingTransaction = transaction
                 runningChain = computed
