@@ -26,6 +26,13 @@ extension Database {
             pageCount: writer.pageCount)
         let pages = writer.dirty.values.sorted { $0.number < $1.number }
         for page in pages { page.seal(transaction: writer.transaction) }
+        if pages.count * geometry.pageSize >= options.checkpointThreshold {
+            try commitDirectly(pages, state: state)
+            freeEntries = newEntries
+            freeListPages = chain
+            stateLock.withLock { committed = state }
+            return nil
+        }
         let offsets: [UInt64]
         do {
             if !log.hasHeader { try log.reset(baseTransaction: checkpointed.transaction, salt: saltGenerator.next()) }
@@ -92,45 +99,81 @@ extension Database {
         guard state != checkpointed else { return }
         do {
             let index = store.logIndexSnapshot().sorted { $0.key < $1.key }
-            let pageSize = geometry.pageSize
-            let batchPages = max(1, (1 << 20) / pageSize)
-            let buffer = UnsafeMutableRawPointer.allocate(byteCount: batchPages * pageSize, alignment: 16)
-            defer { buffer.deallocate() }
-            var position = 0
-            while position < index.count {
-                var run = 1
-                while run < batchPages, position + run < index.count,
-                    index[position + run].key == index[position].key + UInt64(run)
-                {
-                    run += 1
+            try writeToPageFile(index.map(\.key)) { number, destination in
+                if let cached = store.cachedPage(number) {
+                    destination.copyMemory(from: cached.bytes, byteCount: geometry.pageSize)
+                } else if let offset = store.logIndexSnapshotOffset(number) {
+                    let read = try log.file.read(
+                        into: UnsafeMutableRawBufferPointer(start: destination, count: geometry.pageSize), at: offset)
+                    guard read == geometry.pageSize else { throw StorageError.corrupt("log ends inside a committed frame") }
                 }
-                for offset in 0..<run {
-                    let (number, logOffset) = index[position + offset]
-                    let destination = buffer + offset * pageSize
-                    if let cached = store.cachedPage(number) {
-                        destination.copyMemory(from: cached.bytes, byteCount: pageSize)
-                    } else {
-                        let read = try log.file.read(
-                            into: UnsafeMutableRawBufferPointer(start: destination, count: pageSize), at: logOffset)
-                        guard read == pageSize else { throw StorageError.corrupt("log ends inside a committed frame") }
-                    }
-                }
-                try dataFile.write(
-                    UnsafeRawBufferPointer(start: buffer, count: run * pageSize),
-                    at: index[position].key * UInt64(pageSize))
-                position += run
             }
-            if options.durability != .off { try dataFile.synchronize(.data) }
-            let slot = 1 - metaSlot
-            let meta = MetaSlot.encode(state, pageSize: pageSize, slot: slot)
-            try meta.withUnsafeBytes { try dataFile.write($0, at: UInt64(slot * MetaSlot.size)) }
-            if options.durability != .off { try dataFile.synchronize(.data) }
-            metaSlot = slot
-            checkpointed = state
+            try writeMeta(state)
             try store.resetLog { try log.reset(baseTransaction: state.transaction, salt: saltGenerator.next()) }
             syncCoordinator.markAllDurable()
         } catch {
             throw poisonHandle(error)
         }
+    }
+
+    /// Writes pages (ascending numbers) into their slots of the page file, coalescing runs
+    /// into large writes, then syncs the file.
+    func writeToPageFile(_ numbers: [UInt64], fill: (UInt64, UnsafeMutableRawPointer) throws -> Void) throws {
+        let pageSize = geometry.pageSize
+        let batchPages = max(1, (1 << 20) / pageSize)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: batchPages * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = 0
+        while position < numbers.count {
+            var run = 1
+            while run < batchPages, position + run < numbers.count, numbers[position + run] == numbers[position] + UInt64(run) {
+                run += 1
+            }
+            for offset in 0..<run { try fill(numbers[position + offset], buffer + offset * pageSize) }
+            try dataFile.write(
+                UnsafeRawBufferPointer(start: buffer, count: run * pageSize), at: numbers[position] * UInt64(pageSize))
+            position += run
+        }
+        if options.durability != .off { try dataFile.synchronize(.data) }
+    }
+
+    /// Writes `state` into the meta slot not holding the current meta (M2) and syncs.
+    func writeMeta(_ state: CommitState) throws {
+        let slot = 1 - metaSlot
+        let meta = MetaSlot.encode(state, pageSize: geometry.pageSize, slot: slot)
+        try meta.withUnsafeBytes { try dataFile.write($0, at: UInt64(slot * MetaSlot.size)) }
+        if options.durability != .off { try dataFile.synchronize(.data) }
+        metaSlot = slot
+        checkpointed = state
+    }
+
+    /// A transaction too large for the log: checkpoint, then write its pages straight into
+    /// their (free) slots of the page file and flip the meta — half the bytes of logging
+    /// them and checkpointing later, with the checkpoint's crash safety (SPEC.md §2.4).
+    func commitDirectly(_ pages: [Page], state: CommitState) throws {
+        do {
+            try checkpointLocked()
+            try writeToPageFile(pages.map(\.number)) { number, destination in
+                let index = pages.binarySearchIndex(of: number)
+                destination.copyMemory(from: pages[index].bytes, byteCount: geometry.pageSize)
+            }
+            try writeMeta(state)
+        } catch {
+            throw poisonHandle(error)
+        }
+        store.publishDirect(pages)
+    }
+}
+
+extension Array where Element == Page {
+    /// The index of the page numbered `number` in an array sorted by number.
+    func binarySearchIndex(of number: UInt64) -> Int {
+        var low = 0
+        var high = count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle].number < number { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

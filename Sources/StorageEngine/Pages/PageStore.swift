@@ -77,6 +77,19 @@ final class PageStore: @unchecked Sendable {
         }
     }
 
+    /// Publishes pages written straight into the page file (no log frames).
+    func publishDirect(_ pages: [Page]) {
+        lock.withLock {
+            for page in pages {
+                logIndex[page.number] = nil
+                insertLocked(page, at: Int(page.number))
+            }
+        }
+    }
+
+    /// The log offset of page `number`'s newest image, if it is in the log.
+    func logIndexSnapshotOffset(_ number: UInt64) -> UInt64? { lock.withLock { logIndex[number] } }
+
     /// Installs the index found by recovery.
     func installLogIndex(_ index: [UInt64: UInt64]) {
         lock.withLock { logIndex = index }
