@@ -70,8 +70,10 @@ extension Workload {
         precondition(found == lookups + lookups / 4, "lookups missed rows")
         try database.close()
         return [
-            Measurement(label: "lookup in one read transaction", value: inTransaction / Double(lookups) * 1e6, unit: "us"),
-            Measurement(label: "lookup, own read transaction", value: ownTransaction / Double(lookups / 4) * 1e6, unit: "us"),
+            Measurement(
+                label: "lookup in one read transaction", value: inTransaction / Double(lookups) * 1e6, unit: "us"),
+            Measurement(
+                label: "lookup, own read transaction", value: ownTransaction / Double(lookups / 4) * 1e6, unit: "us"),
         ]
     }
 
@@ -95,13 +97,16 @@ extension Workload {
         return [Measurement(label: "\(count) rows", value: Double(count) / seconds, unit: "rows/s")]
     }
 
-    static func singleRowCommits(_ context: BenchContext, _ name: String, durability: Database.Durability) throws -> Double {
+    static func singleRowCommits(_ context: BenchContext, _ name: String, durability: Database.Durability) throws
+        -> Double
+    {
         let commits = context.scaled(2_000)
         let database = try engineLoad(context.path(name).path, count: context.scaled(100_000), durability: durability)
         let seconds = try measureSeconds {
             for index in 0..<commits {
                 try database.write { transaction in
-                    try transaction.openTree(named: "rows").setValue(engineValue(index), forKey: engineKey(10_000_000 + index))
+                    try transaction.openTree(named: "rows").setValue(
+                        engineValue(index), forKey: engineKey(10_000_000 + index))
                 }
             }
         }
@@ -112,13 +117,19 @@ extension Workload {
     static let engineDurableCommit = Workload(
         name: "engine/durable-commit", summary: "single-row commits, full durability (fdatasync each)"
     ) { context in
-        [Measurement(label: "commit", value: try singleRowCommits(context, "durable.db", durability: .full), unit: "us")]
+        [
+            Measurement(
+                label: "commit", value: try singleRowCommits(context, "durable.db", durability: .full), unit: "us")
+        ]
     }
 
     static let engineNormalCommit = Workload(
         name: "engine/normal-commit", summary: "single-row commits, normal durability (no sync)"
     ) { context in
-        [Measurement(label: "commit", value: try singleRowCommits(context, "normal.db", durability: .normal), unit: "us")]
+        [
+            Measurement(
+                label: "commit", value: try singleRowCommits(context, "normal.db", durability: .normal), unit: "us")
+        ]
     }
 
     static let engineGroupCommit = Workload(
@@ -178,7 +189,9 @@ extension Workload {
             while (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0 < logBytes {
                 try database.write { transaction in
                     let tree = try transaction.openTree(named: "rows")
-                    for offset in 0..<20 { try tree.setValue(engineValue(index + offset), forKey: engineKey(index + offset)) }
+                    for offset in 0..<20 {
+                        try tree.setValue(engineValue(index + offset), forKey: engineKey(index + offset))
+                    }
                 }
                 index += 20
             }

@@ -15,6 +15,7 @@ extension EngineHarness {
         var options = Database.Options()
         options.durability = .full
         options.checkpointThreshold = 64 << 10
+        options.multiProcess = ProcessInfo.processInfo.environment["OPENCOREDATA_ENGINE_CHILD_SHARED"] != nil
         let database = try Database.open(at: path, options: options)
         var next = try database.read { transaction in
             try transaction.tree(named: "acks")?.count ?? 0

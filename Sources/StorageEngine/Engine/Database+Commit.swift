@@ -26,10 +26,12 @@ extension Database {
             pageCount: writer.pageCount)
         let pages = writer.dirty.values.sorted { $0.number < $1.number }
         for page in pages { page.seal(transaction: writer.transaction) }
-        if pages.count * geometry.pageSize >= options.checkpointThreshold {
+        if pages.count * geometry.pageSize >= options.checkpointThreshold, try beginExclusiveCheckpoint() {
+            defer { endExclusiveCheckpoint() }
             try commitDirectly(pages, state: state)
             freeEntries = newEntries
             freeListPages = chain
+            try announceChange()
             stateLock.withLock { committed = state }
             return nil
         }
@@ -45,6 +47,7 @@ extension Database {
         store.publish(pages, offsets: offsets)
         freeEntries = newEntries
         freeListPages = chain
+        try announceChange()
         stateLock.withLock { committed = state }
         syncCoordinator.noteWritten(loggedBytes)
         return loggedBytes
@@ -90,6 +93,12 @@ extension Database {
         }
         defer { writerGate.release() }
         try checkUsable()
+        if options.multiProcess { try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout) }
+        defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
+        guard try beginExclusiveCheckpoint() else {
+            throw StorageError(.busy, "another process holds a snapshot of \(path); checkpoint later")
+        }
+        defer { endExclusiveCheckpoint() }
         try checkpointLocked()
     }
 
@@ -105,7 +114,9 @@ extension Database {
                 } else if let offset = store.logIndexSnapshotOffset(number) {
                     let read = try log.file.read(
                         into: UnsafeMutableRawBufferPointer(start: destination, count: geometry.pageSize), at: offset)
-                    guard read == geometry.pageSize else { throw StorageError.corrupt("log ends inside a committed frame") }
+                    guard read == geometry.pageSize else {
+                        throw StorageError.corrupt("log ends inside a committed frame")
+                    }
                 }
             }
             try writeMeta(state)
@@ -114,6 +125,7 @@ extension Database {
         } catch {
             throw poisonHandle(error)
         }
+        try announceChange()
     }
 
     /// Writes pages (ascending numbers) into their slots of the page file, coalescing runs
@@ -126,7 +138,9 @@ extension Database {
         var position = 0
         while position < numbers.count {
             var run = 1
-            while run < batchPages, position + run < numbers.count, numbers[position + run] == numbers[position] + UInt64(run) {
+            while run < batchPages, position + run < numbers.count,
+                numbers[position + run] == numbers[position] + UInt64(run)
+            {
                 run += 1
             }
             for offset in 0..<run { try fill(numbers[position + offset], buffer + offset * pageSize) }

@@ -16,6 +16,14 @@ extension Database {
         }
         defer { writerGate.release() }
         try checkUsable()
+        if options.multiProcess {
+            // Other handles would keep reading the replaced file: vacuum only when alone.
+            guard try lockFile.tryLock(byte: LockByte.open, exclusive: true) else {
+                throw StorageError(.busy, "another handle has \(path) open; vacuum needs it alone")
+            }
+            try refreshLocked()
+        }
+        defer { if options.multiProcess { _ = try? lockFile.tryLock(byte: LockByte.open, exclusive: false) } }
         try checkpointLocked()
         let temporary = path + "-vacuum"
         do {

@@ -49,6 +49,11 @@ public final class Database: @unchecked Sendable {
         public var createIfMissing = true
         /// Checkpoints when the database is closed, so the next open reads no log.
         public var checkpointOnClose = true
+        /// Lets several processes (or several handles in one process) open the database at
+        /// once (SPEC.md §2.8). Off by default: a handle then owns the database and a second
+        /// opener gets `busy`; on, every transaction first checks for commits made by other
+        /// handles, and checkpoints wait until no other handle holds a snapshot.
+        public var multiProcess = false
         /// The file system (``POSIXFileSystem`` unless testing).
         public var fileSystem: any StorageFileSystem = POSIXFileSystem()
 
@@ -94,6 +99,12 @@ public final class Database: @unchecked Sendable {
     var freeEntries: [FreeEntry]
     var freeListPages: [UInt64]
     var loggedBytes: UInt64 = 0
+    /// Multi-process mode: the change counter this handle's state reflects.
+    var knownCounter: UInt64 = 0
+    /// Multi-process mode: guards `checkpointLockShared` and the reader-count transitions.
+    let readerLock = Lock()
+    var checkpointLockShared = false
+    var sharedReaders = 0
     var saltGenerator = SystemRandomNumberGenerator()
 
     /// Opens the database at `url` (a file URL).
@@ -115,12 +126,20 @@ public final class Database: @unchecked Sendable {
         self.path = path
         self.options = options
         fileSystem = options.fileSystem
-        lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
-        guard try lockFile.tryLock(byte: 1, exclusive: true) else {
+        let lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
+        self.lockFile = lockFile
+        guard try lockFile.tryLock(byte: LockByte.open, exclusive: !options.multiProcess) else {
             lockFile.close()
-            throw StorageError(.busy, "\(path) is open in another process")
+            throw StorageError(
+                .busy,
+                "\(path) is open in another process"
+                    + (options.multiProcess ? " without multiProcess" : "; open both with Options.multiProcess"))
         }
         do {
+            if options.multiProcess {
+                try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
+            }
+            defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
             if !fileSystem.fileExists(atPath: path) {
                 guard options.createIfMissing else { throw StorageError(.io, "\(path) does not exist") }
                 try Database.create(path: path, options: options)
@@ -145,6 +164,7 @@ public final class Database: @unchecked Sendable {
             freeListPages = []
             let core = TransactionCore(store: store, snapshot: committed, geometry: geometry, writer: nil)
             (freeEntries, freeListPages) = try Database.loadFreeList(core)
+            if options.multiProcess { knownCounter = try Database.readCounter(lockFile) }
         } catch {
             lockFile.close()
             throw error
@@ -276,9 +296,13 @@ public final class Database: @unchecked Sendable {
     }
 
     func beginRead() throws -> ReadTransaction {
+        if options.multiProcess { try beginSharedRead() }
         let (state, id, store) = try stateLock.withLock { () throws -> (CommitState, Int, PageStore) in
-            if isClosed { throw StorageError(.closed, "the database is closed") }
-            if let poison { throw poison }
+            if isClosed || poison != nil {
+                if options.multiProcess { endSharedRead() }
+                if let poison { throw poison }
+                throw StorageError(.closed, "the database is closed")
+            }
             let id = nextReaderID
             nextReaderID += 1
             readers[id] = committed.transaction
@@ -290,6 +314,7 @@ public final class Database: @unchecked Sendable {
 
     func endRead(_ id: Int) {
         stateLock.withLock { _ = readers.removeValue(forKey: id) }
+        if options.multiProcess { endSharedRead() }
     }
 
     // MARK: Writing
@@ -312,11 +337,19 @@ public final class Database: @unchecked Sendable {
         do {
             defer { writerGate.release() }
             try checkUsable()
+            if options.multiProcess {
+                try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
+                try refreshLocked()
+            }
+            defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
             let transaction = beginWrite()
             defer { transaction.core.isOpen = false }
             result = try body(transaction)
             sequence = try commit(transaction.core)
-            if log.committedBytes >= UInt64(options.checkpointThreshold) { try checkpointLocked() }
+            if log.committedBytes >= UInt64(options.checkpointThreshold), try beginExclusiveCheckpoint() {
+                defer { endExclusiveCheckpoint() }
+                try checkpointLocked()
+            }
         }
         if let sequence, options.durability == .full {
             do {
@@ -353,7 +386,22 @@ public final class Database: @unchecked Sendable {
         defer { writerGate.release() }
         var failure: Error?
         if options.checkpointOnClose && stateLock.withLock({ poison == nil }) {
-            do { try checkpointLocked() } catch { failure = error }
+            do {
+                if options.multiProcess {
+                    if try lockFile.tryLock(byte: LockByte.writer, exclusive: true) {
+                        defer { lockFile.unlock(byte: LockByte.writer) }
+                        try refreshLocked()
+                        if try beginExclusiveCheckpoint() {
+                            defer { endExclusiveCheckpoint() }
+                            try checkpointLocked()
+                        }
+                    }
+                } else {
+                    try checkpointLocked()
+                }
+            } catch {
+                failure = error
+            }
         }
         stateLock.withLock { isClosed = true }
         log.file.close()

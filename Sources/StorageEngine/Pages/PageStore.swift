@@ -90,6 +90,16 @@ final class PageStore: @unchecked Sendable {
     /// The log offset of page `number`'s newest image, if it is in the log.
     func logIndexSnapshotOffset(_ number: UInt64) -> UInt64? { lock.withLock { logIndex[number] } }
 
+    /// Forgets every cached page and installs a new log index (another handle changed the
+    /// files), atomically for readers.
+    func replaceAll(logIndex index: [UInt64: UInt64]) {
+        lock.withLock {
+            cache.removeAll()
+            cachedCount = 0
+            logIndex = index
+        }
+    }
+
     /// Installs the index found by recovery.
     func installLogIndex(_ index: [UInt64: UInt64]) {
         lock.withLock { logIndex = index }
