@@ -82,14 +82,14 @@ extension TransactionCore {
             overflow = writeOverflow(writer, value)
         }
         let cellSize = LeafCell.headerSize + key.count + (overflow == nil ? value.count : 8)
-        let fill: (UnsafeMutableRawPointer) -> Void = { destination in
-            writeLeafCell(destination, key: key, value: value, overflowPage: overflow, valueLength: value.count)
-        }
+        // The cell is built once in scratch space and copied into place (no closure context).
+        let scratch = writer.scratch
+        writeLeafCell(scratch, key: key, value: value, overflowPage: overflow, valueLength: value.count)
         tree.version &+= 1
         tree.changed = true
         guard tree.root != 0 else {
             let leaf = writer.allocate(.leaf)
-            _ = leaf.insertCell(at: 0, size: cellSize, fill)
+            _ = leaf.insertCell(at: 0, size: cellSize) { $0.copyMemory(from: scratch, byteCount: cellSize) }
             tree.root = leaf.number
             tree.count &+= 1
             return true
@@ -108,8 +108,9 @@ extension TransactionCore {
         } else {
             tree.count &+= 1
         }
-        if leaf.insertCell(at: index, size: cellSize, fill) { return !found }
-        fill(writer.scratch)
+        if leaf.insertCell(at: index, size: cellSize, { $0.copyMemory(from: scratch, byteCount: cellSize) }) {
+            return !found
+        }
         splitLeaf(
             writer, tree: tree, index: index, cell: UnsafeRawBufferPointer(start: writer.scratch, count: cellSize))
         return !found
@@ -186,18 +187,20 @@ extension TransactionCore {
     {
         let cellSize = BranchCell.headerSize + separator.count
         separator.withUnsafeBytes { key in
-            let fill: (UnsafeMutableRawPointer) -> Void = { writeBranchCell($0, child: child, key: key) }
+            let scratch = writer.scratch
+            writeBranchCell(scratch, child: child, key: key)
             guard level >= 0 else {
                 let root = writer.allocate(.branch)
                 root.link = writer.pathPages[0].number
-                _ = root.insertCell(at: 0, size: cellSize, fill)
+                _ = root.insertCell(at: 0, size: cellSize) { $0.copyMemory(from: scratch, byteCount: cellSize) }
                 tree.root = root.number
                 return
             }
             let branch = writer.pathPages[level]
             let index = writer.pathIndices[level]
-            if branch.insertCell(at: index, size: cellSize, fill) { return }
-            fill(writer.scratch)
+            if branch.insertCell(at: index, size: cellSize, { $0.copyMemory(from: scratch, byteCount: cellSize) }) {
+                return
+            }
             let source = branch.copy()
             var cells = (0..<source.count).map { source.cellBytes($0) }
             cells.insert(UnsafeRawBufferPointer(start: writer.scratch, count: cellSize), at: index)
