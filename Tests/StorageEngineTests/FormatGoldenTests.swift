@@ -21,10 +21,15 @@ import Testing
         #expect(bytes.count == 256)
         #expect(Array(bytes[0..<8]) == Array("OCDSTORE".utf8))
         #expect(Array(bytes[8..<24]) == [1, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 1, 0, 0, 0])
-        #expect(Array(bytes[24..<56]) == [7, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0])
+        #expect(
+            Array(bytes[24..<56]) == [
+                7, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0,
+            ])
         #expect(bytes[56..<248].allSatisfy { $0 == 0 })
         #expect(get64(bytes, 248) == checksum(Array(bytes[0..<248])))
-        guard case .valid(let decoded, let pageSize) = MetaSlot.decode([UInt8](repeating: 0, count: 256) + bytes, slot: 1) else {
+        guard
+            case .valid(let decoded, let pageSize) = MetaSlot.decode([UInt8](repeating: 0, count: 256) + bytes, slot: 1)
+        else {
             Issue.record("the encoded slot does not decode")
             return
         }

@@ -133,8 +133,8 @@ extension Database {
         store.replaceAll(logIndex: recovery.index)
         checkpointed = meta
         metaSlot = slot
-        let core = TransactionCore(store: store, snapshot: recovery.state, geometry: geometry, writer: nil)
-        (freeEntries, freeListPages) = try Database.loadFreeList(core)
+        (freeEntries, freeListPages) = try Database.rebuildFreeList(
+            store, geometry: geometry, meta: meta, recovery: recovery)
         stateLock.withLock {
             committed = recovery.state
             knownCounter = counter

@@ -59,8 +59,8 @@ extension Database {
             let (meta, slot, _) = try Database.readMeta(newFile, path: path, options: options)
             let newStore = PageStore(
                 dataFile: newFile, log: log, pageSize: geometry.pageSize, cacheBytes: options.cacheSize)
-            let core = TransactionCore(store: newStore, snapshot: meta, geometry: geometry, writer: nil)
-            let (entries, pages) = try Database.loadFreeList(core)
+            let (entries, pages) = try Database.rebuildFreeList(
+                newStore, geometry: geometry, meta: meta, recovery: WriteAheadLog.Recovery(state: meta))
             try newStore.resetLog { try log.reset(baseTransaction: meta.transaction, salt: saltGenerator.next()) }
             stateLock.withLock {
                 store = newStore

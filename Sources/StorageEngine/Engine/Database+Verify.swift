@@ -62,20 +62,18 @@ extension Database {
             }
             entries += Int(seen)
         }
-        var free = 0
-        var next = state.freeListHead
-        while next != 0 {
-            try walker.mark(next, "free-list page")
-            let page = try core.page(next)
-            guard page.kindByte == PageKind.freeList.rawValue else {
-                throw StorageError.corrupt("V2: page \(next) in the free-list chain has kind \(page.kindByte)")
-            }
-            for index in 0..<page.count {
-                try walker.mark(page.u64(PageHeader.size + 16 * index), "free page")
-                free += 1
-            }
-            next = page.link
+        guard (freeListPages.first ?? 0) == state.freeListHead else {
+            throw StorageError.corrupt("V5: the free-list chain in memory does not start at the committed head")
         }
+        for number in freeListPages {
+            try walker.mark(number, "free-list page")
+            let page = try core.page(number)
+            guard page.kindByte == PageKind.freeList.rawValue else {
+                throw StorageError.corrupt("V2: page \(number) in the free-list chain has kind \(page.kindByte)")
+            }
+        }
+        for entry in freeEntries { try walker.mark(entry.page, "free page") }
+        let free = freeEntries.count
         for number in 1..<Int(state.pageCount) where walker.marks[number] == 0 {
             throw StorageError.corrupt("V5: page \(number) is neither reachable nor free (leaked)")
         }

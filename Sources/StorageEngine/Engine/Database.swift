@@ -162,8 +162,8 @@ public final class Database: @unchecked Sendable {
             metaSlot = slot
             freeEntries = []
             freeListPages = []
-            let core = TransactionCore(store: store, snapshot: committed, geometry: geometry, writer: nil)
-            (freeEntries, freeListPages) = try Database.loadFreeList(core)
+            (freeEntries, freeListPages) = try Database.rebuildFreeList(
+                store, geometry: geometry, meta: meta, recovery: recovery)
             if options.multiProcess { knownCounter = try Database.readCounter(lockFile) }
         } catch {
             lockFile.close()
@@ -224,6 +224,30 @@ public final class Database: @unchecked Sendable {
             throw StorageError.corrupt("\(path): no valid meta slot (\(problems.joined(separator: "; ")))")
         }
         return best
+    }
+
+    /// The free list of the recovered state: the chain the meta names, then each replayed
+    /// transaction's allocations (its frames), file growth and free records (SPEC.md §2.6).
+    static func rebuildFreeList(
+        _ store: PageStore, geometry: Geometry, meta: CommitState, recovery: WriteAheadLog.Recovery
+    ) throws -> ([FreeEntry], [UInt64]) {
+        let core = TransactionCore(store: store, snapshot: meta, geometry: geometry, writer: nil)
+        var (entries, chain) = try loadFreeList(core)
+        var pageCount = meta.pageCount
+        for transaction in recovery.transactions {
+            let written = Set(transaction.written)
+            if !written.isEmpty { entries.removeAll { written.contains($0.page) } }
+            if transaction.state.pageCount > pageCount {
+                for page in pageCount..<transaction.state.pageCount where !written.contains(page) {
+                    entries.append(FreeEntry(page: page, freedAt: 0))
+                }
+            }
+            for page in transaction.freed {
+                entries.append(FreeEntry(page: page, freedAt: transaction.state.transaction))
+            }
+            pageCount = max(pageCount, transaction.state.pageCount)
+        }
+        return (entries, chain)
     }
 
     /// Reads the free-list chain of the committed state.

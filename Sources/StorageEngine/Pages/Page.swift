@@ -22,6 +22,8 @@ enum PageKind: UInt8 {
     case branch = 2
     case overflow = 3
     case freeList = 4
+    /// A log-only page (page number 0) listing the pages a transaction freed.
+    case freeRecord = 5
 }
 
 /// Offsets of the page header fields.
@@ -191,6 +193,10 @@ final class Page: @unchecked Sendable {
         case .freeList:
             guard PageHeader.size + count * 16 <= size else {
                 throw StorageError.corrupt("page \(label): \(count) free-list entries do not fit")
+            }
+        case .freeRecord:
+            guard PageHeader.size + count * 8 <= size else {
+                throw StorageError.corrupt("page \(label): \(count) free-record entries do not fit")
             }
         }
     }

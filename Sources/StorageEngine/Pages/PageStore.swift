@@ -70,7 +70,7 @@ final class PageStore: @unchecked Sendable {
     /// newest copies.
     func publish(_ pages: [Page], offsets: [UInt64]) {
         lock.withLock {
-            for (page, offset) in zip(pages, offsets) {
+            for (page, offset) in zip(pages, offsets) where page.number != 0 {
                 logIndex[page.number] = offset
                 insertLocked(page, at: Int(page.number))
             }
