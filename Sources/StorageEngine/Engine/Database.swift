@@ -42,7 +42,7 @@ public final class Database: @unchecked Sendable {
         /// Bytes of pages kept in memory.
         public var cacheSize: Int = 256 << 20
         /// Log size in bytes past which a commit checkpoints.
-        public var checkpointThreshold: Int = 4 << 20
+        public var checkpointThreshold: Int = 8 << 20
         /// Seconds a writer waits for another writer before throwing `busy`.
         public var busyTimeout: Double = 5
         /// Creates the database when it does not exist.

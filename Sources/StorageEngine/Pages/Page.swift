@@ -47,7 +47,7 @@ final class Page: @unchecked Sendable {
     init(size: Int) {
         self.size = size
         bytes = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        bytes.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        memset(bytes, 0, size)
     }
 
     deinit { bytes.deallocate() }
@@ -107,7 +107,7 @@ final class Page: @unchecked Sendable {
 
     /// Clears the page and sets up an empty page of `kind` numbered `number`.
     func format(_ kind: PageKind, number: UInt64) {
-        bytes.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        memset(bytes, 0, size)
         setU8(PageHeader.kind, kind.rawValue)
         self.number = number
         contentStart = size

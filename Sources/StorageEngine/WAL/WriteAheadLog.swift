@@ -23,6 +23,10 @@
 //       56    8 checksum H(frame bytes 0..<56 ++ page bytes 0..<8, previous checksum or salt)
 //       64    . the page image (its own checksum covers its bytes 8..<pageSize)
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The log file: appends frames, resets after a checkpoint, and scans on open.
 final class WriteAheadLog: @unchecked Sendable {
     static let headerSize = 64
@@ -89,7 +93,7 @@ final class WriteAheadLog: @unchecked Sendable {
                 let page = pages[index + slot]
                 let frame = buffer + slot * frameSize
                 let isCommit = index + slot == pages.count - 1
-                frame.initializeMemory(as: UInt8.self, repeating: 0, count: Self.frameHeaderSize)
+                memset(frame, 0, Self.frameHeaderSize)
                 frame.storeBytes(of: page.number.littleEndian, toByteOffset: 0, as: UInt64.self)
                 frame.storeBytes(of: state.transaction.littleEndian, toByteOffset: 8, as: UInt64.self)
                 if isCommit {
