@@ -28,7 +28,10 @@ extension Database {
             pageCount: writer.pageCount)
         let pages = writer.dirty.values.sorted { $0.number < $1.number }
         for page in pages { page.seal(transaction: writer.transaction) }
-        if pages.count * geometry.pageSize >= options.checkpointThreshold, try beginExclusiveCheckpoint() {
+        let written = pages.reduce(0) { $0 + ($1.number >= core.snapshot.pageCount ? 1 : 0) }
+        let implicitGrowth = Int(writer.pageCount - core.snapshot.pageCount) - written
+        let large = pages.count * geometry.pageSize >= options.checkpointThreshold
+        if large || implicitGrowth > Database.implicitGrowthLimit, try beginExclusiveCheckpoint() {
             defer { endExclusiveCheckpoint() }
             try flush(to: state, entries: newEntries, extraPages: pages)
             return nil

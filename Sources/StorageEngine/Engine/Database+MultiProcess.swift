@@ -130,6 +130,7 @@ extension Database {
         guard counter != stateLock.withLock({ knownCounter }) else { return }
         let (meta, slot, _) = try Database.readMeta(dataFile, path: path, options: options)
         let recovery = try log.recover(from: meta)
+        try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
         store.replaceAll(logIndex: recovery.index)
         checkpointed = meta
         metaSlot = slot

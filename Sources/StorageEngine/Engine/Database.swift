@@ -156,6 +156,7 @@ public final class Database: @unchecked Sendable {
             log = WriteAheadLog(file: logFile, pageSize: pageSize)
             store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
             let recovery = try log.recover(from: meta)
+            try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
             store.installLogIndex(recovery.index)
             committed = recovery.state
             checkpointed = meta
@@ -225,6 +226,28 @@ public final class Database: @unchecked Sendable {
         }
         return best
     }
+
+    /// Pages that are neither in the page file nor in the log are free, and are listed in a
+    /// free-list chain page (256 entries each) or implied by at most `implicitGrowthLimit`
+    /// pages per logged transaction (SPEC.md §5); a larger page count is damage, and is
+    /// refused before anything allocates or loops by it.
+    static func checkPageCount(meta: CommitState, recovered: CommitState, dataFile: any StorageFile, log: WriteAheadLog)
+        throws
+    {
+        let pageSize = UInt64(log.pageSize)
+        let filePages = try dataFile.size() / pageSize
+        let logFrames = log.committedBytes / UInt64(log.frameSize)
+        let limit = 1 + filePages * 256 + logFrames * UInt64(implicitGrowthLimit + 1)
+        guard meta.pageCount <= 1 + filePages * 256, recovered.pageCount <= limit else {
+            throw StorageError.corrupt(
+                "page count \(recovered.pageCount) is impossible for a \(filePages)-page file and \(logFrames)-frame log"
+            )
+        }
+    }
+
+    /// The most pages one logged transaction may add without writing them (allocated and
+    /// freed within it); a transaction past this commits directly, writing a free-list chain.
+    static let implicitGrowthLimit = 4_096
 
     /// The free list of the recovered state: the chain the meta names, then each replayed
     /// transaction's allocations (its frames), file growth and free records (SPEC.md §2.6).
