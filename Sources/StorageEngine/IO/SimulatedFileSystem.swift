@@ -6,6 +6,10 @@
 // `SimulatedFileSystem.Crash`), build the post-crash file system under a crash model,
 // and inject faults (fail the k-th operation once or from k on).
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An in-memory file system with crash simulation and fault injection.
 ///
 /// ```swift
@@ -73,6 +77,8 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         var directory: [String: Inode] = [:]
         var durableDirectory: [String: Inode] = [:]
         var operationCount = 0
+        var countsByKind: [Operation: Int] = [:]
+        var syncLatency: UInt32 = 0
         var crashPoint: Int?
         var crashed = false
         var faultPlan: FaultPlan?
@@ -95,6 +101,16 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
 
     /// How many counted operations have run.
     public var operationCount: Int { withState { $0.operationCount } }
+
+    /// Microseconds every sync takes (slept before it applies, while other threads may
+    /// write), to model a disk's sync latency.
+    public var syncLatency: UInt32 {
+        get { withState { $0.syncLatency } }
+        set { withState { $0.syncLatency = newValue } }
+    }
+
+    /// How many operations of `kind` have run.
+    public func count(of kind: Operation) -> Int { withState { $0.countsByKind[kind] ?? 0 } }
 
     /// Whether the crash point has been reached.
     public var hasCrashed: Bool { withState { $0.crashed } }
@@ -246,6 +262,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
             throw Crash()
         }
         state.operationCount += 1
+        state.countsByKind[operation, default: 0] += 1
         guard var plan = state.faultPlan, plan.operation == nil || plan.operation == operation else { return nil }
         let index = state.matchingCount
         state.matchingCount += 1
@@ -365,6 +382,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     }
 
     func synchronize(_ kind: SyncKind) throws {
+        let latency = system.withState { $0.syncLatency }
+        if latency > 0 { usleep(latency) }
         try system.withState { state in
             if let fault = try system.begin(.sync, in: &state) {
                 // A failed fsync may have written some pages and dropped the rest (A3):
