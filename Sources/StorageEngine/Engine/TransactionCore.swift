@@ -43,6 +43,10 @@ final class WriterState {
     var pathPages: [Page] = []
     /// `pathIndices[i]` is the child index taken from `pathPages[i]`.
     var pathIndices: [Int] = []
+    /// Set when the last put appended to the rightmost leaf of `tree` (at `version`) and
+    /// left that path in `pathPages`, all of it already copied: the next larger key can be
+    /// appended without a descent.
+    var appendHint: (tree: TreeState, version: Int)?
 
     init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, free: [FreeEntry], threshold: UInt64) {
         self.transaction = transaction
