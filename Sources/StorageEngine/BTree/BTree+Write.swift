@@ -106,7 +106,9 @@ extension TransactionCore {
         let found: Bool
         if let hint = writer.appendHint, hint.tree === tree, hint.version == tree.version &- 1,
             let last = writer.pathPages.last, last.count > 0,
-            compareKeys(key.baseAddress!, key.count, last.leafKeyPointer(last.count - 1), last.leafKeyLength(last.count - 1)) > 0
+            compareKeys(
+                key.baseAddress!, key.count, last.leafKeyPointer(last.count - 1), last.leafKeyLength(last.count - 1))
+                > 0
         {
             // Append fast path: the previous put left the rightmost path of this tree,
             // already copied, and the key sorts after everything in it.

@@ -66,6 +66,7 @@ extension Database {
                 store = newStore
                 dataFile = newFile
                 committed = meta
+                catalogCache.clear()
             }
             checkpointed = meta
             metaSlot = slot

@@ -105,6 +105,8 @@ public final class Database: @unchecked Sendable {
     let readerLock = Lock()
     var checkpointLockShared = false
     var sharedReaders = 0
+    /// Catalog entries of the newest committed state, for short read transactions.
+    let catalogCache = CatalogCache()
     var saltGenerator = SystemRandomNumberGenerator()
 
     /// Opens the database at `url` (a file URL).
@@ -355,7 +357,8 @@ public final class Database: @unchecked Sendable {
             readers[id] = committed.transaction
             return (committed, id, self.store)
         }
-        let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: nil)
+        let core = TransactionCore(
+            store: store, snapshot: state, geometry: geometry, writer: nil, catalogCache: catalogCache)
         return ReadTransaction(database: self, core: core, readerID: id)
     }
 

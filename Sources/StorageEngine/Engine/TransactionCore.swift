@@ -114,6 +114,44 @@ final class WriterState {
     var hasChanges: Bool { !dirty.isEmpty || !freed.isEmpty }
 }
 
+/// Catalog entries looked up by readers of one committed state, shared so that a short
+/// read transaction does not descend the catalog again.
+final class CatalogCache: @unchecked Sendable {
+    private let lock = Lock()
+    private var transaction: UInt64 = .max
+    /// The page store the entries belong to: a vacuum replaces it without a new transaction id.
+    private var store: ObjectIdentifier?
+    private var entries: [String: (root: UInt64, count: UInt64)] = [:]
+
+    /// Forgets everything (the file was replaced: same transaction id, new page numbers).
+    func clear() {
+        lock.withLock {
+            transaction = .max
+            entries.removeAll()
+        }
+    }
+
+    func lookup(_ name: String, transaction: UInt64, store: PageStore) -> (root: UInt64, count: UInt64)? {
+        lock.withLock {
+            self.transaction == transaction && self.store == ObjectIdentifier(store) ? entries[name] : nil
+        }
+    }
+
+    func store(_ name: String, transaction: UInt64, store: PageStore, root: UInt64, count: UInt64) {
+        lock.withLock {
+            if self.transaction != transaction || self.store != ObjectIdentifier(store) {
+                guard
+                    transaction > self.transaction || self.transaction == .max || self.store != ObjectIdentifier(store)
+                else { return }
+                self.transaction = transaction
+                self.store = ObjectIdentifier(store)
+                entries.removeAll(keepingCapacity: true)
+            }
+            if entries.count < 4_096 { entries[name] = (root, count) }
+        }
+    }
+}
+
 /// What every transaction reads through.
 final class TransactionCore {
     let store: PageStore
@@ -123,12 +161,17 @@ final class TransactionCore {
     var isOpen = true
     let catalog: TreeState
     var trees: [String: TreeState] = [:]
+    let catalogCache: CatalogCache?
 
-    init(store: PageStore, snapshot: CommitState, geometry: Geometry, writer: WriterState?) {
+    init(
+        store: PageStore, snapshot: CommitState, geometry: Geometry, writer: WriterState?,
+        catalogCache: CatalogCache? = nil
+    ) {
         self.store = store
         self.snapshot = snapshot
         self.geometry = geometry
         self.writer = writer
+        self.catalogCache = writer == nil ? catalogCache : nil
         catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
     }
 
@@ -162,6 +205,11 @@ final class TransactionCore {
     func tree(named name: String) throws -> TreeState? {
         try checkOpen()
         if let tree = trees[name] { return tree.deleted ? nil : tree }
+        if let cached = catalogCache?.lookup(name, transaction: snapshot.transaction, store: store) {
+            let tree = TreeState(name: name, root: cached.root, count: cached.count)
+            trees[name] = tree
+            return tree
+        }
         let key = Array(name.utf8)
         guard !key.isEmpty, key.count <= 255 else { throw StorageError(.invalidTreeName, "tree name \"\(name)\"") }
         guard let entry = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
@@ -173,6 +221,7 @@ final class TransactionCore {
         guard root < limit else { throw StorageError.corrupt("tree \"\(name)\" has root page \(root) past the end") }
         let tree = TreeState(name: name, root: root, count: get64(entry, 8))
         trees[name] = tree
+        catalogCache?.store(name, transaction: snapshot.transaction, store: store, root: root, count: tree.count)
         return tree
     }
 }
