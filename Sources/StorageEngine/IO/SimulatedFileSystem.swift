@@ -279,6 +279,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         return StorageError(.io, "simulated \(operation) failure (EIO)")
     }
 
+    /// Opens (or creates) the file at `path`.
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         try withState { state in
             if state.crashed { throw Crash() }
@@ -290,10 +291,12 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Whether a file exists at `path`.
     public func fileExists(atPath path: String) -> Bool {
         withState { $0.directory[path] != nil }
     }
 
+    /// Removes the file at `path`, if any.
     public func removeFile(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.remove, in: &state) { throw Self.error(for: fault, .remove) }
@@ -301,6 +304,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Renames `source` over `destination`.
     public func renameFile(atPath source: String, toPath destination: String) throws {
         try withState { state in
             if let fault = try begin(.rename, in: &state) { throw Self.error(for: fault, .rename) }
@@ -310,6 +314,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Makes the directory entries durable.
     public func synchronizeDirectory(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.directorySync, in: &state) { throw Self.error(for: fault, .directorySync) }
