@@ -150,6 +150,9 @@ extension Database {
     /// Moves the log's newest pages, `extraPages` (a transaction committing directly) and a
     /// new free-list chain into the page file, flips the meta to `state` and resets the log.
     func flush(to state: CommitState, entries: [FreeEntry], extraPages: [Page]) throws {
+        // Announce before the first destructive write too: if this process dies halfway,
+        // other handles still see a new counter and reload from the files (L4).
+        try announceChange()
         do {
             let index = store.logIndexSnapshot()
             var excluded = Set(index.keys)
