@@ -99,6 +99,31 @@ extension Page {
     func leafLowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
         var low = 0
         var high = count
+        if let prefixes {
+            let probe = keyPrefix(key, keyCount)
+            while low < high {
+                let middle = (low + high) >> 1
+                let prefix = prefixes[middle]
+                if prefix < probe {
+                    low = middle + 1
+                    continue
+                }
+                if prefix > probe {
+                    high = middle
+                    continue
+                }
+                let offset = slot(middle)
+                let order = compareKeys(bytes + offset + LeafCell.headerSize, u16(offset), key, keyCount)
+                if order < 0 {
+                    low = middle + 1
+                } else if order > 0 {
+                    high = middle
+                } else {
+                    return (middle, true)
+                }
+            }
+            return (low, false)
+        }
         while low < high {
             let middle = (low + high) >> 1
             let offset = slot(middle)
@@ -119,6 +144,26 @@ extension Page {
     func branchChildIndex(_ key: UnsafeRawPointer, _ keyCount: Int) -> Int {
         var low = 0
         var high = count
+        if let prefixes {
+            let probe = keyPrefix(key, keyCount)
+            while low < high {
+                let middle = (low + high) >> 1
+                let prefix = prefixes[middle]
+                if prefix < probe {
+                    low = middle + 1
+                } else if prefix > probe {
+                    high = middle
+                } else {
+                    let offset = slot(middle)
+                    if compareKeys(bytes + offset + BranchCell.headerSize, u16(offset + 8), key, keyCount) <= 0 {
+                        low = middle + 1
+                    } else {
+                        high = middle
+                    }
+                }
+            }
+            return low
+        }
         while low < high {
             let middle = (low + high) >> 1
             let offset = slot(middle)
