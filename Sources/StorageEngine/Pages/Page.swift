@@ -61,7 +61,9 @@ final class Page: @unchecked Sendable {
 
     /// Builds ``prefixes`` for a validated leaf or branch page that will not change again.
     func buildPrefixes() {
-        guard prefixes == nil, kindByte == PageKind.leaf.rawValue || kindByte == PageKind.branch.rawValue else { return }
+        guard prefixes == nil, kindByte == PageKind.leaf.rawValue || kindByte == PageKind.branch.rawValue else {
+            return
+        }
         let count = self.count
         let table = UnsafeMutablePointer<UInt64>.allocate(capacity: max(count, 1))
         let leaf = isLeaf
@@ -240,7 +242,9 @@ enum BranchCell {
 func keyPrefix(_ key: UnsafeRawPointer, _ count: Int) -> UInt64 {
     if count >= 8 { return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) }
     var value: UInt64 = 0
-    for index in 0..<count { value |= UInt64(key.load(fromByteOffset: index, as: UInt8.self)) << (56 - 8 * UInt64(index)) }
+    for index in 0..<count {
+        value |= UInt64(key.load(fromByteOffset: index, as: UInt8.self)) << (56 - 8 * UInt64(index))
+    }
     return value
 }
 
