@@ -7,29 +7,39 @@ import Foundation
 /// What a compiled program evaluates against: the object, its record view when it is a
 /// record of the compiled schema (checked once per object), and the variables in scope.
 struct EvaluationScope {
-    let object: Any?
+    /// The evaluated object when it is not a record of the compiled schema.
+    private let other: Any?
+    /// The evaluated object when it is a record of the compiled schema (checked once per object).
     let record: (any KeyValueSlotReadable)?
     var variables: [String: Any]
 
     init(object: Any?, schema: (any KeyValueSchema)?, variables: [String: Any]) {
-        self.object = object
         if let schema, let record = object as? any KeyValueSlotReadable, record.keyValueSchema === schema {
             self.record = record
+            other = nil
         } else {
-            self.record = nil
+            record = nil
+            other = object
         }
         self.variables = variables
     }
 
-    /// A scope for a record known to be of the compiled schema (no cast needed).
+    /// A scope for a record (no cast needed); read by slot when its schema is the compiled one.
     init(record: any KeyValueSlotReadable, schema: (any KeyValueSchema)?, variables: [String: Any]) {
-        object = record
         if let schema, record.keyValueSchema === schema {
             self.record = record
+            other = nil
         } else {
             self.record = nil
+            other = record
         }
         self.variables = variables
+    }
+
+    /// The evaluated object, `SELF`.
+    var object: Any? {
+        if let record { return record }
+        return other
     }
 
     /// A scope for a nested object (a SUBQUERY element): read generically, variables kept.
