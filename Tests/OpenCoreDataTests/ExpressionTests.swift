@@ -56,6 +56,19 @@ import Testing
         #expect(NSExpression.expressionForAnyKey().expressionType == .anyKey)
     }
 
+    /// How a dictionary fetch computes an `NSExpressionDescription` over a group: the group's
+    /// objects are the evaluated object, and key paths map over them.
+    @Test func aggregateFunctionsOverAGroup() throws {
+        let group: [[String: Any]] = [["age": 20], ["age": 30], ["age": NSNull()], ["age": 40]]
+        let age = NSExpression(forKeyPath: "age")
+        #expect(try NSExpression(forFunction: "average:", arguments: [age]).value(with: group) as? Double == 30)
+        #expect(try NSExpression(forFunction: "sum:", arguments: [age]).value(with: group) as? Int == 90)
+        #expect(try NSExpression(forFunction: "count:", arguments: [age]).value(with: group) as? Int == 3)
+        #expect(try NSExpression(forFunction: "max:", arguments: [age]).value(with: group) as? Int == 40)
+        #expect(try NSExpression(forFunction: "min:", arguments: [age]).value(with: group) as? Int == 20)
+        #expect(try NSExpression(format: "@count").value(with: group) as? Int == 4)
+    }
+
     @Test func accessors() {
         let function = NSExpression(forFunction: "add:to:", arguments: [1, 2])
         #expect(

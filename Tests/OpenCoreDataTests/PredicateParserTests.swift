@@ -169,6 +169,8 @@ import Testing
         #expect(try comparison("x == %@", "'quoted'").rightExpression.constantValue as? String == "'quoted'")
         #expect(try comparison("x == '%@'").rightExpression.constantValue as? String == "%@")
         #expect(try comparison("x == '100%'").rightExpression.constantValue as? String == "100%")
+        #expect(try comparison("x == '100%%'").rightExpression.constantValue as? String == "100%")
+        #expect(NSPredicate(format: "x == %@", "5%").predicateFormat == "x == \"5%%\"")
         let optional: String? = nil
         #expect(try comparison("x == %@", optional as Any).rightExpression.constantValue == nil)
         #expect(try comparison("$v == 1").leftExpression.variable == "v")
