@@ -171,3 +171,40 @@ import Testing
         }
     }
 }
+
+@Suite struct PredicateSubschemaTests {
+    final class SubSchema: KeyValueSchema {
+        let parent: TestSchema
+        let schemaName = "Manager"
+        init(parent: TestSchema) { self.parent = parent }
+        func slot(forKey key: String) -> KeyValueSlot? {
+            key == "reports" ? KeyValueSlot(index: 1, kind: .attribute) : parent.slot(forKey: key)
+        }
+        func sharesSlots(with schema: any KeyValueSchema) -> Bool { schema === parent }
+    }
+
+    /// A record that cannot be read by key: a predicate that evaluates on it read it by slot.
+    final class SlotOnlyRecord: KeyValueSlotReadable {
+        let keyValueSchema: any KeyValueSchema
+        let values: [Any?]
+        init(_ schema: any KeyValueSchema, _ values: [Any?]) {
+            keyValueSchema = schema
+            self.values = values
+        }
+        func readValue(atSlot slot: Int) -> Any? { values[slot] }
+        func readValue(forKey key: String) throws -> Any? { throw KeyValueCodingError.unknownKey(key, in: "slot-only") }
+    }
+
+    @Test func subschemaRecordsAreReadBySlot() throws {
+        let person = TestSchema("Person")
+        person.slots = ["age": KeyValueSlot(index: 0, kind: .attribute)]
+        let manager = SubSchema(parent: person)
+        let predicate = try NSPredicate(format: "age > 40").compiled(for: person)
+        #expect(try predicate.evaluate(record: SlotOnlyRecord(manager, [50, 3])))
+        #expect(try predicate.evaluate(with: SlotOnlyRecord(manager, [50, 3])))
+        let other = TestSchema("Other")
+        other.slots = ["age": KeyValueSlot(index: 0, kind: .attribute)]
+        #expect(throws: KeyValueCodingError.self) { try predicate.evaluate(record: SlotOnlyRecord(other, [41])) }
+        #expect(try predicate.evaluate(with: TestRecord(schema: other, values: [41])))
+    }
+}

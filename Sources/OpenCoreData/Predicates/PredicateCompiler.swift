@@ -14,7 +14,7 @@ struct EvaluationScope {
     var variables: [String: Any]
 
     init(object: Any?, schema: (any KeyValueSchema)?, variables: [String: Any]) {
-        if let schema, let record = object as? any KeyValueSlotReadable, record.keyValueSchema === schema {
+        if let schema, let record = object as? any KeyValueSlotReadable, slotsMatch(record.keyValueSchema, schema) {
             self.record = record
             other = nil
         } else {
@@ -26,7 +26,7 @@ struct EvaluationScope {
 
     /// A scope for a record (no cast needed); read by slot when its schema is the compiled one.
     init(record: any KeyValueSlotReadable, schema: (any KeyValueSchema)?, variables: [String: Any]) {
-        if let schema, record.keyValueSchema === schema {
+        if let schema, slotsMatch(record.keyValueSchema, schema) {
             self.record = record
             other = nil
         } else {
@@ -298,7 +298,8 @@ struct PredicateCompiler {
             var value = record.readValue(atSlot: first.slot)
             for (offset, step) in steps.enumerated().dropFirst() {
                 guard let object = unwrapOptional(value) else { return nil }
-                guard let next = object as? any KeyValueSlotReadable, next.keyValueSchema === step.schema else {
+                guard let next = object as? any KeyValueSlotReadable, slotsMatch(next.keyValueSchema, step.schema)
+                else {
                     return try KeyValuePath.value(of: object, path: components[offset...])
                 }
                 value = next.readValue(atSlot: step.slot)
