@@ -103,24 +103,20 @@ struct PredicateCompiler {
             }
             return { scope in try !operand(scope) }
         case .and:
-            if programs.count == 2 {
-                let (first, second) = (programs[0], programs[1])
-                return { scope in try first(scope) && second(scope) }
-            }
-            return { scope in
-                for program in programs where try !program(scope) { return false }
-                return true
-            }
+            return Self.chain(programs[...], and: true)
         case .or:
-            if programs.count == 2 {
-                let (first, second) = (programs[0], programs[1])
-                return { scope in try first(scope) || second(scope) }
-            }
-            return { scope in
-                for program in programs where try program(scope) { return true }
-                return false
-            }
+            return Self.chain(programs[...], and: false)
         }
+    }
+
+    /// AND/OR of `programs` as nested pairs: calling a captured closure costs no reference
+    /// counting, where iterating an array of closures retains each one per call.
+    private static func chain(_ programs: ArraySlice<PredicateProgram>, and: Bool) -> PredicateProgram {
+        guard let first = programs.first else { return { _ in and } }
+        if programs.count == 1 { return first }
+        let rest = chain(programs.dropFirst(), and: and)
+        if and { return { scope in try first(scope) && rest(scope) } }
+        return { scope in try first(scope) || rest(scope) }
     }
 
     private mutating func compileComparison(_ comparison: NSComparisonPredicate) throws -> PredicateProgram {
@@ -287,7 +283,8 @@ struct PredicateCompiler {
         if steps.count == 1 && rest.isEmpty {
             let slot = first.slot
             return { scope in
-                if let record = scope.record { return record.readValue(atSlot: slot) }
+                // Optional chaining reads the record in place; `if let` would copy (retain) it.
+                if let value = scope.record?.readValue(atSlot: slot) { return value }
                 return try KeyValuePath.value(of: scope.object, path: components[...])
             }
         }
