@@ -199,13 +199,9 @@ struct ComparisonOperation {
             }
         case (.in, .collection(let elements, _)):
             let members = elements.map { PredicateValue($0) }
-            if !options.folds, members.allSatisfy({ if case .string = $0 { true } else { false } }) {
-                let strings = Set(members.compactMap { if case .string(let text) = $0 { text } else { nil } })
-                return { value in
-                    let left = PredicateValue(value)
-                    if case .string(let subject) = left { return strings.contains(subject) }
-                    return false
-                }
+            if !options.folds {
+                let set = PredicateValueSet(members)
+                return { value in set.contains(PredicateValue(value)) }
             }
             return { value in
                 let left = PredicateValue(value)

@@ -194,14 +194,7 @@ enum Aggregates {
 
     /// `values` without repeats (by predicate equality), first occurrence kept.
     static func distinct(_ values: [Any]) -> [Any] {
-        var result: [Any] = []
-        var seen: [PredicateValue] = []
-        for value in values {
-            let classified = PredicateValue(value)
-            if seen.contains(where: { $0.isEqual(to: classified, options: StringComparisonOptions([])) }) { continue }
-            seen.append(classified)
-            result.append(value)
-        }
-        return result
+        var seen = PredicateValueSet([])
+        return values.filter { seen.insert(PredicateValue($0)) }
     }
 }

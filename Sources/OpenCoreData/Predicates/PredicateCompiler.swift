@@ -366,11 +366,9 @@ struct PredicateCompiler {
             let firstValues = first.compactMap { unwrapOptional($0) }
             let secondValues = second.compactMap { unwrapOptional($0) }
             if kind == 0 { return Aggregates.distinct(firstValues + secondValues) }
-            let classified = secondValues.map { PredicateValue($0) }
-            let options = StringComparisonOptions([])
+            let members = PredicateValueSet(secondValues.lazy.map { PredicateValue($0) })
             let kept = firstValues.filter { value in
-                let candidate = PredicateValue(value)
-                let found = classified.contains { candidate.isEqual(to: $0, options: options) }
+                let found = members.contains(PredicateValue(value))
                 return kind == 1 ? found : !found
             }
             return Aggregates.distinct(kept)
