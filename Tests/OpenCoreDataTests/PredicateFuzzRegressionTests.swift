@@ -52,7 +52,8 @@ import Testing
         let many = (0..<20_000).map { ["v": $0 % 1_000] }
         #expect(NSPredicate(format: "@distinctUnionOfObjects.v.@count == 1000").evaluate(with: many))
         #expect(NSPredicate(format: "SELF IN %@", Array(0..<20_000)).evaluate(with: 19_999.0))
-        #expect(NSPredicate(format: "(%@ MINUS %@).@count == 1", Array(0..<20_000), Array(1..<20_000)).evaluate(with: nil))
+        #expect(
+            NSPredicate(format: "(%@ MINUS %@).@count == 1", Array(0..<20_000), Array(1..<20_000)).evaluate(with: nil))
         let hugePattern = String(repeating: "a", count: 5_000)
         #expect(throws: PredicateLanguageError.self) {
             try NSPredicate(format: "SELF MATCHES %@", hugePattern).evaluateThrowing(with: "a")
