@@ -17,7 +17,14 @@ enum KeyValuePath {
             if key.hasPrefix("@") {
                 return try applyOperator(key, to: current, rest: path[(index + 1)...])
             }
-            guard let value = unwrapOptional(current) else { return nil }
+            guard let raw = current else { return nil }
+            // Objects first: the common step, and one cast instead of the collection probes.
+            if let readable = raw as? any KeyValueReadable {
+                current = try readable.readValue(forKey: key)
+                index += 1
+                continue
+            }
+            guard let value = unwrapOptional(raw) else { return nil }
             if let elements = collectionElements(value) {
                 // Map the keys up to the next collection operator over the elements; the
                 // operator then applies to the whole flattened collection.
