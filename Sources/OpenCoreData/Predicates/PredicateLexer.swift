@@ -251,7 +251,7 @@ struct PredicateLexer {
 
     private func malformed(_ position: Int, _ reason: String) -> PredicateLanguageError {
         PredicateLanguageError(
-            .malformedFormat(position: position), "Unable to parse the format string at position \(position): \(reason)"
+            .malformedFormat(position: position), reason
         )
     }
 }
