@@ -81,6 +81,27 @@ import Testing
         #expect(NSExpression(format: "%K.@count", "items").keyPath == "items.@count")
     }
 
+    struct Temperature: PredicateFunctionReceiver {
+        let celsius: Double
+        func predicateFunction(_ name: String, arguments: [Any?]) throws -> Any? {
+            switch name {
+            case "fahrenheit": return celsius * 9 / 5 + 32
+            case "plus:": return celsius + ((arguments.first ?? nil) as? Double ?? 0)
+            default: throw PredicateLanguageError(.unsupported, "no function \(name)")
+            }
+        }
+    }
+
+    @Test func functionReceivers() {
+        let object: [String: Any] = ["temperature": Temperature(celsius: 100)]
+        #expect(NSPredicate(format: "FUNCTION(temperature, 'fahrenheit') == 212").evaluate(with: object))
+        #expect(NSPredicate(format: "FUNCTION(temperature, 'plus:', 5.0) == 105").evaluate(with: object))
+        #expect(!NSPredicate(format: "FUNCTION(temperature, 'kelvin') == 1").evaluate(with: object))
+        #expect(NSPredicate(format: "FUNCTION('abc', 'length') == 3").evaluate(with: nil))
+        #expect(NSPredicate(format: "FUNCTION(12, 'stringValue') == '12'").evaluate(with: nil))
+        #expect(NSPredicate(format: "FUNCTION('7', 'intValue') == 7").evaluate(with: nil))
+    }
+
     @Test func functionsReportErrors() throws {
         #expect(throws: PredicateLanguageError.self) {
             try NSExpression(forFunction: "bogus:", arguments: [1]).value(with: nil)

@@ -21,8 +21,9 @@ struct StringComparisonOptions: Equatable {
     /// `string` with case and/or diacritics removed as the options ask.
     func fold(_ string: String) -> String {
         guard folds else { return string }
-        if caseInsensitive && !diacriticInsensitive && string.utf8.allSatisfy({ $0 < 0x80 }) {
-            return string.lowercased()
+        // ASCII has no diacritics and one case mapping: skip Foundation's folding.
+        if !localeSensitive && string.utf8.allSatisfy({ $0 < 0x80 }) {
+            return caseInsensitive ? string.lowercased() : string
         }
         var options: String.CompareOptions = []
         if caseInsensitive { options.insert(.caseInsensitive) }
