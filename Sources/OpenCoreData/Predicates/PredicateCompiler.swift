@@ -133,6 +133,12 @@ struct PredicateCompiler {
             let prepared = try operation.prepared(right: constant)
             if comparison.comparisonPredicateModifier == .direct {
                 if case .anyKey = comparison.leftExpression.node {
+                } else if case .keyPath(let path) = comparison.leftExpression.node, let slot = singleSlot(path) {
+                    // The commonest clause, `attribute op constant`, fused: read the slot, compare.
+                    return { scope in
+                        if let value = scope.record?.readValue(atSlot: slot) { return try prepared(value) }
+                        return try prepared(try left(scope))
+                    }
                 } else {
                     return { scope in try prepared(try left(scope)) }
                 }
@@ -248,6 +254,12 @@ struct PredicateCompiler {
         var programs: [ExpressionProgram] = []
         for expression in expressions { programs.append(try compile(expression)) }
         return programs
+    }
+
+    /// The slot of a one-key path in the schema, when there is a schema and the key is in it.
+    private func singleSlot(_ path: String) -> Int? {
+        guard let schema, !path.contains("."), !path.hasPrefix("@") else { return nil }
+        return schema.slot(forKey: path)?.index
     }
 
     static func components(_ path: String) -> [String] {
