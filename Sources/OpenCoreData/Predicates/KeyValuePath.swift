@@ -80,7 +80,10 @@ enum KeyValuePath {
 
     private static func applyOperator(_ name: String, to value: Any?, keyPath rest: ArraySlice<String>) throws -> Any? {
         let operand = unwrapOptional(value)
-        guard let elements = operand == nil ? [] : collectionElements(operand) else {
+        // `@sum.items.price` on one object aggregates what its key path yields (Apple's example);
+        // a bare `@count` of a non-collection is an error.
+        guard let elements = operand == nil ? [] : collectionElements(operand) ?? (rest.isEmpty ? nil : [operand])
+        else {
             throw KeyValueCodingError.unknownKey(name, in: "\(type(of: operand ?? "nil")) (not a collection)")
         }
         switch name.lowercased() {
