@@ -10,11 +10,13 @@ struct Workload: Sendable {
     let summary: String
     let run: @Sendable (BenchContext) throws -> [Measurement]
 
-    static let all: [Workload] = [
-        .clockSanity,
-        .predicateEvaluate,
-        .predicateSort,
-    ]
+    static let all: [Workload] =
+        [
+            .clockSanity,
+            .predicateEvaluate,
+            .predicateSort,
+            .objectInMemory,
+        ] + Workload.engine
 }
 
 /// What a workload gets: its scale, a scratch directory, and a progress line.
