@@ -22,7 +22,10 @@ extension Database {
         guard writer.hasChanges else { return nil }
         var newEntries = writer.held
         newEntries.append(contentsOf: writer.reusable.map { FreeEntry(page: $0, freedAt: 0) })
-        newEntries.append(contentsOf: writer.freed.map { FreeEntry(page: $0, freedAt: writer.transaction) })
+        let bornInLog = store.logged(writer.freed)
+        for (page, born) in zip(writer.freed, bornInLog) {
+            newEntries.append(FreeEntry(page: page, freedAt: writer.transaction, bornInLog: born))
+        }
         let state = CommitState(
             transaction: writer.transaction, catalogRoot: core.catalog.root, freeListHead: core.snapshot.freeListHead,
             pageCount: writer.pageCount)

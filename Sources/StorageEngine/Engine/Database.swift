@@ -412,13 +412,13 @@ public final class Database: @unchecked Sendable {
     }
 
     private func beginWrite() -> WriteTransaction {
-        let (state, threshold) = stateLock.withLock { () -> (CommitState, UInt64) in
-            let oldestReader = readers.values.min() ?? committed.transaction
-            return (committed, min(oldestReader, checkpointed.transaction))
+        let (state, oldestReader) = stateLock.withLock { () -> (CommitState, UInt64) in
+            (committed, readers.values.min() ?? committed.transaction)
         }
         let writer = WriterState(
             transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, free: freeEntries,
-            threshold: threshold)
+            threshold: min(oldestReader, checkpointed.transaction), snapshotThreshold: oldestReader,
+            reuseLogBorn: !options.multiProcess)
         let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: writer)
         return WriteTransaction(database: self, core: core)
     }

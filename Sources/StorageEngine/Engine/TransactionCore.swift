@@ -23,6 +23,10 @@ final class TreeState {
 struct FreeEntry: Equatable, Sendable {
     var page: UInt64
     var freedAt: UInt64
+    /// The page was first written after the durable meta (it had a frame in the current log
+    /// when freed), so the page file's image cannot reach it: only snapshots can (F1).
+    /// Kept in memory only; entries read from disk are conservatively false.
+    var bornInLog = false
 }
 
 /// The writer's private state.
@@ -48,14 +52,24 @@ final class WriterState {
     /// appended without a descent.
     var appendHint: (tree: TreeState, version: Int)?
 
-    init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, free: [FreeEntry], threshold: UInt64) {
+    /// `threshold`: the oldest snapshot and the durable meta's transaction, the lower;
+    /// `snapshotThreshold`: the oldest snapshot alone, which suffices for pages born in the
+    /// log when `reuseLogBorn` (single-process handles only).
+    init(
+        transaction: UInt64, geometry: Geometry, pageCount: UInt64, free: [FreeEntry], threshold: UInt64,
+        snapshotThreshold: UInt64, reuseLogBorn: Bool
+    ) {
         self.transaction = transaction
         self.geometry = geometry
         self.pageCount = pageCount
         var reusable: [UInt64] = []
         var held: [FreeEntry] = []
         for entry in free {
-            if entry.freedAt <= threshold { reusable.append(entry.page) } else { held.append(entry) }
+            if entry.freedAt <= threshold || (reuseLogBorn && entry.bornInLog && entry.freedAt <= snapshotThreshold) {
+                reusable.append(entry.page)
+            } else {
+                held.append(entry)
+            }
         }
         reusable.sort(by: >)
         self.reusable = reusable
