@@ -379,13 +379,23 @@ public final class Database: @unchecked Sendable {
     ///   `poisoned`, `io`/`noSpace` (the handle is then poisoned), `corrupt`.
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try checkUsable()
+        let gathering = options.durability == .full
+        if gathering { syncCoordinator.committerStarted() }
+        var finished = false
+        defer { if gathering && !finished { syncCoordinator.committerFinished() } }
         guard writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         var sequence: UInt64?
         let result: T
         do {
-            defer { writerGate.release() }
+            defer {
+                writerGate.release()
+                if gathering {
+                    finished = true
+                    syncCoordinator.committerFinished()
+                }
+            }
             try checkUsable()
             if options.multiProcess {
                 try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)

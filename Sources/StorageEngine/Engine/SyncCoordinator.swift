@@ -10,6 +10,26 @@ final class SyncCoordinator: @unchecked Sendable {
     private var synced: UInt64 = 0
     private var syncing = false
     private var failure: StorageError?
+    /// Write transactions begun (waiting for or holding the writer lock) and not yet
+    /// appended: a syncer waits briefly for them so one sync covers their commits too.
+    private var pendingCommitters = 0
+    /// The longest a syncer waits for pending committers, in seconds.
+    private let gatherWindow = 0.000_4
+
+    /// A write transaction is starting.
+    func committerStarted() {
+        condition.lock()
+        pendingCommitters += 1
+        condition.unlock()
+    }
+
+    /// A write transaction appended its frames, or ended without committing.
+    func committerFinished() {
+        condition.lock()
+        pendingCommitters -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
 
     /// Records that the log now holds `sequence` bytes.
     func noteWritten(_ sequence: UInt64) {
@@ -38,6 +58,8 @@ final class SyncCoordinator: @unchecked Sendable {
                 continue
             }
             syncing = true
+            let deadline = Date(timeIntervalSinceNow: gatherWindow)
+            while pendingCommitters > 0 && Date() < deadline { _ = condition.wait(until: deadline) }
             let target = written
             condition.unlock()
             var syncError: StorageError?
