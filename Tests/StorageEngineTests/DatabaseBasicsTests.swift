@@ -83,3 +83,18 @@ import Testing
         #expect(error?.code == .invalidArgument)
     }
 }
+
+/// Starting a write inside a write on the same thread fails at once instead of waiting.
+@Suite struct ReentrancyTests {
+    @Test func nestedWriteThrowsImmediately() throws {
+        var options = Database.Options(pageSize: 512, durability: .off, fileSystem: SimulatedFileSystem())
+        options.busyTimeout = 30
+        let database = try Database.open(at: "nested.db", options: options)
+        let error = #expect(throws: StorageError.self) {
+            try database.write { _ in try database.write { _ in } }
+        }
+        #expect(error?.code == .invalidArgument)
+        try database.write { try $0.openTree(named: "t").setValue([1], forKey: [1]) }
+        try database.close()
+    }
+}

@@ -129,7 +129,7 @@ extension Database {
     /// - Throws: ``StorageError``; an I/O error poisons the handle.
     public func checkpoint() throws {
         try checkUsable()
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         defer { writerGate.release() }

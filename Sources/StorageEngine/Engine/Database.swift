@@ -383,7 +383,7 @@ public final class Database: @unchecked Sendable {
         if gathering { syncCoordinator.committerStarted() }
         var finished = false
         defer { if gathering && !finished { syncCoordinator.committerFinished() } }
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         var sequence: UInt64?
@@ -440,7 +440,7 @@ public final class Database: @unchecked Sendable {
     public func close() throws {
         let alreadyClosed = stateLock.withLock { isClosed }
         if alreadyClosed { return }
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "a writer is still running on \(path)")
         }
         defer { writerGate.release() }

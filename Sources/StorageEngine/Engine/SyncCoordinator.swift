@@ -83,21 +83,31 @@ final class SyncCoordinator: @unchecked Sendable {
 final class WriterGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var held = false
+    private var owner: pthread_t?
 
-    func acquire(timeout: Double) -> Bool {
+    /// Takes the lock, waiting up to `timeout` seconds; false on timeout.
+    /// - Throws: `invalidArgument` when the calling thread already holds it (a write,
+    ///   checkpoint, verify or vacuum started inside a write transaction would wait forever).
+    func acquire(timeout: Double) throws -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        if held, let owner, pthread_equal(owner, pthread_self()) != 0 {
+            throw StorageError(
+                .invalidArgument, "a write, checkpoint, verify or vacuum cannot start inside a write transaction")
+        }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while held {
             if !condition.wait(until: deadline) && held { return false }
         }
         held = true
+        owner = pthread_self()
         return true
     }
 
     func release() {
         condition.lock()
         held = false
+        owner = nil
         condition.signal()
         condition.unlock()
     }
