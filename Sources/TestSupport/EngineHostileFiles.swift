@@ -111,9 +111,10 @@ extension EngineHarness {
             let frame = random.int(in: 0...(frames - 1))
             let base = 64 + frame * frameSize
             for _ in 0..<random.int(in: 1...3) {
+                // Header fields (page number, transaction, flags, roots, page count) or page bytes.
                 let offset =
                     random.chance(0.4)
-                    ? random.pick([0, 1, 8, 16, 24, 32, 40, 41, 44])  // page number, transaction, flags, roots, page count
+                    ? random.pick([0, 1, 8, 16, 24, 32, 40, 41, 44])
                     : 64 + (random.chance(0.6) ? random.int(in: 16...63) : random.int(in: 8...(pageSize - 1)))
                 log[base + offset] =
                     random.chance(0.5) ? UInt8.random(in: 0...255, using: &random) : log[base + offset] ^ 0x01
