@@ -210,9 +210,9 @@ extension NSManagedObjectContext {
         return (order, changed, deletedIDs)
     }
 
-    // MARK: Stages 4-7
+    // MARK: Stages 4-6
 
-    /// Stage 4: turns rows into registered objects (a registered object keeps its state).
+    /// Turns rows into loaded registered objects, for dictionary results (a registered object keeps its state).
     func materialize(_ candidates: inout [FetchCandidate]) {
         for index in candidates.indices where candidates[index].object == nil {
             let id = candidates[index].objectID
@@ -224,7 +224,7 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Stage 5: orders candidates by `descriptors` (a stable sort, compiled for the entity).
+    /// Stage 4: orders candidates by `descriptors` (a stable sort, compiled for the entity).
     ///
     /// A candidate is read through its object when that is loaded, else through its
     /// fetched row, so sorting fires no faults.
@@ -254,7 +254,7 @@ extension NSManagedObjectContext {
         return try compiled.sort(records: records).map { candidates[$0.index] }
     }
 
-    /// Stage 6: skips `offset` candidates and keeps at most `limit` (0: all).
+    /// Stage 5: skips `offset` candidates and keeps at most `limit` (0: all).
     func window(_ candidates: [FetchCandidate], offset: Int, limit: Int) -> [FetchCandidate] {
         let start = min(max(offset, 0), candidates.count)
         let end = limit > 0 ? min(start + limit, candidates.count) : candidates.count

@@ -4,7 +4,8 @@
 import Foundation
 
 /// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
-/// is removed from its coordinator.
+/// is removed from its coordinator. Open, so tests and tools can subclass it to observe
+/// or fail the store calls a context makes.
 open class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
     private var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
