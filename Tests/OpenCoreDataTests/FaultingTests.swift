@@ -173,6 +173,14 @@ import Testing
         #expect(employees.count == 1 && employees[0].isFault)
         #expect(employees[0].name == "E1")
         #expect(try child.fetch(FaultingStack.employees()).first?.name == "Parent's change")
+
+        let eager = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        eager.parent = parent
+        let loading = FaultingStack.employees()
+        loading.returnsObjectsAsFaults = false
+        let loaded = try eager.fetch(loading)
+        #expect(loaded.map(\.isFault) == [false, false])
+        #expect(loaded.first?.name == "Parent's change")
         _ = store
     }
 }

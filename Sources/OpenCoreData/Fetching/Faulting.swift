@@ -101,7 +101,10 @@ extension NSManagedObjectContext {
             }
             let object = self.object(with: candidate.objectID)
             objects.append(object)
-            guard fromStore, let row = candidate.row else { continue }
+            guard fromStore, let row = candidate.row else {
+                if !request.returnsObjectsAsFaults && request.includesPropertyValues { object.fireFaultIfNeeded() }
+                continue
+            }
             if !object.faultFlag {
                 if request.shouldRefreshRefetchedObjects { refreshRefetched(object, from: row) }
                 continue
@@ -144,12 +147,46 @@ extension NSManagedObjectContext {
 }
 
 /// A candidate as a sort reads it: its object when loaded, else its fetched row, so
-/// sorting does not fire faults.
-struct FetchSortRecord: KeyValueSlotReadable {
-    let base: any KeyValueSlotReadable
+/// sorting fires no faults. A class, so passing it as an existential does not allocate.
+final class FetchSortRecord: KeyValueSlotReadable {
     let index: Int
+    private let object: NSManagedObject?
+    private let row: StoreRow?
+    private let layout: EntityLayout
+    private let makeView: ((StoreRow) -> StoreRowView)?
 
-    var keyValueSchema: any KeyValueSchema { base.keyValueSchema }
-    func readValue(atSlot slot: Int) -> Any? { base.readValue(atSlot: slot) }
-    func readValue(forKey key: String) throws -> Any? { try base.readValue(forKey: key) }
+    /// A record reading `object`.
+    init(index: Int, object: NSManagedObject) {
+        self.index = index
+        self.object = object
+        self.row = nil
+        self.layout = object.layout
+        self.makeView = nil
+    }
+
+    /// A record reading `row`; `makeView` builds a view for key paths through relationships.
+    init(index: Int, row: StoreRow, makeView: @escaping (StoreRow) -> StoreRowView) {
+        self.index = index
+        self.object = nil
+        self.row = row
+        self.layout = row.objectID.entity.layout
+        self.makeView = makeView
+    }
+
+    var keyValueSchema: any KeyValueSchema { layout }
+
+    func readValue(atSlot slot: Int) -> Any? {
+        if let object { return object.readValue(atSlot: slot) }
+        guard let row, slot < row.values.count else { return nil }
+        if slot < layout.attributeBySlot.count, let attribute = layout.attributeBySlot[slot] {
+            return attribute.attributeValue(row.values[slot])
+        }
+        return makeView?(row).readValue(atSlot: slot)
+    }
+
+    func readValue(forKey key: String) throws -> Any? {
+        if let object { return try object.readValue(forKey: key) }
+        guard let row, let makeView else { return nil }
+        return try makeView(row).readValue(forKey: key)
+    }
 }

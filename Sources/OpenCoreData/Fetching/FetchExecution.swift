@@ -237,18 +237,17 @@ extension NSManagedObjectContext {
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
             try coordinator.objectIDs(forRelationship: $0, of: $1)
         }
+        let makeView = { (row: StoreRow) in StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany) }
         var records: [FetchSortRecord] = []
         records.reserveCapacity(candidates.count)
         for (index, candidate) in candidates.enumerated() {
             let object = candidate.object ?? registry[candidate.objectID]
             if let object, !object.faultFlag || candidate.row == nil {
-                records.append(FetchSortRecord(base: object, index: index))
+                records.append(FetchSortRecord(index: index, object: object))
             } else if let row = candidate.row {
-                records.append(
-                    FetchSortRecord(
-                        base: StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany), index: index))
+                records.append(FetchSortRecord(index: index, row: row, makeView: makeView))
             } else {
-                records.append(FetchSortRecord(base: self.object(with: candidate.objectID), index: index))
+                records.append(FetchSortRecord(index: index, object: self.object(with: candidate.objectID)))
             }
         }
         return try compiled.sort(records: records).map { candidates[$0.index] }
