@@ -1,10 +1,94 @@
-// A store that counts the row loads the object layer asks for, so faulting, batch and
+// Stores that count the row loads the object layer asks for, so faulting, batch and
 // prefetch tests can prove how many store calls a behaviour costs.
 import Foundation
 import OpenCoreData
 
-/// The in-memory store, counting `row(for:)` and `rows(for:)` calls.
-final class CountingStore: NSInMemoryStore, @unchecked Sendable {
+/// A small store of rows in a dictionary: the tests' base for stores that observe the
+/// calls a context makes.
+class DictionaryStore: NSPersistentStore, @unchecked Sendable {
+    private var rows: [NSManagedObjectID: StoreRow] = [:]
+    private var order: [NSManagedObjectID] = []
+    private var nextKey: Int64 = 1
+
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+        guard let entity = request.entity else { throw NSError(domain: "DictionaryStore", code: 1) }
+        var entities: Set<ObjectIdentifier> = [ObjectIdentifier(entity)]
+        if request.includesSubentities {
+            var pending = entity.subentities
+            while let next = pending.popLast() {
+                entities.insert(ObjectIdentifier(next))
+                pending.append(contentsOf: next.subentities)
+            }
+        }
+        var result: [StoreRow] = []
+        for id in order where entities.contains(ObjectIdentifier(id.entity)) {
+            guard let row = rows[id] else { continue }
+            if let predicate = request.predicate {
+                let view = StoreRowView(
+                    row: row, resolve: { [unowned self] in self.rows[$0] },
+                    resolveToMany: { [unowned self] in try self.objectIDs(forRelationship: $0, of: $1) })
+                guard try predicate.evaluateThrowing(with: view) else { continue }
+            }
+            result.append(row)
+        }
+        return result
+    }
+
+    override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        rows[objectID]
+    }
+
+    override func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID)
+        throws -> [NSManagedObjectID]
+    {
+        guard let row = rows[objectID],
+            let slot = objectID.entity.properties.firstIndex(where: { $0.name == relationship.name }),
+            slot < row.values.count
+        else { return [] }
+        switch row.values[slot] {
+        case .objectIDs(let destinations): return destinations
+        case .objectID(let destination): return [destination]
+        default: return []
+        }
+    }
+
+    override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
+        entities.map { entity in
+            defer { nextKey += 1 }
+            return newObjectID(for: entity, key: nextKey)
+        }
+    }
+
+    override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        for update in request.updatedRows where request.checksVersions {
+            if rows[update.objectID]?.version != update.expectedVersion {
+                throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectMergeError)
+            }
+        }
+        var result = StoreSaveResult()
+        for inserted in request.insertedRows {
+            var row = inserted
+            row.version = 1
+            rows[row.objectID] = row
+            order.append(row.objectID)
+        }
+        for update in request.updatedRows {
+            guard var row = rows[update.objectID] else { continue }
+            for change in update.changes where change.slot < row.values.count { row.values[change.slot] = change.value }
+            row.version += 1
+            rows[update.objectID] = row
+            result.versions[row.objectID] = row.version
+        }
+        for deleted in request.deletedObjects {
+            rows[deleted.objectID] = nil
+            order.removeAll { $0 == deleted.objectID }
+        }
+        return result
+    }
+}
+
+/// Counts `row(for:)` and `rows(for:)` calls.
+final class CountingStore: DictionaryStore, @unchecked Sendable {
     static let typeName = "OpenCoreDataTests.CountingStore"
     private let lock = NSLock()
     private var singleLoads = 0
@@ -33,8 +117,8 @@ final class CountingStore: NSInMemoryStore, @unchecked Sendable {
     }
 }
 
-/// A store that keeps the default `rows(for:)`: batches fall back to one `row(for:)` per ID.
-final class SingleRowStore: NSInMemoryStore, @unchecked Sendable {
+/// Keeps the default `rows(for:)`: batches fall back to one `row(for:)` per ID.
+final class SingleRowStore: DictionaryStore, @unchecked Sendable {
     static let typeName = "OpenCoreDataTests.SingleRowStore"
     private let lock = NSLock()
     private var singleLoads = 0

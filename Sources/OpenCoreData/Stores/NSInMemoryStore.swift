@@ -4,23 +4,22 @@
 import Foundation
 
 /// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
-/// is removed from its coordinator. Open, so tests and tools can subclass it to observe
-/// or fail the store calls a context makes.
-open class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
+/// is removed from its coordinator.
+public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
     private var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
     private var nextKey: Int64 = 1
 
-    open override var type: String { NSInMemoryStoreType }
+    public override var type: String { NSInMemoryStoreType }
 
-    open override func loadMetadata() throws {
+    public override func loadMetadata() throws {
         try super.loadMetadata()
         if let model = persistentStoreCoordinator?.managedObjectModel {
             metadata[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
         }
     }
 
-    open override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+    public override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
         guard let entity = request.entity else {
             throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
         }
@@ -45,7 +44,7 @@ open class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         return result
     }
 
-    open override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+    public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
         storedRow(for: objectID)
     }
 
@@ -54,7 +53,7 @@ open class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         return rowsByEntity[ObjectIdentifier(objectID.entity)]?[objectID.key]
     }
 
-    open override func objectIDs(
+    public override func objectIDs(
         forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
         guard let row = storedRow(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
@@ -67,14 +66,14 @@ open class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    open override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
+    public override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
         entities.map { entity in
             defer { nextKey += 1 }
             return newObjectID(for: entity, key: nextKey)
         }
     }
 
-    open override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         if isReadOnly {
             throw CoreDataError.make(NSPersistentStoreSaveError, "the in-memory store was added read-only")
         }
