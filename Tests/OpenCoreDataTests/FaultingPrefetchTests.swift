@@ -66,16 +66,39 @@ import Testing
         #expect(store.rowCalls == 0)
     }
 
+    @Test func aBatchedResultPrefetchesBatchByBatch() throws {
+        let (coordinator, store) = try FaultingStack.populated(companies: 5, employeesPerCompany: 2)
+        let reader = TestStack.context(coordinator)
+        let request = FaultingStack.employees()
+        request.fetchBatchSize = 4
+        request.relationshipKeyPathsForPrefetching = ["company"]
+        let employees = try reader.fetch(request)
+        #expect(store.batchSizes.isEmpty, "nothing loads before an object is touched")
+        #expect(employees[1].name == "E1")
+        #expect(store.batchSizes == [4, 2], "the batch E0-E3, then its two companies")
+        #expect(employees[0...3].map { $0.company?.name } == ["C0", "C0", "C1", "C1"])
+        #expect(employees[4].company?.name == "C2")
+        #expect(store.batchSizes == [4, 2, 4, 2])
+        #expect(store.rowCalls == 0)
+    }
+
     @Test func aKeyPathThatIsNotARelationshipThrows() throws {
         let (coordinator, _) = try FaultingStack.populated(companies: 1, employeesPerCompany: 1)
         let reader = TestStack.context(coordinator)
         let request = FaultingStack.employees()
         request.relationshipKeyPathsForPrefetching = ["name"]
+        request.fetchBatchSize = 10
         #expect {
             try reader.fetch(request)
         } throws: { error in
             let error = error as NSError
             return error.code == NSCoreDataError && error.localizedDescription.contains("'name'")
+        }
+        request.relationshipKeyPathsForPrefetching = ["company.nope"]
+        #expect {
+            try reader.fetch(request)
+        } throws: { error in
+            (error as NSError).localizedDescription.contains("'nope' in 'company.nope'")
         }
     }
 }

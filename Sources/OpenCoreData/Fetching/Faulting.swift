@@ -31,9 +31,12 @@ enum PendingFault {
 /// The objects of one batch of a batched fetch result.
 final class FaultBatch {
     let objectIDs: [NSManagedObjectID]
+    /// The request's relationshipKeyPathsForPrefetching, loaded with the batch.
+    let prefetchKeyPaths: [String]
 
-    init(objectIDs: [NSManagedObjectID]) {
+    init(objectIDs: [NSManagedObjectID], prefetchKeyPaths: [String]) {
         self.objectIDs = objectIDs
+        self.prefetchKeyPaths = prefetchKeyPaths
     }
 }
 
@@ -60,10 +63,15 @@ extension NSManagedObjectContext {
             waiting.append(object)
         }
         guard !waiting.isEmpty, let rows = try? loadRows(waiting.map(\.objectID)) else { return }
+        var filled: [NSManagedObject] = []
         for (object, row) in zip(waiting, rows) {
             guard let row else { continue }
             fill(object, values: row.values, version: row.version)
+            filled.append(object)
         }
+        // The key paths were validated at fetch time; a store error here leaves the
+        // destinations to load on access.
+        if !batch.prefetchKeyPaths.isEmpty { try? prefetch(batch.prefetchKeyPaths, of: filled) }
     }
 
     /// The rows of `objectIDs` from the stores, in one call per store.
@@ -123,7 +131,9 @@ extension NSManagedObjectContext {
             var start = 0
             while start < batchObjects.count {
                 let slice = batchObjects[start..<min(start + batchSize, batchObjects.count)]
-                let batch = FaultBatch(objectIDs: slice.map(\.objectID))
+                let batch = FaultBatch(
+                    objectIDs: slice.map(\.objectID), prefetchKeyPaths: request.relationshipKeyPathsForPrefetching ?? []
+                )
                 for object in slice { object.pendingFault = .batch(batch) }
                 start += batchSize
             }

@@ -113,8 +113,10 @@ extension NSManagedObjectContext {
         case .countResultType:
             return [NSNumber(value: candidates.count)]
         default:
+            let keyPaths = request.relationshipKeyPathsForPrefetching ?? []
+            if !keyPaths.isEmpty { try validatePrefetching(keyPaths, from: entity) }
             let objects = fetchedObjects(candidates, request)
-            if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
+            if !keyPaths.isEmpty && !(request.fetchBatchSize > 0 && parent == nil) {
                 try prefetch(keyPaths, of: objects)
             }
             return objects

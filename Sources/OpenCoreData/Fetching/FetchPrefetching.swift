@@ -1,6 +1,7 @@
 // relationshipKeyPathsForPrefetching: after a fetch, the destinations along each key
 // path are loaded with ONE batch store call per relationship step (rows(for:)), never
-// one call per object. Destinations become faults holding their row (Faulting.swift),
+// one call per object. A batched result (fetchBatchSize) prefetches for each batch when
+// the batch loads, so prefetching does not load the whole result at once. Destinations become faults holding their row (Faulting.swift),
 // so touching them later costs no store call. Reading the relationship of a source
 // never fires it: IDs come from the source's fetched row or loaded values. Only a
 // to-many relationship a store leaves `.unresolved` costs a call per source
@@ -8,11 +9,32 @@
 import Foundation
 
 extension NSManagedObjectContext {
+    /// Checks that every step of `keyPaths` is a relationship, starting at `entity` (or a
+    /// sub-entity), before any object loads: batched results prefetch later, batch by batch.
+    ///
+    /// - Throws: `NSCoreDataError` (134060) naming the first step that is not a relationship.
+    func validatePrefetching(_ keyPaths: [String], from entity: NSEntityDescription) throws {
+        for keyPath in keyPaths {
+            var entities = FetchEvaluation.entities(entity, includingSubentities: true)
+            for name in keyPath.split(separator: ".").map(String.init) {
+                let relationships = entities.compactMap { $0.relationshipsByName[name] }
+                guard !relationships.isEmpty else {
+                    throw CoreDataError.make(
+                        NSCoreDataError,
+                        "relationshipKeyPathsForPrefetching: '\(name)' in '\(keyPath)' is not a relationship of "
+                            + "entity '\(entities.first?.name ?? "?")'")
+                }
+                entities = relationships.compactMap(\.destinationEntity).flatMap {
+                    FetchEvaluation.entities($0, includingSubentities: true)
+                }
+            }
+        }
+    }
+
     /// Loads the destinations of `objects` along each of `keyPaths` ("department",
     /// "department.company", "employees").
     ///
-    /// - Throws: `NSCoreDataError` (134060) when a step of a key path is not a
-    ///   relationship of the source entity; the store's error.
+    /// - Throws: the store's error (check the key paths first with `validatePrefetching`).
     func prefetch(_ keyPaths: [String], of objects: [NSManagedObject]) throws {
         // A child context's objects load through its parent, which may hold newer values.
         guard parent == nil, !objects.isEmpty else { return }
@@ -24,13 +46,10 @@ extension NSManagedObjectContext {
                 var destinations: [NSManagedObjectID] = []
                 var seen: Set<NSManagedObjectID> = []
                 for source in sources {
+                    // validatePrefetching checked the key path; a source of a sibling
+                    // sub-entity may lack a step that another sub-entity has.
                     guard let slot = source.layout.slotsByName[name], source.layout.relationshipBySlot[slot] != nil
-                    else {
-                        throw CoreDataError.make(
-                            NSCoreDataError,
-                            "relationshipKeyPathsForPrefetching: '\(name)' in '\(keyPath)' is not a relationship of "
-                                + "entity '\(source.entity.name ?? "?")'")
-                    }
+                    else { continue }
                     for id in try destinationIDs(of: source, slot: slot) where seen.insert(id).inserted {
                         destinations.append(id)
                     }
