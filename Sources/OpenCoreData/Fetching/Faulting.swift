@@ -91,7 +91,7 @@ extension NSManagedObjectContext {
 
     // MARK: Fetched objects
 
-    /// Stage 4 for managed object results: `candidates` (already windowed) become
+    /// Stage 6 for managed object results: `candidates` (already windowed) become
     /// registered objects, faults or loaded as `request` asks.
     func fetchedObjects(_ candidates: [FetchCandidate], _ request: NSFetchRequest<NSFetchRequestResult>)
         -> [NSManagedObject]
