@@ -262,6 +262,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try withStores { stores.contains { $0 === store } ? try store.row(for: objectID) : nil }
     }
 
+    /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store.
+    func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        try withStores {
+            var result = [StoreRow?](repeating: nil, count: objectIDs.count)
+            var positionsByStore: [ObjectIdentifier: (store: NSPersistentStore, positions: [Int])] = [:]
+            for (position, id) in objectIDs.enumerated() {
+                guard let store = id.persistentStore, stores.contains(where: { $0 === store }) else { continue }
+                positionsByStore[ObjectIdentifier(store), default: (store, [])].positions.append(position)
+            }
+            for (store, positions) in positionsByStore.values {
+                let rows = try store.rows(for: positions.map { objectIDs[$0] })
+                for (position, row) in zip(positions, rows) { result[position] = row }
+            }
+            return result
+        }
+    }
+
     func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) throws
         -> [NSManagedObjectID]
     {
