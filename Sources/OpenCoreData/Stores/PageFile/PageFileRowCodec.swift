@@ -31,6 +31,8 @@ struct PageFileRowCodec {
     /// Resolves entity names of stored object IDs; the store builds IDs with it.
     let entityNamed: (String) -> NSEntityDescription?
     let makeObjectID: (NSEntityDescription, Int64) -> NSManagedObjectID
+    /// Whether relationships decode as nil/empty: checking a file without its model.
+    var skipsReferences = false
 
     // MARK: Encoding
 
@@ -129,7 +131,7 @@ struct PageFileRowCodec {
     /// The row version and values of `bytes` for an object of `entity`.
     ///
     /// - Throws: `NSFileReadCorruptFileError` when the bytes are not a valid row.
-    func decode(_ bytes: UnsafeRawBufferPointer, entity: NSEntityDescription) throws -> (
+    func decode(_ bytes: UnsafeRawBufferPointer, entity: NSEntityDescription?) throws -> (
         version: Int64, values: [StoreValue]
     ) {
         var reader = ByteReader(bytes: bytes)
@@ -139,16 +141,18 @@ struct PageFileRowCodec {
         }
         let version = Int64(bitPattern: try reader.uint64())
         let count = try reader.varint()
-        let layout = entity.layout
+        let layout = entity?.layout
         guard count <= UInt64(bytes.count) else { throw reader.corrupt("slot count \(count) exceeds the row size") }
         var values: [StoreValue] = []
-        values.reserveCapacity(max(Int(count), layout.properties.count))
+        values.reserveCapacity(max(Int(count), layout?.properties.count ?? 0))
         for slot in 0..<Int(count) {
-            let declared =
-                slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot]?.destinationEntity : nil
+            let declared = layout.flatMap {
+                slot < $0.relationshipBySlot.count ? $0.relationshipBySlot[slot]?.destinationEntity : nil
+            }
             values.append(try decodeValue(&reader, declaredEntity: declared))
         }
         guard reader.isAtEnd else { throw reader.corrupt("\(reader.remaining) trailing bytes after the last slot") }
+        guard let layout else { return (version, values) }
         // A row written before the entity gained properties reads them as null.
         while values.count < layout.properties.count { values.append(.null) }
         if values.count > layout.properties.count { values.removeLast(values.count - layout.properties.count) }
@@ -188,22 +192,29 @@ struct PageFileRowCodec {
             let text = try reader.string()
             guard let url = URL(string: text) else { throw reader.corrupt("'\(text)' is not a URL") }
             return .uri(url)
-        case .objectID: return .objectID(try reference(&reader, declaredEntity: declaredEntity))
+        case .objectID: return try reference(&reader, declaredEntity: declaredEntity).map { .objectID($0) } ?? .null
         case .objectIDs:
             let count = try reader.varint()
             guard count <= UInt64(reader.remaining) else {
                 throw reader.corrupt("object ID count \(count) exceeds the row")
             }
             var ids: [NSManagedObjectID] = []
-            ids.reserveCapacity(Int(count))
-            for _ in 0..<Int(count) { ids.append(try reference(&reader, declaredEntity: declaredEntity)) }
+            ids.reserveCapacity(skipsReferences ? 0 : Int(count))
+            for _ in 0..<Int(count) {
+                if let id = try reference(&reader, declaredEntity: declaredEntity) { ids.append(id) }
+            }
             return .objectIDs(ids)
         }
     }
 
-    private func reference(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> NSManagedObjectID
+    private func reference(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws
+        -> NSManagedObjectID?
     {
         let name = try reader.string()
+        if skipsReferences {
+            _ = try reader.varint()
+            return nil
+        }
         let entity: NSEntityDescription?
         if name.isEmpty { entity = declaredEntity } else { entity = entityNamed(name) }
         guard let entity else {
