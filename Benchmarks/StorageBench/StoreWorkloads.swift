@@ -231,3 +231,32 @@ func runStoreCheck(path: String) -> Int32 {
         return 2
     }
 }
+
+/// `storage-bench store-kill-child PATH` (hidden; the object-level crash test's child):
+/// saves forever in full durability — each save inserts 1 to 4 records with the next
+/// scores and updates an older one — and prints `ack N` once records 0..<N are saved.
+func runStoreKillChild(path: String) -> Int32 {
+    do {
+        let coordinator = try StoreBench.coordinator(type: NSSQLiteStoreType, url: URL(fileURLWithPath: path))
+        let context = StoreBench.context(coordinator)
+        var next = try context.count(for: NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord"))
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let batch = Int.random(in: 1...4, using: &generator)
+            for offset in 0..<batch { StoreBench.fill(StoreBenchRecord(context: context), next + offset) }
+            if next > 0 {
+                let request = NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord")
+                request.predicate = NSPredicate(
+                    format: "score == %lld", Int64.random(in: 0..<Int64(next), using: &generator))
+                for record in try context.fetch(request) { record.weight += 1 }
+            }
+            try context.save()
+            context.reset()
+            next += batch
+            FileHandle.standardOutput.write(Data("ack \(next)\n".utf8))
+        }
+    } catch {
+        FileHandle.standardError.write(Data("store-kill-child: \(error)\n".utf8))
+        return 1
+    }
+}

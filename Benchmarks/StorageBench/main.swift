@@ -11,6 +11,9 @@ import Foundation
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "check" {
     exit(runStoreCheck(path: CommandLine.arguments[2]))
 }
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "store-kill-child" {
+    exit(runStoreKillChild(path: CommandLine.arguments[2]))
+}
 
 var scale = 1.0
 var prefixes: [String] = []
