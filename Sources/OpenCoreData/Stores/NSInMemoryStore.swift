@@ -9,6 +9,8 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
     private var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
     private var nextKey: Int64 = 1
+    /// The history journal (NSInMemoryStore+History.swift): encoded records by sequence.
+    var historyJournal = InMemoryHistoryJournal()
 
     public override var type: String { NSInMemoryStoreType }
 
@@ -104,6 +106,10 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
                 "optimistic locking failure: \(conflicts.count) object(s) changed in the store since they were read",
                 userInfo: [NSAffectedObjectsErrorKey: conflicts])
         }
+        // Built before the rows change: a delete's tombstone needs the row it removes.
+        let historyRecord =
+            isHistoryTrackingEnabled && !request.isEmpty
+            ? PersistentHistoryRecord(request: request, storedRow: { self.storedRow(for: $0) }) : nil
         var result = StoreSaveResult()
         for inserted in request.insertedRows {
             var row = inserted
@@ -123,6 +129,7 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         for deleted in request.deletedObjects {
             rowsByEntity[ObjectIdentifier(deleted.objectID.entity)]?[deleted.objectID.key] = nil
         }
+        if let historyRecord { historyJournal.append(historyRecord.encoded()) }
         return result
     }
 }
