@@ -233,7 +233,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Rows (what contexts call)
 
-    private func withStores<T>(_ body: () throws -> T) rethrows -> T {
+    func withStores<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()
