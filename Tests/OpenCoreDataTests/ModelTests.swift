@@ -13,6 +13,7 @@ import Testing
         #expect(Set(manager.attributesByName.keys) == ["name", "age", "salary", "level"])
         #expect(Set(manager.relationshipsByName.keys) == ["company", "projects", "ledCompany"])
         #expect(NSClassFromString(manager.managedObjectClassName) == TManager.self)
+        #expect(TManager.entity().name == "Manager" && TCompany.entity().name == "Company")
         #expect(employee.relationshipsByName["company"]?.isToMany == false)
         #expect(employee.relationshipsByName["projects"]?.isToMany == true)
     }
