@@ -71,7 +71,7 @@ import Testing
 
     @Test func unknownStoreTypeIsAClearError() throws {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.makeModel())
-        for type in ["NoSuchStore", NSBinaryStoreType, NSSQLiteStoreType] {
+        for type in ["NoSuchStore", NSSQLiteStoreType] {
             #expect {
                 try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: nil, options: nil)
             } throws: { ($0 as NSError).code == NSPersistentStoreInvalidTypeError }

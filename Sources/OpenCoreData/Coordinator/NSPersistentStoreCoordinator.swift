@@ -21,7 +21,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private var mergingContexts: [WeakContext] = []
 
     nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
-        NSInMemoryStoreType: NSInMemoryStore.self
+        NSInMemoryStoreType: NSInMemoryStore.self, NSBinaryStoreType: NSBinaryStore.self,
     ]
     private static let registryLock = NSLock()
 

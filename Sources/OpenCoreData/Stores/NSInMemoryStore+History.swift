@@ -40,6 +40,14 @@ extension NSInMemoryStore: PersistentHistoryJournal {
     }
 
     func deleteHistoryRecords(before sequence: Int64) throws -> Int {
-        historyJournal.delete(before: sequence)
+        let previous = historyJournal
+        let count = historyJournal.delete(before: sequence)
+        do {
+            try historyJournalDidChange()
+        } catch {
+            historyJournal = previous
+            throw error
+        }
+        return count
     }
 }

@@ -5,12 +5,17 @@ import Foundation
 
 /// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
 /// is removed from its coordinator.
-public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
+public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
-    private var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
-    private var nextKey: Int64 = 1
+    /// Internal, not private: the binary store (a subclass) saves and loads them.
+    var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
+    var nextKey: Int64 = 1
     /// The history journal (NSInMemoryStore+History.swift): encoded records by sequence.
     var historyJournal = InMemoryHistoryJournal()
+
+    /// Called after a history purge changed the journal; a subclass that persists the
+    /// journal writes it here (throwing undoes the purge).
+    func historyJournalDidChange() throws {}
 
     public override var type: String { NSInMemoryStoreType }
 
