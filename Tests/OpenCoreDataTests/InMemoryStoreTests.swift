@@ -147,7 +147,9 @@ final class ArrayStore: NSPersistentStore, @unchecked Sendable {
         #expect(companies.count == 1 && companies[0].objectID.persistentStore === new)
         #expect(Set(companies[0].employees.compactMap(\.name)) == ["E0", "E1", "E2"])
         #expect(companies[0].ceo?.ledCompany === companies[0])
-        #expect { try coordinator.migratePersistentStore(old, to: URL(fileURLWithPath: "/dev/null"), type: "Nope") } throws: {
+        #expect {
+            try coordinator.migratePersistentStore(old, to: URL(fileURLWithPath: "/dev/null"), type: "Nope")
+        } throws: {
             ($0 as NSError).code == NSPersistentStoreOperationError
         }
     }

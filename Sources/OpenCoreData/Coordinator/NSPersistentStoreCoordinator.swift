@@ -23,6 +23,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
         NSInMemoryStoreType: NSInMemoryStore.self,
         NSSQLiteStoreType: PageFileStore.self,
+        NSBinaryStoreType: NSBinaryStore.self,
     ]
     private static let registryLock = NSLock()
 
@@ -234,7 +235,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Rows (what contexts call)
 
-    private func withStores<T>(_ body: () throws -> T) rethrows -> T {
+    func withStores<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()

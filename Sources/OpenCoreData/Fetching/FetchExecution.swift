@@ -1,17 +1,19 @@
 // The fetch path, in one place. A fetch runs these stages in order:
 //
 //   1. resolve      the request's entity (unknown name: a thrown error)
-//   2. candidates   the coordinator's stores return matching ROWS (predicate
-//                   evaluated by the store on StoreRowView)
+//   2. candidates   the coordinator's stores return matching ROWS (the store
+//                   evaluates the predicate, compiled for the entity, on StoreRowView)
 //   3. pending      with includesPendingChanges: objects inserted or updated in this
 //                   context or its ancestors are re-evaluated in memory; deleted ones
 //                   drop out
 //   4. materialize  rows become registered objects (or stay IDs)
-//   5. sort         sortDescriptors (sortResults)
-//   6. window       fetchOffset, then fetchLimit
-//   7. shape        resultType: objects, object IDs, dictionaries or a count
+//   5. sort         sortDescriptors, compiled for the entity (sortResults)
+//   6. window       fetchOffset, then fetchLimit (dictionary results: after grouping)
+//   7. shape        resultType: objects, object IDs, dictionaries
+//                   (FetchDictionaryResults.swift) or a count
 //
-// Sorting, dictionary/grouped results and batching build on stages 5 and 7.
+// Stores return every matching row; limit and offset are applied here, after pending
+// changes are merged. fetchBatchSize is accepted and does not change results.
 import Foundation
 
 /// Predicate evaluation and entity sets shared by stores and contexts.

@@ -91,6 +91,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         frozenEntitiesByName = byName
         classToEntity = byClass
         frozen = true
+        ClassEntityRegistry.register(byClass)
     }
 
     /// The entity whose objects are of class `type`, found through `managedObjectClassName`.
@@ -105,5 +106,33 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
             preconditionFailure(
                 "OpenCoreData: cannot change a managed object model in use by a persistent store coordinator")
         }
+    }
+}
+
+/// Which entity each managed object class has, across the frozen models of the process:
+/// what `NSManagedObject.entity()` answers from (Core Data looks in its models too).
+enum ClassEntityRegistry {
+    private struct WeakEntity {
+        weak var entity: NSEntityDescription?
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var entities: [ObjectIdentifier: [WeakEntity]] = [:]
+
+    static func register(_ byClass: [ObjectIdentifier: NSEntityDescription]) {
+        lock.lock()
+        defer { lock.unlock() }
+        for (type, entity) in byClass {
+            var list = entities[type, default: []].filter { $0.entity != nil }
+            list.append(WeakEntity(entity: entity))
+            entities[type] = list
+        }
+    }
+
+    /// The live entities whose class is `type`.
+    static func entities(for type: AnyClass) -> [NSEntityDescription] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entities[ObjectIdentifier(type)]?.compactMap(\.entity) ?? []
     }
 }

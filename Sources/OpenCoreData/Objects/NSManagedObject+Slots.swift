@@ -141,6 +141,8 @@ extension NSManagedObject {
 
     /// `source` no longer points here through the relationship whose inverse is `inverseSlot`.
     func detach(_ source: NSManagedObject, inverseSlot: Int, inverseIsToMany: Bool) {
+        // A destination of another entity can only come from a primitive setter: no inverse to keep.
+        guard layout.relationshipBySlot.indices.contains(inverseSlot) else { return }
         if inverseIsToMany {
             rawRemove(source, slot: inverseSlot)
         } else if toOneObject(inverseSlot) === source {
@@ -150,6 +152,7 @@ extension NSManagedObject {
 
     /// `source` now points here through its `backSlot`; make the inverse at `inverseSlot` point back.
     func attach(_ source: NSManagedObject, inverseSlot: Int, inverseIsToMany: Bool, backSlot: Int) {
+        guard layout.relationshipBySlot.indices.contains(inverseSlot) else { return }
         if inverseIsToMany {
             rawAdd(source, slot: inverseSlot)
             return
@@ -157,7 +160,9 @@ extension NSManagedObject {
         let previous = toOneObject(inverseSlot)
         if previous === source { return }
         // One-to-one or many-to-one: the previous source loses this object from its back slot.
-        if let previous, let relationship = previous.layout.relationshipBySlot[backSlot] {
+        if let previous, previous.layout.relationshipBySlot.indices.contains(backSlot),
+            let relationship = previous.layout.relationshipBySlot[backSlot]
+        {
             if relationship.isToMany {
                 previous.rawRemove(self, slot: backSlot)
             } else if previous.toOneObject(backSlot) === self {
@@ -168,6 +173,7 @@ extension NSManagedObject {
     }
 
     func rawAdd(_ object: NSManagedObject, slot: Int) {
+        guard layout.relationshipBySlot.indices.contains(slot) else { return }
         switch slotValue(slot) {
         case var set as Set<NSManagedObject>:
             if set.insert(object).inserted { storeSlot(slot, set) }
@@ -183,6 +189,7 @@ extension NSManagedObject {
     }
 
     func rawRemove(_ object: NSManagedObject, slot: Int) {
+        guard layout.relationshipBySlot.indices.contains(slot) else { return }
         switch slotValue(slot) {
         case var set as Set<NSManagedObject>:
             if set.remove(object) != nil { storeSlot(slot, set) }

@@ -92,11 +92,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
         self.init(entity: entity, insertInto: context)
     }
 
-    /// The entity of this class in the model of the default coordinator, if it can be found.
+    /// The entity whose objects are of this class, in the models coordinators use.
+    ///
+    /// - Precondition: exactly one entity of the process's models in use names this class
+    ///   (models built again per use — different instances of the same model — count once
+    ///   each: keep one model instance per process, as Core Data recommends).
     open class func entity() -> NSEntityDescription {
-        preconditionFailure(
-            "OpenCoreData: NSManagedObject.entity() needs a global model registry, which does not exist; "
-                + "use NSEntityDescription.entity(forEntityName:in:)")
+        let found = ClassEntityRegistry.entities(for: self)
+        let distinct = Set(found.map { $0.name ?? "" })
+        guard let entity = found.last, distinct.count == 1 else {
+            preconditionFailure(
+                "OpenCoreData: \(self).entity(): "
+                    + (found.isEmpty
+                        ? "no model in use has an entity with managedObjectClassName '\(NSStringFromClass(self))'"
+                        : "several entities use this class (\(distinct.sorted().joined(separator: ", ")))"))
+        }
+        return entity
     }
 
     // MARK: Identity and state

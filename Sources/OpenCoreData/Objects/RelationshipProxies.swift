@@ -86,7 +86,13 @@ final class RelationshipMutableOrderedSet: NSMutableOrderedSet {
 
     override var count: Int { current.count }
 
-    override func object(at index: Int) -> Any { current[index] }
+    override func object(at index: Int) -> Any {
+        let objects = current
+        precondition(
+            objects.indices.contains(index),
+            "OpenCoreData: index \(index) is out of range for a relationship of \(objects.count) objects")
+        return objects[index]
+    }
 
     override func index(of object: Any) -> Int {
         guard let object = object as? NSManagedObject else { return NSNotFound }

@@ -78,13 +78,15 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// `includesSubentities`) that match `request.predicate`, in a stable order.
     ///
     /// The context has resolved `request.entity`. The store evaluates the predicate
-    /// against each row (``StoreRowView`` reads a row by key) and may ignore sorting,
-    /// limit and offset: the context applies those after merging its pending changes.
+    /// against each row (compile it once with `predicate.compiled(for:)` and evaluate
+    /// ``StoreRowView``s) and returns EVERY matching row: it must not apply
+    /// `fetchOffset` or `fetchLimit`, which the context applies after merging its
+    /// pending changes and sorting. Row order is the store's own (stable) order.
     open func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
         throw unsupported("fetchRows")
     }
 
-    /// How many rows `fetchRows(_:)` would return.
+    /// How many rows `fetchRows(_:)` would return (ignoring `fetchOffset` and `fetchLimit`).
     open func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try fetchRows(request).count
     }
