@@ -37,10 +37,12 @@ enum StoreBench {
         return model
     }()
 
-    static func coordinator(type: String, url: URL) throws -> NSPersistentStoreCoordinator {
+    static func coordinator(type: String, url: URL, options: [AnyHashable: Any]? = nil) throws
+        -> NSPersistentStoreCoordinator
+    {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(
-            ofType: type, configurationName: nil, at: type == NSInMemoryStoreType ? nil : url, options: nil)
+            ofType: type, configurationName: nil, at: type == NSInMemoryStoreType ? nil : url, options: options)
         return coordinator
     }
 
@@ -233,11 +235,14 @@ func runStoreCheck(path: String) -> Int32 {
 }
 
 /// `storage-bench store-kill-child PATH` (hidden; the object-level crash test's child):
-/// saves forever in full durability — each save inserts 1 to 4 records with the next
-/// scores and updates an older one — and prints `ack N` once records 0..<N are saved.
+/// saves forever in full durability with history tracking — each save inserts 1 to 4
+/// records with the next scores and updates an older one — and prints `ack N` once
+/// records 0..<N are saved.
 func runStoreKillChild(path: String) -> Int32 {
     do {
-        let coordinator = try StoreBench.coordinator(type: NSSQLiteStoreType, url: URL(fileURLWithPath: path))
+        let coordinator = try StoreBench.coordinator(
+            type: NSSQLiteStoreType, url: URL(fileURLWithPath: path),
+            options: [NSPersistentHistoryTrackingKey: true as NSNumber])
         let context = StoreBench.context(coordinator)
         var next = try context.count(for: NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord"))
         var generator = SystemRandomNumberGenerator()

@@ -67,7 +67,8 @@ import Testing
             }
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
             let store = try coordinator.addPersistentStore(
-                ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+                ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+                options: [NSPersistentHistoryTrackingKey: true as NSNumber])
             let context = PageFileFixtures.context(coordinator)
             let all = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "StoreRecord"))
             let scores = Set(all.compactMap { $0.value(forKey: "score") as? Int64 })
@@ -78,6 +79,15 @@ import Testing
             let ranged = NSFetchRequest<NSManagedObject>(entityName: "StoreRecord")
             ranged.predicate = NSPredicate(format: "score < %lld", Int64(acknowledged))
             #expect(try context.count(for: ranged) == acknowledged, "kill \(kill): index count")
+            let token: NSPersistentHistoryToken? = nil
+            let history = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: token))
+            let result = (history as? NSPersistentHistoryResult)?.result
+            let transactions: [NSPersistentHistoryTransaction] = result as? [NSPersistentHistoryTransaction] ?? []
+            var inserts = 0
+            for transaction in transactions {
+                for change in transaction.changes ?? [] where change.changeType == .insert { inserts += 1 }
+            }
+            #expect(inserts == all.count, "kill \(kill): every saved insert has its history record")
             let report = try #require(store as? PageFileStore).verify()
             #expect(report.isClean, "kill \(kill): \(report.problems)")
             acknowledged = all.count

@@ -270,4 +270,52 @@ enum PageFileFixtures {
         #expect(try check.existingObject(with: person.objectID).value(forKey: "age") as? Int16 == 50)
         try PageFileFixtures.close(coordinator)
     }
+
+    @Test func historyJournalSurvivesReopeningAndKeepsItsPurgeBound() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let options: [AnyHashable: Any] = [
+            NSPersistentHistoryTrackingKey: true as NSNumber, PageFileStoreDurabilityOption: "off",
+        ]
+        func open() throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PageFileFixtures.peopleModel)
+            try coordinator.addPersistentStore(
+                ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+            return (coordinator, PageFileFixtures.context(coordinator))
+        }
+        func history(_ context: NSManagedObjectContext, after token: NSPersistentHistoryToken?) throws
+            -> [NSPersistentHistoryTransaction]
+        {
+            let result = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: token))
+            return (result as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryTransaction] ?? []
+        }
+        var (coordinator, context) = try open()
+        context.transactionAuthor = "writer"
+        for index in 0..<3 {
+            PageFileFixtures.person(context, "F\(index)", "L", Int16(index), "p\(index)@x")
+            try context.save()
+        }
+        let upsert = PageFileFixtures.context(coordinator)
+        upsert.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        PageFileFixtures.person(upsert, "New", "L", 0, "p0@x")
+        try upsert.save()
+        try PageFileFixtures.close(coordinator)
+
+        (coordinator, context) = try open()
+        let all = try history(context, after: nil)
+        #expect(all.count == 4)
+        #expect(all.first?.author == "writer")
+        let last = try #require(all.last?.changes?.first)
+        #expect(last.changeType == .update)
+        #expect(last.updatedProperties?.map(\.name) == ["firstName"])
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: all[2].token))
+        try PageFileFixtures.close(coordinator)
+
+        (coordinator, context) = try open()
+        #expect(try history(context, after: nil).count == 2)
+        #expect { _ = try history(context, after: all[0].token) } throws: {
+            ($0 as NSError).code == NSPersistentHistoryTokenExpiredError
+        }
+        #expect(try history(context, after: all[2].token).count == 1)
+        try PageFileFixtures.close(coordinator)
+    }
 }

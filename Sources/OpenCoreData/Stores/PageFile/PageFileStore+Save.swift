@@ -66,6 +66,10 @@ extension PageFileStore {
                 ])
         }
 
+        // Built before the rows change: a delete's tombstone needs the row it removes.
+        var history =
+            isHistoryTrackingEnabled && !request.isEmpty
+            ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
         var result = StoreSaveResult()
         // 2. Deletions first, so their unique keys are free for this save's inserts.
         for deleted in request.deletedObjects {
@@ -109,6 +113,7 @@ extension PageFileStore {
                 guard var existing = try loadRow(row.objectID.entity, key: owner.key, in: transaction, codec: codec)
                 else { continue }
                 replaced[row.objectID] = existingID
+                var changedSlots: [Int] = []
                 if request.mergePolicyType == .mergeByPropertyObjectTrumpMergePolicyType
                     || request.mergePolicyType == .overwriteMergePolicyType
                 {
@@ -122,11 +127,21 @@ extension PageFileStore {
                             default: break
                             }
                         }
+                        if existing.values[slot] != row.values[slot] { changedSlots.append(slot) }
                         existing.values[slot] = row.values[slot]
                     }
                     existing.version += 1
                     try write(existing, info: info, in: transaction)
                     result.versions[existingID] = existing.version
+                }
+                if let position = history?.changes.firstIndex(where: {
+                    $0.kind == .insert && $0.key == row.objectID.key && $0.entityName == row.objectID.entity.name
+                }) {
+                    if changedSlots.isEmpty {
+                        history?.changes.remove(at: position)
+                    } else {
+                        history?.changes[position] = .update(existingID, slots: changedSlots)
+                    }
                 }
                 continue
             }
@@ -134,6 +149,7 @@ extension PageFileStore {
         }
         if !replaced.isEmpty { try rewriteReferences(replaced, in: transaction, codec: codec) }
         result.replacedObjectIDs = replaced
+        if let history, !history.changes.isEmpty { try appendHistory(history, in: transaction) }
         if needsMetadataWrite { try writeMetadata(in: transaction) }
         return result
     }
