@@ -71,11 +71,14 @@ extension PageFileStore {
             isHistoryTrackingEnabled && !request.isEmpty
             ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
         var result = StoreSaveResult()
+        // Ordinary index entries added by this save, written sorted at the end: a bulk insert
+        // then appends to each index tree instead of splitting pages at random places.
+        var pending: [String: Set<[UInt8]>] = [:]
         // 2. Deletions first, so their unique keys are free for this save's inserts.
         for deleted in request.deletedObjects {
             guard let row = stored[deleted.objectID] else { continue }
             let info = try info(for: deleted.objectID.entity)
-            try removeEntries(of: row, info: info, in: transaction)
+            try removeEntries(of: row, info: info, in: transaction, pending: &pending)
             _ = try transaction.openTree(named: info.treeName).removeValue(
                 forKey: PageFileKey.primary(row.objectID.key))
         }
@@ -83,7 +86,7 @@ extension PageFileStore {
         for update in request.updatedRows {
             guard var row = stored[update.objectID] else { continue }
             let info = try info(for: update.objectID.entity)
-            try removeEntries(of: row, info: info, in: transaction)
+            try removeEntries(of: row, info: info, in: transaction, pending: &pending)
             for change in update.changes where change.slot < row.values.count {
                 if case .unresolved = change.value { continue }
                 row.values[change.slot] = change.value
@@ -92,7 +95,7 @@ extension PageFileStore {
             if let owner = try uniqueOwner(of: row, info: info, in: transaction) {
                 throw constraintError(row: row, existing: owner.key, index: owner.index)
             }
-            try write(row, info: info, in: transaction)
+            try write(row, info: info, in: transaction, pending: &pending)
             result.versions[row.objectID] = row.version
         }
         // 4. Inserts; a unique-key clash is an error or an upsert by the merge policy.
@@ -117,7 +120,7 @@ extension PageFileStore {
                 if request.mergePolicyType == .mergeByPropertyObjectTrumpMergePolicyType
                     || request.mergePolicyType == .overwriteMergePolicyType
                 {
-                    try removeEntries(of: existing, info: info, in: transaction)
+                    try removeEntries(of: existing, info: info, in: transaction, pending: &pending)
                     let layout = row.objectID.entity.layout
                     for slot in row.values.indices where slot < existing.values.count {
                         if layout.relationshipBySlot[slot] != nil {
@@ -131,7 +134,7 @@ extension PageFileStore {
                         existing.values[slot] = row.values[slot]
                     }
                     existing.version += 1
-                    try write(existing, info: info, in: transaction)
+                    try write(existing, info: info, in: transaction, pending: &pending)
                     result.versions[existingID] = existing.version
                 }
                 if let position = history?.changes.firstIndex(where: {
@@ -145,10 +148,14 @@ extension PageFileStore {
                 }
                 continue
             }
-            try write(row, info: info, in: transaction)
+            try write(row, info: info, in: transaction, pending: &pending)
         }
         if !replaced.isEmpty { try rewriteReferences(replaced, in: transaction, codec: codec) }
         result.replacedObjectIDs = replaced
+        for (treeName, keys) in pending where !keys.isEmpty {
+            let tree = try transaction.openTree(named: treeName)
+            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try tree.setValue([], forKey: key) }
+        }
         if let history, !history.changes.isEmpty { try appendHistory(history, in: transaction) }
         if needsMetadataWrite { try writeMetadata(in: transaction) }
         return result
@@ -194,21 +201,31 @@ extension PageFileStore {
         return nil
     }
 
-    private func write(_ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction) throws {
+    private func write(
+        _ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: Set<[UInt8]>]
+    ) throws {
         let bytes = PageFileRowCodec.encode(
             values: row.values, version: row.version, layout: row.objectID.entity.layout)
         try transaction.openTree(named: info.treeName).setValue(bytes, forKey: PageFileKey.primary(row.objectID.key))
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            let tree = try transaction.openTree(named: index.treeName)
-            try tree.setValue(index.isUnique ? PageFileKey.primary(row.objectID.key) : [], forKey: key)
+            if index.isUnique {
+                // Immediately: later rows of this save check their unique keys against it.
+                try transaction.openTree(named: index.treeName).setValue(
+                    PageFileKey.primary(row.objectID.key), forKey: key)
+            } else {
+                pending[index.treeName, default: []].insert(key)
+            }
         }
     }
 
-    private func removeEntries(of row: StoreRow, info: EntityInfo, in transaction: WriteTransaction) throws {
+    private func removeEntries(
+        of row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: Set<[UInt8]>]
+    ) throws {
         for index in info.indexes {
-            guard let key = index.key(for: row.values, primaryKey: row.objectID.key),
-                let tree = try transaction.tree(named: index.treeName)
+            guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
+            if !index.isUnique, pending[index.treeName]?.remove(key) != nil { continue }
+            guard let tree = try transaction.tree(named: index.treeName)
             else { continue }
             if index.isUnique {
                 // Only this row's own entry: never another row's.
