@@ -281,9 +281,14 @@ final class DifferentialSide {
         }
         let (format, arguments) = random.pick(templates)
         if random.chance(0.9) { request.predicate = NSPredicate(format: format, argumentArray: arguments) }
-        if random.chance(0.4) {
-            request.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: random.chance(0.5))]
-            if random.chance(0.5) { request.fetchLimit = random.int(in: 1...5) }
+        if random.chance(0.5) {
+            let key = entity == "Group" ? "uid" : random.pick(["uid", "score", "weight", "born"])
+            request.sortDescriptors = [
+                NSSortDescriptor(key: key, ascending: random.chance(0.5)),
+                NSSortDescriptor(key: "uid", ascending: true),
+            ]
+            if random.chance(0.7) { request.fetchLimit = random.int(in: 1...5) }
+            if random.chance(0.3) { request.fetchOffset = random.int(in: 0...3) }
         }
         return request
     }

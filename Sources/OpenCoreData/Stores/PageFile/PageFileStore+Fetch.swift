@@ -12,7 +12,13 @@ extension PageFileStore {
         do {
             return try openDatabase().read { transaction in
                 var result: [StoreRow] = []
-                for candidate in FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities) {
+                let entities = FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities)
+                if entities.count == 1,
+                    try collectWindow(of: entity, request: request, in: transaction, codec: codec, into: &result)
+                {
+                    return result
+                }
+                for candidate in entities {
                     try collectRows(
                         of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
                 }
@@ -124,5 +130,74 @@ extension PageFileStore {
             }
         }
         if let failure { throw failure }
+    }
+
+    /// When the context allows it (`storeMayApplyWindow`) and the first sort key is a number
+    /// or date with an index led by it, walks that index in sort order and stops after
+    /// `fetchOffset + fetchLimit` matching rows and the rows tied with the last one
+    /// (SPEC.md §3.5 Q5). Returns false when it does not apply.
+    private func collectWindow(
+        of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>,
+        in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
+    ) throws -> Bool {
+        guard request.storage.storeMayApplyWindow, request.fetchLimit > 0,
+            let descriptor = request.sortDescriptors?.first, descriptor.comparator == nil,
+            descriptor.comparison == .compare, let key = descriptor.key, !key.contains("."),
+            let slot = entity.layout.slotsByName[key], let attribute = entity.layout.attributeBySlot[slot],
+            attribute.attributeType != .stringAttributeType, PageFileKey.isOrderable(attribute.attributeType)
+        else { return false }
+        let info = try info(for: entity)
+        guard let index = info.indexes.first(where: { !$0.isUnique && $0.isOrdered && $0.slots.first == slot }) else {
+            return false
+        }
+        var range: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil)
+        if let plan = PageFileQueryPlanner.plan(request.predicate, layout: entity.layout, indexes: info.indexes) {
+            guard plan.index.treeName == index.treeName, plan.ranges.count == 1, let only = plan.ranges.first else {
+                return false
+            }
+            range = only
+        }
+        guard let tree = try transaction.tree(named: index.treeName) else { return true }
+        let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
+            guard id.persistentStore === self else { return nil }
+            return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
+        }
+        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
+            relationship, id in
+            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
+                slot < row.values.count, case .objectIDs(let ids) = row.values[slot]
+            else { return [] }
+            return ids
+        }
+        let needed = max(request.fetchOffset, 0) + request.fetchLimit
+        var accepted = 0
+        var boundary: [UInt8]?
+        try tree.scan(from: range.lower, to: range.upper, reverse: !descriptor.ascending) { key, _ in
+            // The sort value's bytes: nil is 1 byte, a number 9 (SPEC.md §3.4 K2).
+            let valueLength = key.first == PageFileKey.nullTag ? 1 : 9
+            guard key.count >= valueLength + 8, let primary = PageFileKey.primaryKey(key) else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
+            }
+            let value = Array(key[0..<valueLength])
+            if let boundary, value != boundary { return false }
+            guard let row = try loadRow(entity, key: primary, in: transaction, codec: codec) else {
+                throw CoreDataError.make(
+                    NSFileReadCorruptFileError,
+                    "the store's index \(index.treeName) lists row \(primary), which does not exist (run storage-bench check)"
+                )
+            }
+            if let compiled {
+                let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
+                guard try compiled.evaluate(record: view) else { return true }
+            }
+            result.append(row)
+            accepted += 1
+            if accepted >= needed, boundary == nil { boundary = value }
+            return true
+        }
+        // Key order, as the full path returns: the context's stable sort then orders ties alike.
+        result.sort { $0.objectID.key < $1.objectID.key }
+        return true
     }
 }
