@@ -3,6 +3,7 @@
 import Foundation
 import OpenCoreData
 import StorageEngine
+import TestSupport
 import Testing
 
 enum PageFileFixtures {
@@ -317,5 +318,62 @@ enum PageFileFixtures {
         }
         #expect(try history(context, after: all[2].token).count == 1)
         try PageFileFixtures.close(coordinator)
+    }
+
+    @Test func damagedRowsAndIndexEntriesAreReportedNotTrusted() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        var coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        let context = PageFileFixtures.context(coordinator)
+        for index in 0..<30 { PageFileFixtures.person(context, "F\(index)", "L", Int16(index), "p\(index)@x") }
+        try context.save()
+        try PageFileFixtures.close(coordinator)
+        #expect(try PageFileStore.verify(at: url).isClean)
+
+        let database = try Database.open(at: url)
+        var random = SeededRandom(environmentOr: 0xDA_3A6E)
+        let rowKey: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 3]
+        let original = try #require(try database.read { try $0.tree(named: "rows.Person")?.value(forKey: rowKey) })
+        try database.write { transaction in
+            // A truncated row, an index entry without its row, a row without its index entry.
+            try transaction.openTree(named: "rows.Person").setValue(Array(original.prefix(12)), forKey: rowKey)
+            try transaction.openTree(named: "index.Person.age").setValue(
+                [], forKey: [0x10, 0xC0, 0x8F, 0x40, 0, 0, 0, 0, 0] + [0x80, 0, 0, 0, 0, 0, 0x03, 0xE7])
+            let byName = try transaction.openTree(named: "index.Person.byName")
+            let first = try #require(try byName.entries(limit: 1).first)
+            _ = try byName.removeValue(forKey: first.key)
+        }
+        try database.close()
+        let report = try PageFileStore.verify(at: url)
+        #expect(!report.isClean)
+        #expect(report.problems.contains { $0.contains("does not decode") })
+        #expect(report.problems.contains { $0.contains("index.Person.age") && $0.contains("without their row") })
+        #expect(report.problems.contains { $0.contains("index.Person.byName") && $0.contains("without their entry") })
+
+        coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        #expect {
+            _ = try PageFileFixtures.context(coordinator).fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        } throws: { ($0 as NSError).code == NSFileReadCorruptFileError }
+        try PageFileFixtures.close(coordinator)
+
+        // Random damage to one row: a thrown error or a row, never a trap.
+        for _ in 0..<300 {
+            var bytes = original
+            for _ in 0..<random.int(in: 1...4) {
+                switch random.int(in: 0...2) {
+                case 0: bytes[random.int(in: 0...(bytes.count - 1))] = UInt8(truncatingIfNeeded: random.next())
+                case 1: bytes = Array(bytes.prefix(random.int(in: 0...bytes.count)))
+                default: bytes += random.bytes(random.int(in: 1...8))
+                }
+                if bytes.isEmpty { bytes = [1] }
+            }
+            let damaged = try Database.open(at: url)
+            try damaged.write { try $0.openTree(named: "rows.Person").setValue(bytes, forKey: rowKey) }
+            try damaged.close()
+            let store = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+            request.predicate = NSPredicate(format: "age < 5")
+            _ = try? PageFileFixtures.context(store).fetch(request)
+            try PageFileFixtures.close(store)
+        }
     }
 }
