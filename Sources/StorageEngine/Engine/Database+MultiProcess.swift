@@ -98,7 +98,7 @@ extension Database {
         do {
             let counter = try Database.readCounter(lockFile)
             if stateLock.withLock({ knownCounter }) != counter {
-                guard writerGate.acquire(timeout: options.busyTimeout) else {
+                guard try writerGate.acquire(timeout: options.busyTimeout) else {
                     throw StorageError(.busy, "a writer held \(path) for \(options.busyTimeout) s")
                 }
                 defer { writerGate.release() }

@@ -11,7 +11,7 @@ extension Database {
     /// - Complexity: O(entries).
     public func vacuum() throws {
         try checkUsable()
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         defer { writerGate.release() }

@@ -96,7 +96,12 @@ public final class Database: @unchecked Sendable {
     let syncCoordinator = SyncCoordinator()
     var checkpointed: CommitState
     var metaSlot: Int
-    var freeEntries: [FreeEntry]
+    var freeList = FreeList()
+    /// The free list as one list (checkpoints, verify); setting it resets the split.
+    var freeEntries: [FreeEntry] {
+        get { freeList.entries }
+        set { freeList = FreeList(entries: newValue) }
+    }
     var freeListPages: [UInt64]
     var loggedBytes: UInt64 = 0
     /// Multi-process mode: the change counter this handle's state reflects.
@@ -163,7 +168,6 @@ public final class Database: @unchecked Sendable {
             committed = recovery.state
             checkpointed = meta
             metaSlot = slot
-            freeEntries = []
             freeListPages = []
             (freeEntries, freeListPages) = try Database.rebuildFreeList(
                 store, geometry: geometry, meta: meta, recovery: recovery)
@@ -379,13 +383,23 @@ public final class Database: @unchecked Sendable {
     ///   `poisoned`, `io`/`noSpace` (the handle is then poisoned), `corrupt`.
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try checkUsable()
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        let gathering = options.durability == .full
+        if gathering { syncCoordinator.committerStarted() }
+        var finished = false
+        defer { if gathering && !finished { syncCoordinator.committerFinished() } }
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         var sequence: UInt64?
         let result: T
         do {
-            defer { writerGate.release() }
+            defer {
+                writerGate.release()
+                if gathering {
+                    finished = true
+                    syncCoordinator.committerFinished()
+                }
+            }
             try checkUsable()
             if options.multiProcess {
                 try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
@@ -393,7 +407,10 @@ public final class Database: @unchecked Sendable {
             }
             defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
             let transaction = beginWrite()
-            defer { transaction.core.isOpen = false }
+            defer {
+                transaction.core.isOpen = false
+                if let writer = transaction.core.writer { restoreFreeList(writer) }
+            }
             result = try body(transaction)
             sequence = try commit(transaction.core)
             if log.committedBytes >= UInt64(options.checkpointThreshold), try beginExclusiveCheckpoint() {
@@ -412,15 +429,28 @@ public final class Database: @unchecked Sendable {
     }
 
     private func beginWrite() -> WriteTransaction {
-        let (state, threshold) = stateLock.withLock { () -> (CommitState, UInt64) in
-            let oldestReader = readers.values.min() ?? committed.transaction
-            return (committed, min(oldestReader, checkpointed.transaction))
+        let (state, oldestReader) = stateLock.withLock { () -> (CommitState, UInt64) in
+            (committed, readers.values.min() ?? committed.transaction)
         }
+        freeList.release(
+            threshold: min(oldestReader, checkpointed.transaction), snapshotThreshold: oldestReader,
+            reuseLogBorn: !options.multiProcess)
+        let reusable = freeList.reusable
+        freeList.reusable = []
         let writer = WriterState(
-            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, free: freeEntries,
-            threshold: threshold)
+            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, reusable: reusable)
         let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: writer)
         return WriteTransaction(database: self, core: core)
+    }
+
+    /// After a write transaction that did not commit: gives back the reusable pages it was
+    /// handed (those it took included, pages past its starting count excluded).
+    func restoreFreeList(_ writer: WriterState) {
+        guard !writer.freeListReturned else { return }
+        writer.freeListReturned = true
+        var pages = Set(writer.reusable)
+        pages.formUnion(writer.taken)
+        freeList.reusable = pages.filter { $0 < writer.basePageCount }.sorted(by: >)
     }
 
     // MARK: Closing
@@ -430,7 +460,7 @@ public final class Database: @unchecked Sendable {
     public func close() throws {
         let alreadyClosed = stateLock.withLock { isClosed }
         if alreadyClosed { return }
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "a writer is still running on \(path)")
         }
         defer { writerGate.release() }

@@ -23,6 +23,10 @@ final class TreeState {
 struct FreeEntry: Equatable, Sendable {
     var page: UInt64
     var freedAt: UInt64
+    /// The page was first written after the durable meta (it had a frame in the current log
+    /// when freed), so the page file's image cannot reach it: only snapshots can (F1).
+    /// Kept in memory only; entries read from disk are conservatively false.
+    var bornInLog = false
 }
 
 /// The writer's private state.
@@ -33,8 +37,13 @@ final class WriterState {
     var dirty: [UInt64: Page] = [:]
     /// Free pages reusable in this transaction, largest first (so `popLast` takes the smallest).
     var reusable: [UInt64]
-    /// Free pages not yet reusable (a snapshot or the durable meta may reach them).
-    var held: [FreeEntry]
+    /// Pages taken from `reusable` (to restore the free list if the transaction ends
+    /// without committing).
+    var taken: [UInt64] = []
+    /// The page count the transaction started from.
+    let basePageCount: UInt64
+    /// Set once the free list was handed back to the database (committed or restored).
+    var freeListReturned = false
     /// Committed pages this transaction stopped reaching.
     var freed: [UInt64] = []
     /// Scratch space for building one cell.
@@ -48,18 +57,13 @@ final class WriterState {
     /// appended without a descent.
     var appendHint: (tree: TreeState, version: Int)?
 
-    init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, free: [FreeEntry], threshold: UInt64) {
+    /// A writer starting from `pageCount` pages, allowed to reuse `reusable`.
+    init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, reusable: [UInt64]) {
         self.transaction = transaction
         self.geometry = geometry
         self.pageCount = pageCount
-        var reusable: [UInt64] = []
-        var held: [FreeEntry] = []
-        for entry in free {
-            if entry.freedAt <= threshold { reusable.append(entry.page) } else { held.append(entry) }
-        }
-        reusable.sort(by: >)
+        basePageCount = pageCount
         self.reusable = reusable
-        self.held = held
         scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
     }
 
@@ -70,6 +74,7 @@ final class WriterState {
         let number: UInt64
         if let reused = reusable.popLast() {
             number = reused
+            taken.append(reused)
         } else {
             number = pageCount
             pageCount += 1
@@ -89,6 +94,7 @@ final class WriterState {
         let number: UInt64
         if let reused = reusable.popLast() {
             number = reused
+            taken.append(reused)
         } else {
             number = pageCount
             pageCount += 1

@@ -90,6 +90,12 @@ final class PageStore: @unchecked Sendable {
         }
     }
 
+    /// For each page, whether it has a frame in the current log (was written after the
+    /// durable meta).
+    func logged(_ pages: [UInt64]) -> [Bool] {
+        lock.withLock { pages.map { logIndex[$0] != nil } }
+    }
+
     /// The log offset of page `number`'s newest image, if it is in the log.
     func logIndexSnapshotOffset(_ number: UInt64) -> UInt64? { lock.withLock { logIndex[number] } }
 
