@@ -94,6 +94,19 @@ enum PageFileFixtures {
         return context
     }
 
+    /// The engine database at `url`; retries while a concurrently spawned child process
+    /// (the crash test's) briefly holds an inherited lock between fork and exec.
+    static func openDatabase(_ url: URL) throws -> Database {
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            do {
+                return try Database.open(at: url)
+            } catch let error as StorageError where error.code == .busy && Date() < deadline {
+                usleep(2_000)
+            }
+        }
+    }
+
     static func close(_ coordinator: NSPersistentStoreCoordinator) throws {
         for store in coordinator.persistentStores { try coordinator.remove(store) }
     }
@@ -127,7 +140,7 @@ enum PageFileFixtures {
         try context.save()
         try PageFileFixtures.close(coordinator)
 
-        let database = try Database.open(at: url)
+        let database = try PageFileFixtures.openDatabase(url)
         defer { try? database.close() }
         let primary: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 1]
         let row = try database.read { try $0.tree(named: "rows.Golden")?.value(forKey: primary) }
@@ -212,7 +225,7 @@ enum PageFileFixtures {
         }
         // An engine database that is not a store.
         let foreign = try PageFileFixtures.temporaryURL("foreign.db")
-        let database = try Database.open(at: foreign)
+        let database = try PageFileFixtures.openDatabase(foreign)
         try database.write { try $0.openTree(named: "other").setValue([1], forKey: [1]) }
         try database.close()
         #expect {
@@ -329,7 +342,7 @@ enum PageFileFixtures {
         try PageFileFixtures.close(coordinator)
         #expect(try PageFileStore.verify(at: url).isClean)
 
-        let database = try Database.open(at: url)
+        let database = try PageFileFixtures.openDatabase(url)
         var random = SeededRandom(environmentOr: 0xDA_3A6E)
         let rowKey: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 3]
         let original = try #require(try database.read { try $0.tree(named: "rows.Person")?.value(forKey: rowKey) })
@@ -366,7 +379,7 @@ enum PageFileFixtures {
                 }
                 if bytes.isEmpty { bytes = [1] }
             }
-            let damaged = try Database.open(at: url)
+            let damaged = try PageFileFixtures.openDatabase(url)
             try damaged.write { try $0.openTree(named: "rows.Person").setValue(bytes, forKey: rowKey) }
             try damaged.close()
             let store = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)

@@ -36,7 +36,7 @@ extension PageFileStore {
         options.createIfMissing = false
         let database: Database
         do {
-            database = try Database.open(at: url, options: options)
+            database = try openEngine(at: url, options: options, timeout: 5)
         } catch {
             throw translate(error, opening: url)
         }

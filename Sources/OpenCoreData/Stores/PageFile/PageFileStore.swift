@@ -66,7 +66,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
         let database: Database
         do {
-            database = try Database.open(at: url, options: engineOptions)
+            let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
+            database = try PageFileStore.openEngine(at: url, options: engineOptions, timeout: timeout)
         } catch {
             throw PageFileStore.translate(error, opening: url)
         }
@@ -128,7 +129,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         options.createIfMissing = false
         let database: Database
         do {
-            database = try Database.open(at: url, options: options)
+            database = try openEngine(at: url, options: options, timeout: 5)
         } catch {
             throw translate(error, opening: url)
         }
@@ -150,6 +151,20 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     deinit {
         try? database?.close()
+    }
+
+    /// Opens the engine database, waiting up to `timeout` seconds while another handle
+    /// holds it (for example a child process between fork and exec still holding a just-closed
+    /// handle's lock).
+    static func openEngine(at url: URL, options: Database.Options, timeout: Double) throws -> Database {
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        while true {
+            do {
+                return try Database.open(at: url, options: options)
+            } catch let error as StorageError where error.code == .busy && Date() < deadline {
+                usleep(2_000)
+            }
+        }
     }
 
     // MARK: Metadata record
