@@ -35,6 +35,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     private var persistedNextKey: Int64 = 1
     private var metadataChanged = false
 
+    /// `NSSQLiteStoreType`: the type ported apps name for the default on-disk store.
     public override var type: String { NSSQLiteStoreType }
 
     /// The store's metadata; a change is written with the next save.
@@ -44,6 +45,10 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Opening
 
+    /// Opens or creates the store file; checks the model against the stored version hashes.
+    ///
+    /// - Throws: 134100 for an incompatible model, 259 for a damaged file, 134000 for a file
+    ///   that is not a store, 134090 when another handle holds it past the timeout.
     public override func loadMetadata() throws {
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the store has no coordinator and so no model")
@@ -144,6 +149,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// Closes the store file (checkpointing its log).
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
         try? database?.close()
         database = nil
@@ -280,18 +286,22 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// The matching rows, through an index range when the predicate allows (SPEC.md §3.5).
     public override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
         try fetchStoredRows(request)
     }
 
+    /// The number of matching rows; read from an index alone when the predicate is fully indexed.
     public override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try countStoredRows(request)
     }
 
+    /// Applies the save in one engine write transaction (rows, index entries, history, metadata).
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try saveRows(request)
     }
 
+    /// The stored row of `objectID`, read from its entity tree.
     public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
         guard objectID.persistentStore === self else { return nil }
         let codec = self.codec
@@ -302,6 +312,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// The destinations of a to-many relationship, as stored in the row.
     public override func objectIDs(
         forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
@@ -315,6 +326,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// New primary keys from the store counter (persisted with the next save).
     public override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
         entities.map { entity in
             defer { nextKey += 1 }
