@@ -33,7 +33,7 @@ enum PageFileFixtures {
     }()
 
     /// Person (email unique, age indexed, lastName+firstName compound) and Team 1-n Person.
-    static func makePeopleModel(extraAttribute: Bool = false) -> NSManagedObjectModel {
+    static func makePeopleModel(extraAttribute: Bool = false, extraIsOptional: Bool = true) -> NSManagedObjectModel {
         let person = NSEntityDescription()
         person.name = "Person"
         let team = NSEntityDescription()
@@ -42,7 +42,7 @@ enum PageFileFixtures {
             [
                 attribute("firstName", .stringAttributeType), attribute("lastName", .stringAttributeType),
                 attribute("age", .integer16AttributeType, indexed: true), attribute("email", .stringAttributeType),
-            ] + (extraAttribute ? [attribute("nickname", .stringAttributeType)] : [])
+            ] + (extraAttribute ? [attribute("nickname", .stringAttributeType, optional: extraIsOptional)] : [])
         person.uniquenessConstraints = [["email"]]
         person.indexes = [
             NSFetchIndexDescription(
@@ -388,5 +388,54 @@ enum PageFileFixtures {
             _ = try? PageFileFixtures.context(store).fetch(request)
             try PageFileFixtures.close(store)
         }
+    }
+
+    @Test func automaticMigrationRewritesRowsByNameAndRebuildsIndexes() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        var coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        var context = PageFileFixtures.context(coordinator)
+        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: context)
+        team.setValue("Core", forKey: "title")
+        for index in 0..<20 {
+            PageFileFixtures.person(context, "F\(index)", "L", Int16(index), "p\(index)@x").setValue(
+                team, forKey: "team")
+        }
+        try context.save()
+        try PageFileFixtures.close(coordinator)
+        let migrate: [AnyHashable: Any] = [
+            NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
+            PageFileStoreDurabilityOption: "off",
+        ]
+
+        // A new mandatory attribute without a default cannot be inferred: 134110, file unchanged.
+        let mandatory = NSPersistentStoreCoordinator(
+            managedObjectModel: PageFileFixtures.makePeopleModel(extraAttribute: true, extraIsOptional: false))
+        #expect {
+            try mandatory.addPersistentStore(
+                ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: migrate)
+        } throws: { ($0 as NSError).code == NSMigrationError }
+        #expect(try PageFileStore.verify(at: url).isClean)
+
+        let newModel = PageFileFixtures.makePeopleModel(extraAttribute: true)
+        coordinator = NSPersistentStoreCoordinator(managedObjectModel: newModel)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: migrate)
+        #expect(newModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: store.metadata))
+        context = PageFileFixtures.context(coordinator)
+        let people = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        #expect(people.count == 20)
+        #expect(people.allSatisfy { $0.value(forKey: "nickname") == nil })
+        #expect(
+            people.allSatisfy {
+                ($0.value(forKey: "team") as? NSManagedObject)?.value(forKey: "title") as? String == "Core"
+            })
+        let range = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        range.predicate = NSPredicate(format: "age BETWEEN {5, 9}")
+        #expect(try context.count(for: range) == 5)
+        #expect(try #require(store as? PageFileStore).verify().isClean)
+        try PageFileFixtures.close(coordinator)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: url, options: nil)
+        #expect(newModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
 }

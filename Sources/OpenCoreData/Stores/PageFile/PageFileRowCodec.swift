@@ -131,9 +131,10 @@ struct PageFileRowCodec {
     /// The row version and values of `bytes` for an object of `entity`.
     ///
     /// - Throws: `NSFileReadCorruptFileError` when the bytes are not a valid row.
-    func decode(_ bytes: UnsafeRawBufferPointer, entity: NSEntityDescription?) throws -> (
-        version: Int64, values: [StoreValue]
-    ) {
+    func decode(
+        _ bytes: UnsafeRawBufferPointer, entity: NSEntityDescription?,
+        declaredEntities: [NSEntityDescription?]? = nil
+    ) throws -> (version: Int64, values: [StoreValue]) {
         var reader = ByteReader(bytes: bytes)
         let format = try reader.byte()
         guard format == PageFileRowCodec.formatVersion else {
@@ -146,9 +147,10 @@ struct PageFileRowCodec {
         var values: [StoreValue] = []
         values.reserveCapacity(max(Int(count), layout?.properties.count ?? 0))
         for slot in 0..<Int(count) {
-            let declared = layout.flatMap {
+            var declared = layout.flatMap {
                 slot < $0.relationshipBySlot.count ? $0.relationshipBySlot[slot]?.destinationEntity : nil
             }
+            if let declaredEntities { declared = slot < declaredEntities.count ? declaredEntities[slot] : nil }
             values.append(try decodeValue(&reader, declaredEntity: declared))
         }
         guard reader.isAtEnd else { throw reader.corrupt("\(reader.remaining) trailing bytes after the last slot") }

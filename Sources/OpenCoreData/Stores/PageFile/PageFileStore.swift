@@ -85,11 +85,17 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                     throw CoreDataError.make(
                         NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)")
                 }
+                var stored = stored
+                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
+                    migratesAutomatically
+                {
+                    stored.metadata = try migrate(database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                }
                 if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
                     throw CoreDataError.make(
                         NSPersistentStoreIncompatibleVersionHashError,
                         "the model is not compatible with the store at \(url.path): its entity version hashes "
-                            + "differ, and the default store does not migrate (the store is left unchanged)",
+                            + "differ and automatic migration was not requested (the store is left unchanged)",
                         userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
                 }
                 super.metadata = stored.metadata
@@ -108,6 +114,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 super.metadata = [
                     NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
                     NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
+                    PageFileStore.schemaKey: PageFileStore.schema(of: model),
                 ]
                 try database.write { transaction in
                     try writeMetadata(in: transaction)
@@ -210,7 +217,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// The catalog record: one line per index tree, `tree<TAB>unique|index<TAB>slots`.
-    private func writeCatalog(in transaction: WriteTransaction) throws {
+    func writeCatalog(in transaction: WriteTransaction) throws {
         let lines = infoByEntity.values.flatMap(\.indexes).map {
             "\($0.treeName)\t\($0.isUnique ? "unique" : "index")\t\($0.slots.map(String.init).joined(separator: ","))"
         }.sorted()
@@ -332,6 +339,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             defer { nextKey += 1 }
             return newObjectID(for: entity, key: nextKey)
         }
+    }
+
+    /// Sets the metadata without marking it changed (it is being written already).
+    func setStoredMetadata(_ metadata: [String: Any]) {
+        super.metadata = metadata
     }
 
     var needsMetadataWrite: Bool { metadataChanged || nextKey != persistedNextKey }
