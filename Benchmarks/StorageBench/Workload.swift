@@ -17,6 +17,8 @@ struct Workload: Sendable {
             .predicateSort,
             .predicateStore,
             .objectInMemory,
+            .storeDefault,
+            .storeInMemory,
         ] + Workload.engine
 }
 

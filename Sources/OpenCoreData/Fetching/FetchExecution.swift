@@ -150,6 +150,9 @@ extension NSManagedObjectContext {
         processPendingChanges()
         let entity = try resolveEntity(of: request)
         let coordinator = try requireCoordinator()
+        request.storage.storeMayApplyWindow =
+            request.fetchLimit > 0 && request.resultType != .dictionaryResultType && !chainHasChanges()
+        defer { request.storage.storeMayApplyWindow = false }
         let rows = try coordinator.fetchRows(request)
         guard request.includesPendingChanges else {
             return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }

@@ -80,6 +80,10 @@ final class FetchRequestStorage: @unchecked Sendable {
     var resultType: NSFetchRequestResultType = .managedObjectResultType
     var shouldRefreshRefetchedObjects = false
     var affectedStores: [NSPersistentStore]?
+    /// Set by the context around `fetchRows` when nothing unsaved can change the result:
+    /// a store may then return only the first `fetchOffset + fetchLimit` rows in
+    /// `sortDescriptors` order (ties at the boundary included); the context still sorts and windows.
+    var storeMayApplyWindow = false
 }
 
 /// A description of what to fetch from a context: an entity, a predicate, an order,

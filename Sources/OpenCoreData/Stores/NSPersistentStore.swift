@@ -82,7 +82,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// against each row (compile it once with `predicate.compiled(for:)` and evaluate
     /// ``StoreRowView``s) and returns EVERY matching row: it must not apply
     /// `fetchOffset` or `fetchLimit`, which the context applies after merging its
-    /// pending changes and sorting. Row order is the store's own (stable) order.
+    /// pending changes and sorting. Row order is the store's own (stable) order. (Inside
+    /// the module, a request the context marks `storeMayApplyWindow` may be answered with
+    /// only its first `fetchOffset + fetchLimit` rows in sort order: the default store does.)
     open func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
         throw unsupported("fetchRows")
     }
