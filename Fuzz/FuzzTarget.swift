@@ -15,6 +15,7 @@ struct FuzzTarget: Sendable {
         .randomSelfCheck,
         .predicateLanguage,
         .engineFile, .engineDifferential, .engineKillChild,
+        .binaryStoreFile,
     ]
 }
 
