@@ -16,6 +16,8 @@ struct Workload: Sendable {
             .predicateEvaluate,
             .predicateSort,
             .objectInMemory,
+            .storeDefault,
+            .storeInMemory,
         ] + Workload.engine
 }
 

@@ -21,7 +21,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private var mergingContexts: [WeakContext] = []
 
     nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
-        NSInMemoryStoreType: NSInMemoryStore.self, NSBinaryStoreType: NSBinaryStore.self,
+        NSInMemoryStoreType: NSInMemoryStore.self,
+        NSSQLiteStoreType: PageFileStore.self,
+        NSBinaryStoreType: NSBinaryStore.self,
     ]
     private static let registryLock = NSLock()
 
@@ -313,6 +315,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 guard let part = byStore[ObjectIdentifier(store)], !part.isEmpty else { continue }
                 let saved = try store.save(part)
                 result.versions.merge(saved.versions) { _, new in new }
+                result.replacedObjectIDs.merge(saved.replacedObjectIDs) { _, new in new }
             }
             return result
         }

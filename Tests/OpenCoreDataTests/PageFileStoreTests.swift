@@ -1,0 +1,273 @@
+// The default on-disk store: the pinned row and key encoding, reopening, metadata and
+// model compatibility, damaged files, unique constraints and optimistic locking.
+import Foundation
+import OpenCoreData
+import StorageEngine
+import Testing
+
+enum PageFileFixtures {
+    static func attribute(_ name: String, _ type: NSAttributeType, optional: Bool = true, indexed: Bool = false)
+        -> NSAttributeDescription
+    {
+        let attribute = NSAttributeDescription()
+        attribute.name = name
+        attribute.attributeType = type
+        attribute.isOptional = optional
+        attribute.isIndexed = indexed
+        return attribute
+    }
+
+    /// Golden: name, count, ratio, flag, when — `count` indexed.
+    static let goldenModel: NSManagedObjectModel = {
+        let golden = NSEntityDescription()
+        golden.name = "Golden"
+        golden.properties = [
+            attribute("name", .stringAttributeType), attribute("count", .integer32AttributeType, indexed: true),
+            attribute("ratio", .doubleAttributeType), attribute("flag", .booleanAttributeType),
+            attribute("when", .dateAttributeType),
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [golden]
+        return model
+    }()
+
+    /// Person (email unique, age indexed, lastName+firstName compound) and Team 1-n Person.
+    static func makePeopleModel(extraAttribute: Bool = false) -> NSManagedObjectModel {
+        let person = NSEntityDescription()
+        person.name = "Person"
+        let team = NSEntityDescription()
+        team.name = "Team"
+        person.properties =
+            [
+                attribute("firstName", .stringAttributeType), attribute("lastName", .stringAttributeType),
+                attribute("age", .integer16AttributeType, indexed: true), attribute("email", .stringAttributeType),
+            ] + (extraAttribute ? [attribute("nickname", .stringAttributeType)] : [])
+        person.uniquenessConstraints = [["email"]]
+        person.indexes = [
+            NSFetchIndexDescription(
+                name: "byName",
+                elements: [
+                    NSFetchIndexElementDescription(property: person.properties[1], collationType: .binary),
+                    NSFetchIndexElementDescription(property: person.properties[0], collationType: .binary),
+                ])
+        ]
+        let members = NSRelationshipDescription()
+        members.name = "members"
+        members.destinationEntity = person
+        members.maxCount = 0
+        members.deleteRule = .nullifyDeleteRule
+        let teamOf = NSRelationshipDescription()
+        teamOf.name = "team"
+        teamOf.destinationEntity = team
+        teamOf.maxCount = 1
+        members.inverseRelationship = teamOf
+        teamOf.inverseRelationship = members
+        person.properties.append(teamOf)
+        team.properties = [attribute("title", .stringAttributeType), members]
+        let model = NSManagedObjectModel()
+        model.entities = [person, team]
+        return model
+    }
+
+    static let peopleModel = makePeopleModel()
+
+    static func temporaryURL(_ name: String = "Test.store") throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pagefile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent(name)
+    }
+
+    static func coordinator(_ model: NSManagedObjectModel, _ url: URL, type: String = NSSQLiteStoreType) throws
+        -> NSPersistentStoreCoordinator
+    {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(
+            ofType: type, configurationName: nil, at: type == NSInMemoryStoreType ? nil : url,
+            options: [PageFileStoreDurabilityOption: "off"])
+        return coordinator
+    }
+
+    static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    static func close(_ coordinator: NSPersistentStoreCoordinator) throws {
+        for store in coordinator.persistentStores { try coordinator.remove(store) }
+    }
+
+    @discardableResult
+    static func person(
+        _ context: NSManagedObjectContext, _ first: String, _ last: String, _ age: Int16, _ email: String?
+    )
+        -> NSManagedObject
+    {
+        let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+        person.setValue(first, forKey: "firstName")
+        person.setValue(last, forKey: "lastName")
+        person.setValue(age, forKey: "age")
+        person.setValue(email, forKey: "email")
+        return person
+    }
+}
+
+@Suite struct PageFileStoreTests {
+    @Test func rowAndIndexBytesArePinned() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.goldenModel, url)
+        let context = PageFileFixtures.context(coordinator)
+        let object = NSEntityDescription.insertNewObject(forEntityName: "Golden", into: context)
+        object.setValue("Ada", forKey: "name")
+        object.setValue(Int32(7), forKey: "count")
+        object.setValue(0.5, forKey: "ratio")
+        object.setValue(true, forKey: "flag")
+        object.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "when")
+        try context.save()
+        try PageFileFixtures.close(coordinator)
+
+        let database = try Database.open(at: url)
+        defer { try? database.close() }
+        let primary: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 1]
+        let row = try database.read { try $0.tree(named: "rows.Golden")?.value(forKey: primary) }
+        let expected: [UInt8] =
+            [1, 1, 0, 0, 0, 0, 0, 0, 0, 5]  // format 1, version 1, five slots
+            + [6, 3, 0x41, 0x64, 0x61]  // "Ada"
+            + [1, 14]  // 7, zigzag
+            + [2, 0, 0, 0, 0, 0, 0, 0xE0, 0x3F]  // 0.5
+            + [5]  // true
+            + [8, 0, 0, 0, 0, 0, 0, 0, 0]  // reference date
+        #expect(row == expected)
+        let indexKeys = try database.read { try $0.tree(named: "index.Golden.count")?.entries().map(\.key) }
+        #expect(indexKeys == [[0x10, 0xC0, 0x1C, 0, 0, 0, 0, 0, 0] + primary])
+        #expect(try database.verify().treeCount >= 3)
+    }
+
+    @Test func rowsRelationshipsAndMetadataSurviveReopening() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        var coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        var context = PageFileFixtures.context(coordinator)
+        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: context)
+        team.setValue("Core", forKey: "title")
+        for index in 0..<20 {
+            let person = PageFileFixtures.person(context, "F\(index)", "L\(index % 3)", Int16(index), "p\(index)@x")
+            person.setValue(team, forKey: "team")
+        }
+        try context.save()
+        let store = try #require(coordinator.persistentStores.first)
+        #expect(store.type == NSSQLiteStoreType)
+        var metadata = coordinator.metadata(for: store)
+        metadata["custom"] = "kept"
+        coordinator.setMetadata(metadata, for: store)
+        PageFileFixtures.person(context, "Late", "L9", 99, "late@x")
+        try context.save()
+        let uuid = store.identifier
+        try PageFileFixtures.close(coordinator)
+
+        let stored = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: url, options: nil)
+        #expect(stored[NSStoreUUIDKey] as? String == uuid)
+        #expect(stored["custom"] as? String == "kept")
+        #expect(PageFileFixtures.peopleModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored))
+        #expect(
+            !PageFileFixtures.makePeopleModel(extraAttribute: true).isConfiguration(
+                withName: nil, compatibleWithStoreMetadata: stored))
+
+        coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        context = PageFileFixtures.context(coordinator)
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) == 21)
+        let teams = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Team"))
+        #expect((teams.first?.value(forKey: "members") as? Set<NSManagedObject>)?.count == 20)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.predicate = NSPredicate(format: "lastName == 'L1' AND firstName BEGINSWITH 'F1'")
+        let names = try context.fetch(request).compactMap { $0.value(forKey: "firstName") as? String }.sorted()
+        #expect(names == ["F1", "F10", "F13", "F16", "F19"])
+        let range = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        range.predicate = NSPredicate(format: "age BETWEEN {5, 9}")
+        #expect(try context.count(for: range) == 5)
+        #expect(coordinator.persistentStores.first?.identifier == uuid)
+        try PageFileFixtures.close(coordinator)
+    }
+
+    @Test func incompatibleModelIsRefusedWith134100() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        try PageFileFixtures.close(coordinator)
+        let other = NSPersistentStoreCoordinator(
+            managedObjectModel: PageFileFixtures.makePeopleModel(extraAttribute: true))
+        #expect {
+            try other.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        } throws: { ($0 as NSError).code == NSPersistentStoreIncompatibleVersionHashError }
+    }
+
+    @Test func damagedAndForeignFilesAreRefusedWithClearErrors() throws {
+        let garbage = try PageFileFixtures.temporaryURL("garbage.store")
+        try Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: garbage)
+        #expect {
+            _ = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, garbage)
+        } throws: { error in
+            let code = (error as NSError).code
+            return code == NSFileReadCorruptFileError || code == NSPersistentStoreInvalidTypeError
+        }
+        // An engine database that is not a store.
+        let foreign = try PageFileFixtures.temporaryURL("foreign.db")
+        let database = try Database.open(at: foreign)
+        try database.write { try $0.openTree(named: "other").setValue([1], forKey: [1]) }
+        try database.close()
+        #expect {
+            _ = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, foreign)
+        } throws: { ($0 as NSError).code == NSPersistentStoreInvalidTypeError }
+    }
+
+    @Test func uniqueConstraintIsAnErrorOrAnUpsertByMergePolicy() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        let first = PageFileFixtures.context(coordinator)
+        let original = PageFileFixtures.person(first, "Ada", "Lovelace", 36, "ada@x")
+        try first.save()
+
+        let strict = PageFileFixtures.context(coordinator)
+        PageFileFixtures.person(strict, "Dup", "Dup", 1, "ada@x")
+        #expect { try strict.save() } throws: { error in
+            let nsError = error as NSError
+            return nsError.code == NSManagedObjectConstraintMergeError
+                && (nsError.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [Any])?.count == 1
+        }
+
+        let upsert = PageFileFixtures.context(coordinator)
+        upsert.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        let replacement = PageFileFixtures.person(upsert, "Augusta", "King", 37, "ada@x")
+        try upsert.save()
+        #expect(replacement.objectID == original.objectID)
+
+        let check = PageFileFixtures.context(coordinator)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.predicate = NSPredicate(format: "email == 'ada@x'")
+        let found = try check.fetch(request)
+        #expect(found.count == 1)
+        #expect(found.first?.value(forKey: "firstName") as? String == "Augusta")
+        #expect(found.first?.value(forKey: "age") as? Int16 == 37)
+        #expect(found.first?.objectID == original.objectID)
+        try PageFileFixtures.close(coordinator)
+    }
+
+    @Test func staleSaveUnderTheErrorPolicyIsAMergeConflict() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        let writer = PageFileFixtures.context(coordinator)
+        let person = PageFileFixtures.person(writer, "Ada", "Lovelace", 36, "ada@x")
+        try writer.save()
+        let other = PageFileFixtures.context(coordinator)
+        let copy = try other.existingObject(with: person.objectID)
+        #expect(copy.value(forKey: "age") as? Int16 == 36)
+        person.setValue(Int16(40), forKey: "age")
+        try writer.save()
+        copy.setValue(Int16(50), forKey: "age")
+        #expect { try other.save() } throws: { ($0 as NSError).code == NSManagedObjectMergeError }
+        other.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        try other.save()
+        let check = PageFileFixtures.context(coordinator)
+        #expect(try check.existingObject(with: person.objectID).value(forKey: "age") as? Int16 == 50)
+        try PageFileFixtures.close(coordinator)
+    }
+}
