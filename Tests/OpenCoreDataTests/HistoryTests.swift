@@ -240,6 +240,33 @@ private func transactions(
         #expect(try transactions(context, .fetchHistory(after: empty)).count == 1)
     }
 
+    @Test func savesPostRemoteChangeNotificationsWithTheNewToken() throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSInMemoryStoreType, configurationName: nil, at: nil,
+            options: [
+                NSPersistentHistoryTrackingKey: true as NSNumber,
+                NSPersistentStoreRemoteChangeNotificationPostOptionKey: true as NSNumber,
+            ])
+        let received = LockedBox<[Notification]>([])
+        let observer = NotificationCenter.default.addObserver(
+            forName: .NSPersistentStoreRemoteChange, object: coordinator, queue: nil
+        ) { note in received.mutate { $0.append(note) } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let context = TestStack.context(coordinator)
+        let company = TCompany(context: context)
+        company.name = "A"
+        try context.save()
+        company.name = "B"
+        try context.save()
+        let notes = received.value
+        #expect(notes.count == 2)
+        #expect(notes.last?.userInfo?[NSStoreUUIDKey] as? String == store.identifier)
+        let token = notes.last?.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken
+        #expect(token == coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(token?.sequence(forStore: store.identifier) == 2)
+    }
+
     @Test func storesWithoutTrackingRefuseHistoryRequests() throws {
         let coordinator = try trackingCoordinator(tracking: false)
         let context = TestStack.context(coordinator)
@@ -410,5 +437,22 @@ private func transactions(
                 _ = try PersistentHistoryRecord(decoding: damaged, what: "r")
             }
         }
+    }
+}
+
+/// A value shared with a notification observer.
+private final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+    func mutate(_ body: (inout Value) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        body(&stored)
     }
 }

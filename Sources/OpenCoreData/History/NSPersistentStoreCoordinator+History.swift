@@ -163,3 +163,38 @@ extension NSPersistentStoreCoordinator {
         return transaction
     }
 }
+
+/// userInfo key of `NSPersistentStoreRemoteChange`: the store's newest history token.
+public let NSPersistentHistoryTokenKey = "historyToken"
+
+extension Notification.Name {
+    /// Posted by a coordinator after a save changed a store added with
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`; userInfo holds
+    /// `NSStoreUUIDKey`, `"storeURL"` and, when the store tracks history,
+    /// `NSPersistentHistoryTokenKey`.
+    public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
+}
+
+extension NSPersistentStoreCoordinator {
+    /// Posts `NSPersistentStoreRemoteChange` for each store `request` changed that asked
+    /// for it, outside the coordinator's lock so observers may fetch history at once.
+    func postRemoteChangeNotifications(after request: StoreSaveRequest) {
+        let posting = persistentStores.filter { store in
+            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
+            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
+        }
+        guard !posting.isEmpty else { return }
+        let ids =
+            request.insertedRows.lazy.map(\.objectID) + request.updatedRows.lazy.map(\.objectID)
+            + request.deletedObjects.lazy.map(\.objectID)
+        let stores = posting.filter { store in ids.contains { $0.persistentStore === store } }
+        for store in stores {
+            var info: [AnyHashable: Any] = [NSStoreUUIDKey: store.identifier ?? ""]
+            if let url = store.url { info["storeURL"] = url }
+            if let token = currentPersistentHistoryToken(fromStores: [store]) {
+                info[NSPersistentHistoryTokenKey] = token
+            }
+            NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
+        }
+    }
+}
