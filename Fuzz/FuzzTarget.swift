@@ -14,6 +14,7 @@ struct FuzzTarget: Sendable {
     static let all: [FuzzTarget] = [
         .randomSelfCheck,
         .predicateLanguage,
+        .predicateDifferential,
         .engineFile, .engineDifferential, .engineKillChild,
         .binaryStoreFile,
     ]

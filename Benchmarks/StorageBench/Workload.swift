@@ -15,6 +15,7 @@ struct Workload: Sendable {
             .clockSanity,
             .predicateEvaluate,
             .predicateSort,
+            .predicateStore,
             .objectInMemory,
             .storeDefault,
             .storeInMemory,

@@ -56,6 +56,19 @@ import Testing
         #expect(NSExpression.expressionForAnyKey().expressionType == .anyKey)
     }
 
+    /// How a dictionary fetch computes an `NSExpressionDescription` over a group: the group's
+    /// objects are the evaluated object, and key paths map over them.
+    @Test func aggregateFunctionsOverAGroup() throws {
+        let group: [[String: Any]] = [["age": 20], ["age": 30], ["age": NSNull()], ["age": 40]]
+        let age = NSExpression(forKeyPath: "age")
+        #expect(try NSExpression(forFunction: "average:", arguments: [age]).value(with: group) as? Double == 30)
+        #expect(try NSExpression(forFunction: "sum:", arguments: [age]).value(with: group) as? Int == 90)
+        #expect(try NSExpression(forFunction: "count:", arguments: [age]).value(with: group) as? Int == 3)
+        #expect(try NSExpression(forFunction: "max:", arguments: [age]).value(with: group) as? Int == 40)
+        #expect(try NSExpression(forFunction: "min:", arguments: [age]).value(with: group) as? Int == 20)
+        #expect(try NSExpression(format: "@count").value(with: group) as? Int == 4)
+    }
+
     @Test func accessors() {
         let function = NSExpression(forFunction: "add:to:", arguments: [1, 2])
         #expect(
@@ -66,6 +79,27 @@ import Testing
         #expect(NSExpression(format: "a + 1").description == "a + 1")
         #expect(NSExpression(format: "a +").validationError != nil)
         #expect(NSExpression(format: "%K.@count", "items").keyPath == "items.@count")
+    }
+
+    struct Temperature: PredicateFunctionReceiver {
+        let celsius: Double
+        func predicateFunction(_ name: String, arguments: [Any?]) throws -> Any? {
+            switch name {
+            case "fahrenheit": return celsius * 9 / 5 + 32
+            case "plus:": return celsius + ((arguments.first ?? nil) as? Double ?? 0)
+            default: throw PredicateLanguageError(.unsupported, "no function \(name)")
+            }
+        }
+    }
+
+    @Test func functionReceivers() {
+        let object: [String: Any] = ["temperature": Temperature(celsius: 100)]
+        #expect(NSPredicate(format: "FUNCTION(temperature, 'fahrenheit') == 212").evaluate(with: object))
+        #expect(NSPredicate(format: "FUNCTION(temperature, 'plus:', 5.0) == 105").evaluate(with: object))
+        #expect(!NSPredicate(format: "FUNCTION(temperature, 'kelvin') == 1").evaluate(with: object))
+        #expect(NSPredicate(format: "FUNCTION('abc', 'length') == 3").evaluate(with: nil))
+        #expect(NSPredicate(format: "FUNCTION(12, 'stringValue') == '12'").evaluate(with: nil))
+        #expect(NSPredicate(format: "FUNCTION('7', 'intValue') == 7").evaluate(with: nil))
     }
 
     @Test func functionsReportErrors() throws {

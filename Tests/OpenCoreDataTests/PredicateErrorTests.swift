@@ -40,6 +40,9 @@ import Testing
         #expect(throws: PredicateLanguageError.self) { try NSPredicate(validatingFormat: "age >> AND (") }
         #expect(throws: PredicateLanguageError.self) { try NSPredicate(validatingFormat: "a == %@", argumentArray: []) }
         #expect(throws: Never.self) { try NSPredicate(validatingFormat: "a == %@", "x") }
+        let message = NSPredicate(format: "age >> AND (").validationError?.message ?? ""
+        #expect(
+            message.hasPrefix("Unable to parse the format string \"age >> AND (\" at position 5 (near \"> AND (\")"))
         let error = NSPredicate(format: "a ==").validationError
         #expect(error?.message.contains("position 4") == true)
         let nsError = error.map { $0 as NSError }

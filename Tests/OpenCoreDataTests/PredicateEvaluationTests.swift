@@ -1,6 +1,7 @@
 // Semantics of evaluation: Apple's documented rules (nil, ANY/ALL, BETWEEN, IN and
 // CONTAINS, string options, numbers across types) on objects, dictionaries and SELF.
 import OpenCoreData
+import Synchronization
 import Testing
 
 @Suite struct PredicateEvaluationTests {
@@ -197,6 +198,17 @@ import Testing
         #expect(NSPredicate(value: true).evaluate(with: nil) && !NSPredicate(value: false).evaluate(with: nil))
         let block = NSPredicate { object, variables in (object as? Int) == variables?["x"] as? Int }
         #expect(block.evaluate(with: 3, substitutionVariables: ["x": 3]))
+    }
+
+    @Test func concurrentEvaluationOfOnePredicate() {
+        let predicate = NSPredicate(format: "SELF.v > 10 AND SELF.s MATCHES '[a-z]+'")
+        nonisolated(unsafe) let rows: [[String: Any]] = (0..<200).map { ["v": $0, "s": $0 % 2 == 0 ? "abc" : "AB1"] }
+        let counts = Mutex([Int](repeating: 0, count: 8))
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            let matches = rows.filter { predicate.evaluate(with: $0) }.count
+            counts.withLock { $0[worker] = matches }
+        }
+        #expect(counts.withLock { $0 } == Array(repeating: 94, count: 8))
     }
 
     @Test func arithmeticAndFunctions() {

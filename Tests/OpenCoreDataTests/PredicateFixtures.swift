@@ -97,9 +97,11 @@ struct TestProject: KeyValueReadable {
 }
 
 /// A schema of named slots, as the object layer's entity layout will be.
-final class TestSchema: KeyValueSchema {
+final class TestSchema: KeyValueSchema, @unchecked Sendable {
     let schemaName: String
     var slots: [String: KeyValueSlot] = [:]
+    /// How many times records of this schema were read by key (not by slot).
+    var keyLookups = 0
     init(_ name: String) { schemaName = name }
     func slot(forKey key: String) -> KeyValueSlot? { slots[key] }
 }
@@ -108,7 +110,6 @@ final class TestSchema: KeyValueSchema {
 final class TestRecord: KeyValueSlotReadable, @unchecked Sendable {
     let keyValueSchema: any KeyValueSchema
     var values: [Any?]
-    nonisolated(unsafe) static var keyLookups = 0
 
     init(schema: any KeyValueSchema, values: [Any?]) {
         keyValueSchema = schema
@@ -118,7 +119,7 @@ final class TestRecord: KeyValueSlotReadable, @unchecked Sendable {
     func readValue(atSlot slot: Int) -> Any? { values[slot] }
 
     func readValue(forKey key: String) throws -> Any? {
-        TestRecord.keyLookups += 1
+        (keyValueSchema as? TestSchema)?.keyLookups += 1
         guard let slot = keyValueSchema.slot(forKey: key) else {
             throw KeyValueCodingError.unknownKey(key, in: keyValueSchema.schemaName)
         }

@@ -42,12 +42,18 @@ import Testing
     }
 
     @Test func largeInputsStayBounded() {
-        let wide = (0..<2_000).map { "a == \($0)" }.joined(separator: " OR ")
-        #expect(NSPredicate(format: wide).evaluate(with: ["a": 1_999]))
+        let wide = (0..<10_000).map { "a == \($0)" }.joined(separator: " OR ")
+        #expect(NSPredicate(format: wide).evaluate(with: ["a": 9_999]))
+        #expect(!NSPredicate(format: wide).evaluate(with: ["a": -1]))
         let longString = String(repeating: "a", count: 200_000)
         #expect(!NSPredicate(format: "SELF LIKE '*b*a*b*a*b*'").evaluate(with: longString))
         #expect(NSPredicate(format: "SELF LIKE '*a'").evaluate(with: longString))
         #expect(NSPredicate(format: "SELF MATCHES 'a+'").evaluate(with: String(repeating: "a", count: 5_000)))
+        let many = (0..<20_000).map { ["v": $0 % 1_000] }
+        #expect(NSPredicate(format: "@distinctUnionOfObjects.v.@count == 1000").evaluate(with: many))
+        #expect(NSPredicate(format: "SELF IN %@", Array(0..<20_000)).evaluate(with: 19_999.0))
+        #expect(
+            NSPredicate(format: "(%@ MINUS %@).@count == 1", Array(0..<20_000), Array(1..<20_000)).evaluate(with: nil))
         let hugePattern = String(repeating: "a", count: 5_000)
         #expect(throws: PredicateLanguageError.self) {
             try NSPredicate(format: "SELF MATCHES %@", hugePattern).evaluateThrowing(with: "a")

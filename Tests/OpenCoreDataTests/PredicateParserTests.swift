@@ -18,6 +18,7 @@ import Testing
             "lastName": "Smith", "firstName": "Mark", "birthday": birthday.addingTimeInterval(100),
             "expenses": 300, "name": "Ben", "anAttribute": true, "date": birthday,
             "employees": [["firstName": "Matthew", "salary": 40_000], ["firstName": "Al", "salary": 20_000]],
+            "grade": "7",
             "children": [["age": 13], ["age": 15]], "dateAttribute": NSNull(),
         ]
         let examples: [(String, [Any], Bool)] = [
@@ -57,11 +58,19 @@ import Testing
             ("! (name == 'Ben')", [], false),
             ("name == 'Ben' || name == 'Nick'", [], true),
             ("expenses > 100 && expenses < 1000", [], true),
+            ("@sum.employees.salary < 100000", [], true),
+            ("@count.employees == 2", [], true),
+            ("date between {$YESTERDAY, $TOMORROW}", [], true),
+            ("grade == \"7\" OR name contains[cd] 'BÉN'", [], true),
+            ("(firstName like 'Mark') OR (lastName like 'Chen')", [], true),
         ]
         for (format, arguments, expected) in examples {
             let predicate = try NSPredicate(validatingFormat: format, argumentArray: arguments)
-            let result = try predicate.evaluateThrowing(
-                with: person, substitutionVariables: ["DATE": birthday.addingTimeInterval(1)])
+            let variables: [String: Any] = [
+                "DATE": birthday.addingTimeInterval(1), "YESTERDAY": birthday.addingTimeInterval(-86_400),
+                "TOMORROW": birthday.addingTimeInterval(86_400),
+            ]
+            let result = try predicate.evaluateThrowing(with: person, substitutionVariables: variables)
             #expect(result == expected, "\(format)")
             #expect(
                 NSPredicate(format: predicate.predicateFormat) == predicate,
@@ -169,6 +178,8 @@ import Testing
         #expect(try comparison("x == %@", "'quoted'").rightExpression.constantValue as? String == "'quoted'")
         #expect(try comparison("x == '%@'").rightExpression.constantValue as? String == "%@")
         #expect(try comparison("x == '100%'").rightExpression.constantValue as? String == "100%")
+        #expect(try comparison("x == '100%%'").rightExpression.constantValue as? String == "100%")
+        #expect(NSPredicate(format: "x == %@", "5%").predicateFormat == "x == \"5%%\"")
         let optional: String? = nil
         #expect(try comparison("x == %@", optional as Any).rightExpression.constantValue == nil)
         #expect(try comparison("$v == 1").leftExpression.variable == "v")

@@ -73,6 +73,16 @@ import Testing
         #expect(NSSortDescriptor.Comparison(selectorName: "bogus:") == nil)
     }
 
+    @Test func canonicallyEquivalentStringsTie() throws {
+        let rows: [[String: Any]] = [
+            ["s": "e\u{301}", "id": 0], ["s": "b", "id": 1], ["s": "\u{e9}", "id": 2], ["id": 3], ["s": "a", "id": 4],
+        ]
+        let sorted = try rows.sortedThrowing(using: [NSSortDescriptor(key: "s", ascending: true)])
+        #expect(sorted.map { $0["id"] as? Int } == [3, 4, 1, 0, 2])
+        let descending = try rows.sortedThrowing(using: [NSSortDescriptor(key: "s", ascending: false)])
+        #expect(descending.map { $0["id"] as? Int } == [0, 2, 1, 4, 3])
+    }
+
     @Test func reversedAndCompare() {
         let descriptor = NSSortDescriptor(key: "age", ascending: true)
         let reversed = descriptor.reversedSortDescriptor

@@ -249,39 +249,95 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
     }
 
     private func sort<Element>(_ elements: [Element], keys: [Key]) throws -> [Element] {
-        let width = steps.count
+        var comparers: [(Int, Int) throws -> ComparisonResult] = []
+        for index in steps.indices {
+            comparers.append(column(index, of: keys, count: elements.count))
+        }
+        let compare = Self.lexicographic(comparers[...])
         var order = Array(elements.indices)
-        if width == 1 || width == 2, steps.allSatisfy({ $0.comparator == nil && $0.comparison == .compare }) {
-            try order.sort { left, right in
-                let result = try compareFast(keys, left * width, right * width, width)
-                return result == .orderedSame ? left < right : result == .orderedAscending
-            }
-        } else {
-            try order.sort { left, right in
-                let result = try compare(keys, left * width, keys, right * width)
-                return result == .orderedSame ? left < right : result == .orderedAscending
-            }
+        try order.sort { left, right in
+            let result = try compare(left, right)
+            return result == .orderedSame ? left < right : result == .orderedAscending
         }
         return order.map { elements[$0] }
     }
 
-    /// `compare` specialised for `compare:` descriptors: integers and strings without the general dispatch.
-    private func compareFast(_ keys: [Key], _ first: Int, _ second: Int, _ width: Int) throws -> ComparisonResult {
-        for index in 0..<width {
-            var order: ComparisonResult
-            switch (keys[first + index].value, keys[second + index].value) {
-            case (.integer(let a), .integer(let b)):
-                order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
-            case (.string(let a), .string(let b)):
-                order = a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
-            default: order = try Self.order(keys[first + index], keys[second + index], steps[index])
+    /// A comparer of element positions for descriptor `step`: over a typed column of integers
+    /// or strings when every key is one (or nil), else over the classified keys.
+    private func column(_ step: Int, of keys: [Key], count: Int) -> (Int, Int) throws -> ComparisonResult {
+        let width = steps.count
+        let descriptor = steps[step]
+        let ascending = descriptor.ascending
+        func directed(_ order: ComparisonResult) -> ComparisonResult {
+            ascending
+                ? order
+                : (order == .orderedAscending
+                    ? .orderedDescending : (order == .orderedSame ? .orderedSame : .orderedAscending))
+        }
+        if descriptor.comparator == nil && descriptor.comparison == .compare {
+            var integers: [Int64] = []
+            var strings: [String] = []
+            var present: [Bool] = []
+            var isIntegers = true
+            var isStrings = true
+            present.reserveCapacity(count)
+            for position in 0..<count {
+                switch keys[position * width + step].value {
+                case .null:
+                    present.append(false)
+                    if isIntegers { integers.append(0) }
+                    if isStrings { strings.append("") }
+                case .integer(let value) where isIntegers:
+                    present.append(true)
+                    integers.append(value)
+                    isStrings = false
+                    strings = []
+                case .string(let value) where isStrings:
+                    present.append(true)
+                    strings.append(value)
+                    isIntegers = false
+                    integers = []
+                default:
+                    isIntegers = false
+                    isStrings = false
+                }
+                if !isIntegers && !isStrings { break }
             }
-            if order != .orderedSame {
-                return steps[index].ascending
-                    ? order : (order == .orderedAscending ? .orderedDescending : .orderedAscending)
+            if isStrings && !isIntegers {
+                // Strings sort by rank: the distinct values are ordered once, rows compare integers.
+                var ranks: [String: Int64] = [:]
+                for position in 0..<count where present[position] { ranks[strings[position]] = 0 }
+                for (rank, text) in ranks.keys.sorted().enumerated() { ranks[text] = Int64(rank) }
+                integers = (0..<count).map { present[$0] ? ranks[strings[$0]] ?? 0 : 0 }
+                isIntegers = true
+            }
+            if isIntegers {
+                return { left, right in
+                    let (a, b) = (present[left], present[right])
+                    guard a && b else {
+                        return directed(a == b ? .orderedSame : (a ? .orderedDescending : .orderedAscending))
+                    }
+                    let (x, y) = (integers[left], integers[right])
+                    return directed(x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending))
+                }
             }
         }
-        return .orderedSame
+        return { left, right in
+            directed(try Self.order(keys[left * width + step], keys[right * width + step], descriptor))
+        }
+    }
+
+    /// The first comparer that tells two positions apart decides; nested pairs, so calls retain nothing.
+    private static func lexicographic(_ comparers: ArraySlice<(Int, Int) throws -> ComparisonResult>)
+        -> (Int, Int) throws -> ComparisonResult
+    {
+        guard let first = comparers.first else { return { _, _ in .orderedSame } }
+        if comparers.count == 1 { return first }
+        let rest = lexicographic(comparers.dropFirst())
+        return { left, right in
+            let order = try first(left, right)
+            return order == .orderedSame ? try rest(left, right) : order
+        }
     }
 }
 

@@ -127,6 +127,7 @@ struct ComparisonOperation {
             let folded = options.fold(text)
             let wanted = type == .equalTo
             return { value in
+                if let subject = FastValue.string(value) { return (options.fold(subject) == folded) == wanted }
                 if case .string(let subject) = PredicateValue(value) {
                     return (options.fold(subject) == folded) == wanted
                 }
@@ -135,6 +136,7 @@ struct ComparisonOperation {
         case (.equalTo, .integer(let number)), (.notEqualTo, .integer(let number)):
             let wanted = type == .equalTo
             return { value in
+                if let subject = FastValue.integer(value) { return (subject == number) == wanted }
                 let left = PredicateValue(value)
                 if case .integer(let subject) = left { return (subject == number) == wanted }
                 return left.isEqual(to: right, options: options) == wanted
@@ -146,6 +148,14 @@ struct ComparisonOperation {
             let bound = right.doubleValue ?? .nan
             let type = type
             return { value in
+                if let number = FastValue.number(value), !bound.isNaN {
+                    switch type {
+                    case .lessThan: return number < bound
+                    case .lessThanOrEqualTo: return number <= bound
+                    case .greaterThan: return number > bound
+                    default: return number >= bound
+                    }
+                }
                 let left = PredicateValue(value)
                 let number: Double
                 switch left {
@@ -187,6 +197,11 @@ struct ComparisonOperation {
             let folded = options.fold(part)
             let prefix = type == .beginsWith
             return { value in
+                if let subject = FastValue.string(value) {
+                    guard !folded.isEmpty else { return false }
+                    let text = options.fold(subject)
+                    return prefix ? text.hasPrefix(folded) : text.hasSuffix(folded)
+                }
                 switch PredicateValue(value) {
                 case .null: return false
                 case .string(let subject):
@@ -199,13 +214,9 @@ struct ComparisonOperation {
             }
         case (.in, .collection(let elements, _)):
             let members = elements.map { PredicateValue($0) }
-            if !options.folds, members.allSatisfy({ if case .string = $0 { true } else { false } }) {
-                let strings = Set(members.compactMap { if case .string(let text) = $0 { text } else { nil } })
-                return { value in
-                    let left = PredicateValue(value)
-                    if case .string(let subject) = left { return strings.contains(subject) }
-                    return false
-                }
+            if !options.folds {
+                let set = PredicateValueSet(members)
+                return { value in set.contains(PredicateValue(value)) }
             }
             return { value in
                 let left = PredicateValue(value)

@@ -17,7 +17,14 @@ enum KeyValuePath {
             if key.hasPrefix("@") {
                 return try applyOperator(key, to: current, rest: path[(index + 1)...])
             }
-            guard let value = unwrapOptional(current) else { return nil }
+            guard let raw = current else { return nil }
+            // Objects first: the common step, and one cast instead of the collection probes.
+            if let readable = raw as? any KeyValueReadable {
+                current = try readable.readValue(forKey: key)
+                index += 1
+                continue
+            }
+            guard let value = unwrapOptional(raw) else { return nil }
             if let elements = collectionElements(value) {
                 // Map the keys up to the next collection operator over the elements; the
                 // operator then applies to the whole flattened collection.
@@ -73,7 +80,10 @@ enum KeyValuePath {
 
     private static func applyOperator(_ name: String, to value: Any?, keyPath rest: ArraySlice<String>) throws -> Any? {
         let operand = unwrapOptional(value)
-        guard let elements = operand == nil ? [] : collectionElements(operand) else {
+        // `@sum.items.price` on one object aggregates what its key path yields (Apple's example);
+        // a bare `@count` of a non-collection is an error.
+        guard let elements = operand == nil ? [] : collectionElements(operand) ?? (rest.isEmpty ? nil : [operand])
+        else {
             throw KeyValueCodingError.unknownKey(name, in: "\(type(of: operand ?? "nil")) (not a collection)")
         }
         switch name.lowercased() {
@@ -194,14 +204,7 @@ enum Aggregates {
 
     /// `values` without repeats (by predicate equality), first occurrence kept.
     static func distinct(_ values: [Any]) -> [Any] {
-        var result: [Any] = []
-        var seen: [PredicateValue] = []
-        for value in values {
-            let classified = PredicateValue(value)
-            if seen.contains(where: { $0.isEqual(to: classified, options: StringComparisonOptions([])) }) { continue }
-            seen.append(classified)
-            result.append(value)
-        }
-        return result
+        var seen = PredicateValueSet([])
+        return values.filter { seen.insert(PredicateValue($0)) }
     }
 }

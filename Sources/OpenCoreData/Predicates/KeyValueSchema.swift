@@ -3,6 +3,13 @@
 // to a slot index; evaluating it against a record of that schema reads slots by
 // index — no string lookups per object. Records of another schema, and values that
 // are not records at all, go through `KeyValueReadable` / dictionaries as usual.
+//
+// The fetch path, in short:
+//
+//   let filter = try request.predicate?.compiled(for: layout)   // parse error, unknown key: thrown here
+//   let order = try NSSortDescriptor.compiled(request.sortDescriptors ?? [], for: layout)
+//   let matches = try rows.filter { try filter?.evaluate(record: $0) ?? true }
+//   let sorted = try order.sort(records: matches)
 
 /// A layout of named properties in numbered slots — for the object layer, an entity.
 ///
@@ -23,6 +30,21 @@ public protocol KeyValueSchema: AnyObject {
     var schemaName: String { get }
     /// The slot holding `key`, or nil when the schema has no such property (an unknown key).
     func slot(forKey key: String) -> KeyValueSlot?
+
+    /// Whether records of this schema hold every slot of `schema` at the same index, so a
+    /// predicate compiled for `schema` may read them by slot — a sub-entity's layout answers
+    /// true for its super-entity's. The default answers false (records are read by key).
+    func sharesSlots(with schema: any KeyValueSchema) -> Bool
+}
+
+extension KeyValueSchema {
+    /// False: only records of the very schema a predicate was compiled for are read by slot.
+    public func sharesSlots(with schema: any KeyValueSchema) -> Bool { false }
+}
+
+/// Whether a record of `recordSchema` can be read by slots resolved for `compiledSchema`.
+func slotsMatch(_ recordSchema: any KeyValueSchema, _ compiledSchema: any KeyValueSchema) -> Bool {
+    recordSchema === compiledSchema || recordSchema.sharesSlots(with: compiledSchema)
 }
 
 /// Where a property lives in a `KeyValueSlotReadable` record and what it holds.

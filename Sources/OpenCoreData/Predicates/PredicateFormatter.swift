@@ -194,6 +194,7 @@ enum PredicateFormatter {
             case "\t": result += "\\t"
             case "\r": result += "\\r"
             case "\0": result += "\\0"
+            case "%": result += "%%"
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
                     result += String(format: "\\u%04X", scalar.value)

@@ -132,6 +132,12 @@ struct PredicateLexer {
             guard let scalar = peek() else { throw malformed(start, "unterminated string literal") }
             index += 1
             if scalar == quote { return String(text) }
+            if scalar == "%" && peek() == "%" {
+                // `%%` is a literal percent sign, as in printf formats; a lone `%` is kept too.
+                index += 1
+                text.append("%")
+                continue
+            }
             guard scalar == "\\" else {
                 text.append(scalar)
                 continue
@@ -245,7 +251,7 @@ struct PredicateLexer {
 
     private func malformed(_ position: Int, _ reason: String) -> PredicateLanguageError {
         PredicateLanguageError(
-            .malformedFormat(position: position), "Unable to parse the format string at position \(position): \(reason)"
+            .malformedFormat(position: position), reason
         )
     }
 }

@@ -27,20 +27,48 @@ struct PredicateParser {
 
     /// Parses a whole predicate format.
     static func parsePredicate(_ format: String, arguments: [Any]) throws -> NSPredicate {
-        var lexer = PredicateLexer(format)
-        var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
-        let predicate = try parser.parseOr()
-        try parser.expectEnd()
-        return predicate
+        try explained(format) {
+            var lexer = PredicateLexer(format)
+            var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+            let predicate = try parser.parseOr()
+            try parser.expectEnd()
+            return predicate
+        }
     }
 
     /// Parses a whole expression format.
     static func parseExpression(_ format: String, arguments: [Any]) throws -> NSExpression {
-        var lexer = PredicateLexer(format)
-        var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
-        let expression = try parser.parseExpression()
-        try parser.expectEnd()
-        return expression
+        try explained(format) {
+            var lexer = PredicateLexer(format)
+            var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+            let expression = try parser.parseExpression()
+            try parser.expectEnd()
+            return expression
+        }
+    }
+
+    /// Runs `parse`, rewriting its error to name the format and show where it went wrong:
+    /// `Unable to parse the format string "age >> 3" at position 5 (near ">> 3"): ...`.
+    private static func explained<T>(_ format: String, _ parse: () throws -> T) throws -> T {
+        do {
+            return try parse()
+        } catch let error as PredicateLanguageError {
+            guard let position = error.position else { throw error }
+            let scalars = Array(format.unicodeScalars)
+            func text(_ slice: ArraySlice<Unicode.Scalar>) -> String {
+                var view = String.UnicodeScalarView()
+                view.append(contentsOf: slice)
+                return String(view)
+            }
+            let shown = scalars.count <= 120 ? format : text(scalars.prefix(117)) + "..."
+            let start = min(position, scalars.count)
+            let near =
+                start < scalars.count
+                ? " (near \"" + text(scalars[start..<min(scalars.count, start + 20)]) + "\")" : " (at the end)"
+            throw PredicateLanguageError(
+                error.kind,
+                "Unable to parse the format string \"\(shown)\" at position \(position)\(near): \(error.message)")
+        }
     }
 
     // MARK: Tokens
@@ -92,7 +120,7 @@ struct PredicateParser {
     private func error(_ reason: String, at position: Int? = nil) -> PredicateLanguageError {
         let position = position ?? current.position
         return PredicateLanguageError(
-            .malformedFormat(position: position), "Unable to parse the format string at position \(position): \(reason)"
+            .malformedFormat(position: position), reason
         )
     }
 
@@ -101,7 +129,7 @@ struct PredicateParser {
         if depth > Self.maximumDepth {
             throw PredicateLanguageError(
                 .malformedFormat(position: current.position),
-                "Unable to parse the format string at position \(current.position): nesting deeper than \(Self.maximumDepth)"
+                "nesting deeper than \(Self.maximumDepth) levels"
             )
         }
     }
@@ -533,7 +561,7 @@ struct PredicateParser {
         guard argumentIndex < arguments.count else {
             throw PredicateLanguageError(
                 .missingArgument(position: position),
-                "Unable to parse the format string at position \(position): no argument for '%\(letters)'")
+                "no argument for '%\(letters)'")
         }
         let argument = unwrapOptional(arguments[argumentIndex])
         argumentIndex += 1

@@ -21,8 +21,9 @@ struct StringComparisonOptions: Equatable {
     /// `string` with case and/or diacritics removed as the options ask.
     func fold(_ string: String) -> String {
         guard folds else { return string }
-        if caseInsensitive && !diacriticInsensitive && string.utf8.allSatisfy({ $0 < 0x80 }) {
-            return string.lowercased()
+        // ASCII has no diacritics and one case mapping: skip Foundation's folding.
+        if !localeSensitive && string.utf8.allSatisfy({ $0 < 0x80 }) {
+            return caseInsensitive ? string.lowercased() : string
         }
         var options: String.CompareOptions = []
         if caseInsensitive { options.insert(.caseInsensitive) }
@@ -126,5 +127,62 @@ func compareNumbers(_ left: PredicateValue, _ right: PredicateValue) -> Comparis
             return a.isNaN && b.isNaN ? .orderedSame : (a.isNaN ? .orderedAscending : .orderedDescending)
         }
         return order(a, b)
+    }
+}
+
+/// A hashable stand-in for values whose equality is exact (no string options): equal keys
+/// exactly when `isEqual(to:options: [])` is true. Lets distinct unions, set operations and
+/// IN lists run in linear time; values without a key (objects, collections) compare pairwise.
+enum PredicateHashKey: Hashable {
+    case null
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+
+    init?(_ value: PredicateValue) {
+        switch value {
+        case .null: self = .null
+        case .integer(let number): self = .integer(number)
+        case .double(let number):
+            if let integer = Int64(exactly: number) { self = .integer(integer) } else { self = .double(number) }
+        case .decimal(let number):
+            let double = NSDecimalNumber(decimal: number).doubleValue
+            guard Decimal(double) == number else { return nil }
+            if let integer = Int64(exactly: double) { self = .integer(integer) } else { self = .double(double) }
+        case .string(let text): self = .string(text)
+        case .date(let date): self = .date(date)
+        case .data(let data): self = .data(data)
+        case .uuid(let uuid): self = .uuid(uuid)
+        case .url(let url): self = .url(url)
+        case .collection, .dictionary, .object: return nil
+        }
+    }
+}
+
+/// Membership by predicate equality (no string options) in linear time where values hash.
+struct PredicateValueSet {
+    private var keys: Set<PredicateHashKey> = []
+    private var others: [PredicateValue] = []
+
+    init<S: Sequence>(_ values: S) where S.Element == PredicateValue {
+        for value in values { insert(value) }
+    }
+
+    /// Adds `value`; false when an equal value is already present.
+    @discardableResult
+    mutating func insert(_ value: PredicateValue) -> Bool {
+        if let key = PredicateHashKey(value) { return keys.insert(key).inserted }
+        if contains(value) { return false }
+        others.append(value)
+        return true
+    }
+
+    func contains(_ value: PredicateValue) -> Bool {
+        if let key = PredicateHashKey(value) { return keys.contains(key) }
+        return others.contains { $0.isEqual(to: value, options: StringComparisonOptions([])) }
     }
 }

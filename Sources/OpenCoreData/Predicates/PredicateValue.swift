@@ -190,3 +190,34 @@ func dictionaryValue(_ value: Any) -> [AnyHashable: Any]? {
     }
     return nil
 }
+
+/// Exact-type fast paths for the prepared comparisons: attribute values are nearly always a
+/// native String or number, and reading them this way skips building a `PredicateValue`.
+enum FastValue {
+    /// The value as a String when its dynamic type is exactly `String`.
+    @inline(__always)
+    static func string(_ value: Any?) -> String? {
+        guard let value, ObjectIdentifier(type(of: value)) == ObjectIdentifier(String.self) else { return nil }
+        return value as? String
+    }
+
+    /// The value as an Int64 when its dynamic type is exactly a native signed integer type.
+    @inline(__always)
+    static func integer(_ value: Any?) -> Int64? {
+        guard let value else { return nil }
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == ObjectIdentifier(Int.self), let number = value as? Int { return Int64(number) }
+        if type == ObjectIdentifier(Int16.self), let number = value as? Int16 { return Int64(number) }
+        if type == ObjectIdentifier(Int32.self), let number = value as? Int32 { return Int64(number) }
+        if type == ObjectIdentifier(Int64.self), let number = value as? Int64 { return number }
+        return nil
+    }
+
+    /// The value as a Double when it is exactly a native integer (within ±2^53) or Double.
+    @inline(__always)
+    static func number(_ value: Any?) -> Double? {
+        if let integer = integer(value) { return integer.magnitude < 1 << 53 ? Double(integer) : nil }
+        guard let value, ObjectIdentifier(type(of: value)) == ObjectIdentifier(Double.self) else { return nil }
+        return value as? Double
+    }
+}

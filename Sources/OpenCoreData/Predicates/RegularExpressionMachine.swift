@@ -114,9 +114,15 @@ struct RegularExpressionMachine {
         self.caseInsensitive = caseInsensitive
     }
 
-    /// Whether the whole of `text` matches.
+    /// The most text length × program size one match may cost; beyond it the text does not match.
+    static let workBudget = 100_000_000
+
+    /// Whether the whole of `text` matches; false when the match would exceed `workBudget`.
     func matches(_ text: String) -> Bool {
         let scalars = Array(text.unicodeScalars)
+        guard scalars.count.multipliedReportingOverflow(by: program.count).partialValue <= Self.workBudget,
+            scalars.count <= Self.workBudget
+        else { return false }
         var current = ThreadList(capacity: program.count)
         var next = ThreadList(capacity: program.count)
         addThread(0, to: &current, at: 0, in: scalars)
