@@ -194,6 +194,30 @@ private func transactions(
         }
     }
 
+    @Test func extremeTokenSequencesNeitherTrapNorLoseHistory() throws {
+        let coordinator = try trackingCoordinator()
+        let context = TestStack.context(coordinator)
+        for index in 0..<3 {
+            let company = TCompany(context: context)
+            company.name = "C\(index)"
+            try context.save()
+        }
+        let store = try #require(coordinator.persistentStores.first?.identifier)
+        func token(_ sequence: Int64) -> NSPersistentHistoryToken {
+            NSPersistentHistoryToken(storeIdentifier: store, sequence: sequence)
+        }
+        #expect(try transactions(context, .fetchHistory(after: token(.min))).count == 3)
+        #expect(try transactions(context, .fetchHistory(after: token(.max))).isEmpty)
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: token(.min)))
+        #expect(try transactions(context, .fetchHistory(after: token(0))).count == 3)
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: token(2)))
+        #expect(throws: NSError.self) {
+            _ = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: token(.min)))
+        }
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: token(.max)))
+        #expect(try transactions(context, .fetchHistory(after: nil as NSPersistentHistoryToken?)).isEmpty)
+    }
+
     @Test func objectIDNotificationMergesIntoAnotherContext() throws {
         let coordinator = try trackingCoordinator()
         let writer = TestStack.context(coordinator)
