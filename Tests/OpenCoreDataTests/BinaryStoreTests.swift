@@ -203,6 +203,34 @@ private func cocoaCode(_ error: any Error) -> Int { (error as NSError).code }
         #expect(try binaryCoordinator(files, path: path).persistentStores.count == 1)
     }
 
+    @Test func aRealFileRoundTripsAndReportsItsMetadata() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("binary-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("Real.binary")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSBinaryStoreType, configurationName: nil, at: url, options: nil)
+        coordinator.setMetadata(
+            (store.metadata ?? [:]).merging(["appVersion": 3, "tags": ["a", "b"]]) { $1 }, for: store)
+        try saveGraph(TestStack.context(coordinator), name: "Disk", count: 2)
+        try coordinator.remove(store)
+        #expect(FileManager.default.fileExists(atPath: url.path + "-new") == false)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSBinaryStoreType, at: url, options: nil)
+        #expect(metadata[NSStoreUUIDKey] as? String == store.identifier)
+        #expect(metadata["appVersion"] as? Int == 3 && metadata["tags"] as? [String] == ["a", "b"])
+        #expect(TestStack.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let reopened = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)
+        try reopened.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url, options: nil)
+        #expect(try snapshot(TestStack.context(reopened)).count == 2)
+        #expect(
+            performing: {
+                try NSPersistentStoreCoordinator.metadataForPersistentStore(
+                    ofType: NSBinaryStoreType, at: directory.appendingPathComponent("missing"), options: nil)
+            }, throws: { cocoaCode($0) == NSPersistentStoreOpenError })
+    }
+
     @Test func aDifferentModelIsRefused() throws {
         let files = SimulatedFileSystem()
         let coordinator = try binaryCoordinator(files)
