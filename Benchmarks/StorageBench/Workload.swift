@@ -19,6 +19,7 @@ struct Workload: Sendable {
             .objectInMemory,
             .storeDefault,
             .storeInMemory,
+            .storeBinary,
         ] + Workload.engine
 }
 

@@ -137,7 +137,8 @@ private func cocoaCode(_ error: any Error) -> Int { (error as NSError).code }
             8, 1, 1, 0x75, 0, 1, 0x55,  // metadata: dictionary of 1: "u" = string "U"
             4,  // next key 2
             1, 1, 0x4E,  // entities: ["N"]
-            1, 0, 2, 2, 1, 6, 1, 0x78,  // one row: entity 0, key 1, version 1, 1 value: string "x"
+            1, 0, 2, 13,  // one row: entity 0, key 1, 13 bytes of row (SPEC §3.2):
+            1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 6, 1, 0x78,  // format 1, version 1, 1 value: string "x"
             1, 0, 1, 1, 0xAB,  // history: current 1, purged 0, one record [AB]
         ]
         let header: [UInt8] = [0x4F, 0x43, 0x44, 0x42, 0x49, 0x4E, 0x0D, 0x0A, 1, 0, 0, 0, 0, 0, 0, 0]
@@ -200,6 +201,34 @@ private func cocoaCode(_ error: any Error) -> Int { (error as NSError).code }
         }
         files.setContents(good, ofPath: path)
         #expect(try binaryCoordinator(files, path: path).persistentStores.count == 1)
+    }
+
+    @Test func aRealFileRoundTripsAndReportsItsMetadata() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("binary-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("Real.binary")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSBinaryStoreType, configurationName: nil, at: url, options: nil)
+        coordinator.setMetadata(
+            (store.metadata ?? [:]).merging(["appVersion": 3, "tags": ["a", "b"]]) { $1 }, for: store)
+        try saveGraph(TestStack.context(coordinator), name: "Disk", count: 2)
+        try coordinator.remove(store)
+        #expect(FileManager.default.fileExists(atPath: url.path + "-new") == false)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSBinaryStoreType, at: url, options: nil)
+        #expect(metadata[NSStoreUUIDKey] as? String == store.identifier)
+        #expect(metadata["appVersion"] as? Int == 3 && metadata["tags"] as? [String] == ["a", "b"])
+        #expect(TestStack.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        let reopened = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)
+        try reopened.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url, options: nil)
+        #expect(try snapshot(TestStack.context(reopened)).count == 2)
+        #expect(
+            performing: {
+                try NSPersistentStoreCoordinator.metadataForPersistentStore(
+                    ofType: NSBinaryStoreType, at: directory.appendingPathComponent("missing"), options: nil)
+            }, throws: { cocoaCode($0) == NSPersistentStoreOpenError })
     }
 
     @Test func aDifferentModelIsRefused() throws {

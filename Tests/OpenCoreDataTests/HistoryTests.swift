@@ -1,4 +1,5 @@
 import Foundation
+import StorageEngine
 import TestSupport
 import Testing
 
@@ -193,6 +194,30 @@ private func transactions(
         }
     }
 
+    @Test func extremeTokenSequencesNeitherTrapNorLoseHistory() throws {
+        let coordinator = try trackingCoordinator()
+        let context = TestStack.context(coordinator)
+        for index in 0..<3 {
+            let company = TCompany(context: context)
+            company.name = "C\(index)"
+            try context.save()
+        }
+        let store = try #require(coordinator.persistentStores.first?.identifier)
+        func token(_ sequence: Int64) -> NSPersistentHistoryToken {
+            NSPersistentHistoryToken(storeIdentifier: store, sequence: sequence)
+        }
+        #expect(try transactions(context, .fetchHistory(after: token(.min))).count == 3)
+        #expect(try transactions(context, .fetchHistory(after: token(.max))).isEmpty)
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: token(.min)))
+        #expect(try transactions(context, .fetchHistory(after: token(0))).count == 3)
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: token(2)))
+        #expect(throws: NSError.self) {
+            _ = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: token(.min)))
+        }
+        _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: token(.max)))
+        #expect(try transactions(context, .fetchHistory(after: nil as NSPersistentHistoryToken?)).isEmpty)
+    }
+
     @Test func objectIDNotificationMergesIntoAnotherContext() throws {
         let coordinator = try trackingCoordinator()
         let writer = TestStack.context(coordinator)
@@ -239,6 +264,33 @@ private func transactions(
         #expect(try transactions(context, .fetchHistory(after: empty)).count == 1)
     }
 
+    @Test func savesPostRemoteChangeNotificationsWithTheNewToken() throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSInMemoryStoreType, configurationName: nil, at: nil,
+            options: [
+                NSPersistentHistoryTrackingKey: true as NSNumber,
+                NSPersistentStoreRemoteChangeNotificationPostOptionKey: true as NSNumber,
+            ])
+        let received = LockedBox<[Notification]>([])
+        let observer = NotificationCenter.default.addObserver(
+            forName: .NSPersistentStoreRemoteChange, object: coordinator, queue: nil
+        ) { note in received.mutate { $0.append(note) } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let context = TestStack.context(coordinator)
+        let company = TCompany(context: context)
+        company.name = "A"
+        try context.save()
+        company.name = "B"
+        try context.save()
+        let notes = received.value
+        #expect(notes.count == 2)
+        #expect(notes.last?.userInfo?[NSStoreUUIDKey] as? String == store.identifier)
+        let token = notes.last?.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken
+        #expect(token == coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(token?.sequence(forStore: store.identifier) == 2)
+    }
+
     @Test func storesWithoutTrackingRefuseHistoryRequests() throws {
         let coordinator = try trackingCoordinator(tracking: false)
         let context = TestStack.context(coordinator)
@@ -251,6 +303,112 @@ private func transactions(
                 NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?))
         }
         #expect(error?.code == NSPersistentStoreUnsupportedRequestTypeError)
+    }
+
+    /// Random saves, purges and (for the binary store) reopens: the fetched history always
+    /// equals an oracle's list of what each save did.
+    @Test(arguments: [NSInMemoryStoreType, NSBinaryStoreType])
+    func randomSavesMatchAnOracle(storeType: String) throws {
+        var random = SeededRandom(environmentOr: 0x4157)
+        let files = SimulatedFileSystem()
+        func open() throws -> NSPersistentStoreCoordinator {
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)
+            var options: [AnyHashable: Any] = [NSPersistentHistoryTrackingKey: true as NSNumber]
+            if storeType == NSBinaryStoreType { options[storeFileSystemOption] = files }
+            try coordinator.addPersistentStore(
+                ofType: storeType, configurationName: nil, at: URL(fileURLWithPath: "/sim/History.binary"),
+                options: options)
+            return coordinator
+        }
+        typealias Change = (type: NSPersistentHistoryChangeType, uri: URL, properties: Set<String>)
+        func describe(_ changes: [Change]) -> [String] {
+            changes.map { "\($0.type.rawValue) \($0.uri) \($0.properties.sorted())" }.sorted()
+        }
+        var coordinator = try open()
+        var context = TestStack.context(coordinator)
+        var live: [URL] = []
+        var oracle: [(number: Int64, author: String?, changes: [String])] = []
+        var tokens: [NSPersistentHistoryToken] = []
+        var purged: Int64 = 0
+        var counter = 0
+        for step in 0..<40 {
+            let hint = "step \(step), \(random.replayHint)"
+            if storeType == NSBinaryStoreType, random.chance(0.2) {
+                try coordinator.remove(try #require(coordinator.persistentStores.first))
+                coordinator = try open()
+                context = TestStack.context(coordinator)
+            }
+            func object(_ uri: URL) throws -> TCompany {
+                guard let id = coordinator.managedObjectID(forURIRepresentation: uri),
+                    let company = try context.existingObject(with: id) as? TCompany
+                else { throw NSError(domain: "HistoryTests", code: 1, userInfo: [NSLocalizedDescriptionKey: hint]) }
+                return company
+            }
+            var inserted: [TCompany] = []
+            var changes: [Change] = []
+            for _ in 0..<random.int(in: 0...3) {
+                let company = TCompany(context: context)
+                counter += 1
+                company.name = "C\(counter)"
+                inserted.append(company)
+            }
+            var touched: Set<URL> = []
+            for _ in 0..<random.int(in: 0...2) where !live.isEmpty {
+                let uri = random.pick(live)
+                guard !touched.contains(uri) else { continue }
+                touched.insert(uri)
+                counter += 1
+                try object(uri).name = "C\(counter)"
+                changes.append((.update, uri, ["name"]))
+            }
+            if random.chance(0.3), let uri = live.first(where: { !touched.contains($0) }) {
+                context.delete(try object(uri))
+                live.removeAll { $0 == uri }
+                changes.append((.delete, uri, []))
+            }
+            let author = random.chance(0.5) ? "author\(step % 3)" : nil
+            context.transactionAuthor = author
+            try context.save()
+            for company in inserted {
+                live.append(company.objectID.uriRepresentation())
+                changes.append((.insert, company.objectID.uriRepresentation(), []))
+            }
+            if !changes.isEmpty {
+                let number = (oracle.last?.number ?? purged) + 1
+                oracle.append((number, author, describe(changes)))
+                tokens.append(try #require(coordinator.currentPersistentHistoryToken(fromStores: nil), "\(hint)"))
+            }
+            if random.chance(0.15), !tokens.isEmpty {
+                let index = random.int(in: 0...(tokens.count - 1))
+                let token = tokens[index]
+                _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: token))
+                let sequence = try #require(token.sequencesByStore.values.first)
+                oracle.removeAll { $0.number < sequence }
+                purged = max(purged, sequence - 1)
+                if sequence > 1 {
+                    let stale = NSPersistentHistoryToken(sequencesByStore: token.sequencesByStore.mapValues { $0 - 2 })
+                    #expect(
+                        Comment(rawValue: hint),
+                        performing: {
+                            _ = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: stale))
+                        },
+                        throws: { ($0 as NSError).code == NSPersistentHistoryTokenExpiredError })
+                }
+            }
+            let fetched = try transactions(context, .fetchHistory(after: nil as NSPersistentHistoryToken?))
+            let actual = fetched.map { transaction in
+                let changes = (transaction.changes ?? []).map { change -> Change in
+                    (
+                        change.changeType, change.changedObjectID.uriRepresentation(),
+                        Set(change.updatedProperties?.map(\.name) ?? [])
+                    )
+                }
+                return "\(transaction.transactionNumber) \(transaction.author ?? "-") \(describe(changes))"
+            }
+            let expected = oracle.map { "\($0.number) \($0.author ?? "-") \($0.changes)" }
+            #expect(actual == expected, "\(hint)")
+            if actual != expected { return }
+        }
     }
 
     // MARK: The record format (SPEC.md §3, "History journal")
@@ -303,5 +461,22 @@ private func transactions(
                 _ = try PersistentHistoryRecord(decoding: damaged, what: "r")
             }
         }
+    }
+}
+
+/// A value shared with a notification observer.
+private final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+    func mutate(_ body: (inout Value) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        body(&stored)
     }
 }

@@ -301,6 +301,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Splits a save by store and applies it.
     func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        let result = try saveRows(request)
+        postRemoteChangeNotifications(after: request)
+        return result
+    }
+
+    private func saveRows(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try withStores {
             if stores.count == 1, let store = stores.first, belongsEntirely(request, to: store) {
                 return try store.save(request)

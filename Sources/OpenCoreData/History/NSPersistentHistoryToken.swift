@@ -32,12 +32,15 @@ public final class NSPersistentHistoryToken: NSObject, Codable, Comparable, @unc
         sequencesByStore[storeIdentifier]
     }
 
+    /// Whether `object` is a token covering the same stores at the same sequences.
     public override func isEqual(_ object: Any?) -> Bool {
         (object as? NSPersistentHistoryToken)?.sequencesByStore == sequencesByStore
     }
 
+    /// A hash consistent with `isEqual(_:)`.
     public override var hash: Int { sequencesByStore.hashValue }
 
+    /// The token's stores and sequences, for logs.
     public override var description: String {
         let parts = sequencesByStore.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }
         return "<NSPersistentHistoryToken \(parts.joined(separator: ", "))>"
@@ -58,6 +61,7 @@ public final class NSPersistentHistoryToken: NSObject, Codable, Comparable, @unc
         return behind
     }
 
+    /// Whether both tokens cover the same stores at the same sequences.
     public static func == (lhs: NSPersistentHistoryToken, rhs: NSPersistentHistoryToken) -> Bool {
         lhs.sequencesByStore == rhs.sequencesByStore
     }

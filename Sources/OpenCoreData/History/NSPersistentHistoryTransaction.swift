@@ -98,6 +98,7 @@ open class NSPersistentHistoryTransaction: NSObject, KeyValueReadable, @unchecke
         }
     }
 
+    /// The transaction's number, store, author, context and change count, for logs.
     open override var description: String {
         "<NSPersistentHistoryTransaction \(transactionNumber) of \(storeID) author=\(author ?? "nil") "
             + "context=\(contextName ?? "nil") changes=\(changes.map { String($0.count) } ?? "-")>"
@@ -148,6 +149,7 @@ open class NSPersistentHistoryChange: NSObject, KeyValueReadable, @unchecked Sen
         }
     }
 
+    /// The change's type, object and updated property names, for logs.
     open override var description: String {
         let names = updatedProperties.map { " " + $0.map(\.name).sorted().joined(separator: ",") } ?? ""
         return "<NSPersistentHistoryChange \(changeType) \(changedObjectID)\(names)>"

@@ -50,7 +50,8 @@ extension NSPersistentStoreCoordinator {
             var after: Int64 = 0
             if case .token(let token?) = bound, let sequence = token.sequence(forStore: storeID) {
                 let purged = try journal.historyPurgedSequence()
-                if sequence < purged {
+                // Sequences start at 1: a token at or below 0 misses nothing unless a record was purged.
+                if max(sequence, 0) < purged {
                     throw CoreDataError.make(
                         NSPersistentHistoryTokenExpiredError,
                         "the history token has expired: history of store \(storeID) up to transaction \(purged) "
@@ -58,7 +59,7 @@ extension NSPersistentStoreCoordinator {
                             + "fetch with a newer token, or after nil for all retained history",
                         userInfo: ["NSPersistentHistoryTokenKey": token])
                 }
-                after = sequence
+                after = max(sequence, 0)
             }
             for (sequence, bytes) in try journal.historyRecords(after: after) {
                 let record = try PersistentHistoryRecord(
@@ -97,7 +98,8 @@ extension NSPersistentStoreCoordinator {
                 before = try journal.currentHistorySequence() + 1
             case .token(let token?):
                 guard let sequence = token.sequence(forStore: storeID) else { continue }
-                before = sequence
+                // Tokens may come from a decoder: stores see only sequences from 1 on.
+                before = max(sequence, 1)
             case .date(let date):
                 // The first record at or after `date` ends the deleted prefix.
                 var end = try journal.currentHistorySequence() + 1
@@ -161,5 +163,40 @@ extension NSPersistentStoreCoordinator {
         }
         transaction.changes = changes
         return transaction
+    }
+}
+
+/// userInfo key of `NSPersistentStoreRemoteChange`: the store's newest history token.
+public let NSPersistentHistoryTokenKey = "historyToken"
+
+extension Notification.Name {
+    /// Posted by a coordinator after a save changed a store added with
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`; userInfo holds
+    /// `NSStoreUUIDKey`, `"storeURL"` and, when the store tracks history,
+    /// `NSPersistentHistoryTokenKey`.
+    public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
+}
+
+extension NSPersistentStoreCoordinator {
+    /// Posts `NSPersistentStoreRemoteChange` for each store `request` changed that asked
+    /// for it, outside the coordinator's lock so observers may fetch history at once.
+    func postRemoteChangeNotifications(after request: StoreSaveRequest) {
+        let posting = persistentStores.filter { store in
+            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
+            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
+        }
+        guard !posting.isEmpty else { return }
+        let ids =
+            request.insertedRows.lazy.map(\.objectID) + request.updatedRows.lazy.map(\.objectID)
+            + request.deletedObjects.lazy.map(\.objectID)
+        let stores = posting.filter { store in ids.contains { $0.persistentStore === store } }
+        for store in stores {
+            var info: [AnyHashable: Any] = [NSStoreUUIDKey: store.identifier ?? ""]
+            if let url = store.url { info["storeURL"] = url }
+            if let token = currentPersistentHistoryToken(fromStores: [store]) {
+                info[NSPersistentHistoryTokenKey] = token
+            }
+            NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
+        }
     }
 }

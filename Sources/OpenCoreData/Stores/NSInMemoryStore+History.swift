@@ -16,14 +16,15 @@ struct InMemoryHistoryJournal {
 
     func records(after sequence: Int64) -> [(sequence: Int64, bytes: [UInt8])] {
         // Sequences are dense after the purge bound, so the start is computed, not searched.
-        let start = max(0, min(records.count, Int(clamping: sequence - purgedSequence)))
+        // Tokens may come from a decoder, so any Int64 must work without overflow.
+        let start = sequence <= purgedSequence ? 0 : min(records.count, Int(clamping: sequence - purgedSequence))
         return Array(records[start...])
     }
 
     mutating func delete(before sequence: Int64) -> Int {
         let count = records.prefix { $0.sequence < sequence }.count
         records.removeFirst(count)
-        purgedSequence = max(purgedSequence, min(sequence - 1, currentSequence))
+        purgedSequence = max(purgedSequence, min(sequence > 0 ? sequence - 1 : 0, currentSequence))
         return count
     }
 }

@@ -1,5 +1,5 @@
-// Bytes for store values: the tagged value encoding shared by the history journal
-// (tombstones) and the binary store (rows), SPEC.md §3.2 "Value encoding".
+// Bytes for store values: the tagged values of history tombstones (SPEC.md §3.7), with
+// the tag numbers and payloads of the row encoding (§3.2) plus tag 14.
 //
 //   TAG  VALUE            PAYLOAD
 //    0   null             -
@@ -10,7 +10,7 @@
 //    5   boolean true     -
 //    6   string           varint byte length, UTF-8
 //    7   decimal          varint byte length, UTF-8 of its description ("3.14")
-//    8   date             8 bytes: seconds since 1970 as a double, little-endian
+//    8   date             8 bytes: seconds since 2001-01-01 (reference date) as a double, little-endian
 //    9   binary           varint byte length, bytes
 //   10   uuid             16 bytes
 //   11   uri              varint byte length, UTF-8 of the absolute string
@@ -83,7 +83,7 @@ struct StoreByteWriter {
             string(number.description)
         case .date(let date):
             byte(8)
-            fixed64(date.timeIntervalSince1970.bitPattern)
+            fixed64(date.timeIntervalSinceReferenceDate.bitPattern)
         case .binary(let data):
             byte(9)
             lengthPrefixed(data)
@@ -210,7 +210,7 @@ struct StoreByteReader {
                 throw damaged("'\(text)' is not a decimal number")
             }
             return .decimal(number)
-        case 8: return .date(Date(timeIntervalSince1970: Double(bitPattern: try fixed64())))
+        case 8: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64())))
         case 9: return .binary(Data(try lengthPrefixed()))
         case 10:
             let raw = Array(try take(16))

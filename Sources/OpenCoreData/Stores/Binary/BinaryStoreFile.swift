@@ -11,7 +11,8 @@
 //                   metadata (StoreMetadataCoding.swift, a dictionary value)
 //                   z  next primary key
 //                   v  entity count E, E × (v length, UTF-8 entity name)
-//                   v  row count R, R × (v entity number, z key, row: StoreRowCodec.swift)
+//                   v  row count R, R × (v entity number, z key, v length, row bytes:
+//                      PageFileRowCodec, the default store's row encoding, SPEC.md §3.2)
 //                   v  history current sequence, v purged sequence,
 //                   v  record count H, H × (v length, history record bytes)
 //   24+B      8   XXH64 (seed 0) of bytes [0, 24+B)
@@ -63,7 +64,8 @@ enum BinaryStoreFile {
                 guard let row = rows[key] else { continue }
                 body.varint(entityNumber(entity))
                 body.signed(key)
-                StoreRowCodec.encode(row, into: &body, entityNumber: entityNumber)
+                body.lengthPrefixed(
+                    PageFileRowCodec.encode(values: row.values, version: row.version, layout: entity.layout))
             }
         }
         body.varint(UInt64(max(journal.currentSequence, 0)))
@@ -149,6 +151,8 @@ enum BinaryStoreFile {
             }
             return store.newObjectID(for: entities[number], key: key)
         }
+        let rowCodec = PageFileRowCodec(
+            entityNamed: { model.entitiesByName[$0] }, makeObjectID: { store.newObjectID(for: $0, key: $1) })
         // Each row takes at least four bytes.
         let rowCount = try reader.count(atMost: reader.remaining / 4)
         var rows: [StoreRow] = []
@@ -160,7 +164,14 @@ enum BinaryStoreFile {
             guard !id.entity.isAbstract else {
                 throw reader.damaged("a row of abstract entity \(id.entity.name ?? "")")
             }
-            rows.append(try StoreRowCodec.decode(id, from: &reader, objectID: makeID))
+            let bytes = Array(try reader.lengthPrefixed())
+            let decoded: (version: Int64, values: [StoreValue])
+            do {
+                decoded = try bytes.withUnsafeBytes { try rowCodec.decode($0, entity: id.entity) }
+            } catch {
+                throw reader.damaged("the row of \(id) is damaged: \((error as NSError).localizedDescription)")
+            }
+            rows.append(StoreRow(objectID: id, version: decoded.version, values: decoded.values))
         }
         let current = try reader.varint()
         let purged = try reader.varint()

@@ -18,6 +18,7 @@ let storeFileSystemOption = "OpenCoreDataStorageFileSystem"
 public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
     private var fileSystem: any StorageFileSystem = POSIXFileSystem()
 
+    /// `NSBinaryStoreType`.
     public override var type: String { NSBinaryStoreType }
 
     private var path: String { url?.path ?? "" }
