@@ -1,0 +1,61 @@
+// The sides each group compares, in the order they run. A side is an adapter type;
+// these lists turn each into a closure so the runner can hold them in one array
+// while every workload still runs generically over the concrete adapter.
+import Foundation
+
+struct EngineSide {
+    let name: String
+    let run: (any EngineWorkload, BenchContext) throws -> [Measurement]
+
+    static func of<Engine: KeyValueEngine>(_ engine: Engine.Type) -> EngineSide {
+        EngineSide(name: Engine.sideName) { workload, context in try workload.run(Engine.self, in: context) }
+    }
+}
+
+struct ObjectSide {
+    let name: String
+    let run: (any ObjectWorkload, BenchContext) throws -> [Measurement]
+
+    static func of<Store: ObjectStore>(_ store: Store.Type) -> ObjectSide {
+        ObjectSide(name: Store.sideName) { workload, context in try workload.run(Store.self, in: context) }
+    }
+}
+
+enum EngineSides {
+    static var all: [EngineSide] { [.of(SQLiteKeyValueEngine.self)] }
+    /// Why a column is empty, printed under the tables.
+    static let notes = [
+        "the \"ours\" engine column is empty: the StorageEngine's public API (issue 4) is not usable yet."
+    ]
+}
+
+enum ObjectSides {
+    static var all: [ObjectSide] { [.of(SQLiteObjectStore.self), .of(GRDBObjectStore.self)] }
+    static let notes = [
+        "the \"ours\" object column is empty: the default on-disk store (issue 5) is not built yet."
+    ]
+}
+
+/// The machine line every report starts with, so numbers are read with their context.
+enum Machine {
+    static func describe() -> String {
+        var names = utsname()
+        uname(&names)
+        let machine = withUnsafeBytes(of: &names.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let release = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        #if DEBUG
+            let build = "debug build — numbers are not representative; use -c release"
+        #else
+            let build = "release build"
+        #endif
+        return """
+            Machine: \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu)), \
+            \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, Linux \(release)
+            SQLite: \(SQLiteConnection.libraryVersion) (system libsqlite3, also under GRDB); \(build)
+            """
+    }
+}

@@ -1,0 +1,123 @@
+// peer-bench: the storage engine's and the object store's workloads on our engine, on
+// SQLite's C API and on GRDB, in one process run, one table per group with ratios.
+//
+//   peer-bench [--scale X] [--only PREFIX]... [--list]
+//
+// --scale 1.0 (the default) is the documented size: 1,000,000 rows at engine level,
+// 100,000 objects at object level; --scale 0.01 is the smoke run. --only runs the
+// workloads whose name starts with PREFIX ("engine/", "object/fetch"); workloads it
+// leaves out still build the stores the chosen ones need, unmeasured.
+import Foundation
+
+var scale = 1.0
+var prefixes: [String] = []
+var listOnly = false
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--scale":
+        guard let text = arguments.popFirst(), let value = Double(text), value > 0 else {
+            FileHandle.standardError.write(Data("peer-bench: --scale takes a positive number\n".utf8))
+            exit(2)
+        }
+        scale = value
+    case "--only":
+        guard let prefix = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("peer-bench: --only takes a workload name prefix\n".utf8))
+            exit(2)
+        }
+        prefixes.append(prefix)
+    case "--list":
+        listOnly = true
+    default:
+        FileHandle.standardError.write(
+            Data(
+                "peer-bench: unknown argument \(argument); usage: peer-bench [--scale X] [--only PREFIX]... [--list]\n"
+                    .utf8))
+        exit(2)
+    }
+}
+
+@MainActor func isSelected(_ name: String) -> Bool { prefixes.isEmpty || prefixes.contains { name.hasPrefix($0) } }
+
+let engineWorkloads = EngineWorkloads.all.filter { isSelected($0.name) }
+let objectWorkloads = ObjectWorkloads.all.filter { isSelected($0.name) }
+if listOnly {
+    for workload in EngineWorkloads.all { print(workload.name) }
+    for workload in ObjectWorkloads.all { print(workload.name) }
+    exit(0)
+}
+guard !engineWorkloads.isEmpty || !objectWorkloads.isEmpty else {
+    FileHandle.standardError.write(Data("peer-bench: no workload matches \(prefixes); --list shows them\n".utf8))
+    exit(2)
+}
+
+let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("peer-bench-\(getpid())")
+try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: scratch) }
+let context = BenchContext(scale: scale, root: scratch)
+
+print("# peer-bench, scale \(scale)")
+print("")
+print(Machine.describe())
+print("")
+
+var failures = 0
+
+/// Runs `run` for each side in turn and records what it measured; a failing side is
+/// reported and counted, and the run goes on.
+@MainActor func runSides(
+    _ workload: String, sides: [String], into table: inout ResultTable,
+    _ run: (Int) throws -> [Measurement]
+) {
+    for (index, side) in sides.enumerated() {
+        context.progress("\(workload) — \(side)")
+        do {
+            let started = nowNanoseconds()
+            let measurements = try run(index)
+            table.record(measurements, workload: workload, side: side)
+            let seconds = Double(nowNanoseconds() - started) / 1e9
+            context.progress("")
+            FileHandle.standardError.write(Data(String(format: "  %@ — %@: %.1f s\n", workload, side, seconds).utf8))
+        } catch {
+            context.progress("")
+            FileHandle.standardError.write(Data("peer-bench: \(workload) on \(side) failed: \(error)\n".utf8))
+            failures += 1
+        }
+    }
+}
+
+if !engineWorkloads.isEmpty {
+    let sides = EngineSides.all
+    var table = ResultTable(
+        title: "Engine level (\(EngineWorkloads.rowCount(context)) rows, 8-byte keys, 100-byte values)",
+        sides: ["ours", "SQLite"], comparisons: [("ours", "SQLite")])
+    for workload in engineWorkloads {
+        runSides(workload.name, sides: sides.map(\.name), into: &table) { index in
+            try sides[index].run(workload, context)
+        }
+    }
+    print(table.render())
+    print("")
+}
+
+if !objectWorkloads.isEmpty {
+    let sides = ObjectSides.all
+    var table = ResultTable(
+        title: "Object level (\(ObjectWorkloads.objectCount(context)) Person objects, index on age)",
+        sides: ["ours", "SQLite", "GRDB"],
+        comparisons: [("ours", "SQLite"), ("ours", "GRDB"), ("GRDB", "SQLite")])
+    for workload in objectWorkloads {
+        runSides(workload.name, sides: sides.map(\.name), into: &table) { index in
+            try sides[index].run(workload, context)
+        }
+    }
+    print(table.render())
+    print("")
+}
+
+for note in EngineSides.notes + ObjectSides.notes { print("Note: \(note)") }
+if failures > 0 {
+    print("peer-bench: \(failures) workload run(s) failed (see stderr)")
+    exit(1)
+}
