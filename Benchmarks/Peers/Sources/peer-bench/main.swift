@@ -54,7 +54,6 @@ guard !engineWorkloads.isEmpty || !objectWorkloads.isEmpty else {
 
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("peer-bench-\(getpid())")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: scratch) }
 let context = BenchContext(scale: scale, root: scratch)
 
 print("# peer-bench, scale \(scale)")
@@ -117,6 +116,8 @@ if !objectWorkloads.isEmpty {
 }
 
 for note in EngineSides.notes + ObjectSides.notes { print("Note: \(note)") }
+// Not a top-level defer: exit() below would skip it.
+try? FileManager.default.removeItem(at: scratch)
 if failures > 0 {
     print("peer-bench: \(failures) workload run(s) failed (see stderr)")
     exit(1)
