@@ -97,6 +97,7 @@ if !engineWorkloads.isEmpty {
         }
     }
     print(table.render())
+    for note in EngineSides.notes { print("Note: \(note)") }
     print("")
 }
 
@@ -112,10 +113,10 @@ if !objectWorkloads.isEmpty {
         }
     }
     print(table.render())
+    for note in ObjectSides.notes { print("Note: \(note)") }
     print("")
 }
 
-for note in EngineSides.notes + ObjectSides.notes { print("Note: \(note)") }
 // Not a top-level defer: exit() below would skip it.
 try? FileManager.default.removeItem(at: scratch)
 if failures > 0 {
