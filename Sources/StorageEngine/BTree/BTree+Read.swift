@@ -1,0 +1,96 @@
+// Lookups on the copy-on-write B+tree: descend by binary search on raw page bytes;
+// values come straight from the leaf or are reassembled from an overflow chain.
+
+/// Deepest tree accepted (SPEC.md §5); a deeper descent means a cycle or damage.
+let maximumTreeDepth = 64
+
+extension TransactionCore {
+    /// The leaf that holds or would hold `key`, and the key's position in it.
+    @inline(__always)
+    func findLeaf(root: UInt64, key: UnsafeRawBufferPointer) throws -> (leaf: Page, index: Int, found: Bool)? {
+        guard root != 0 else { return nil }
+        let keyPointer = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        var page = try self.page(root)
+        var depth = 0
+        while !page.isLeaf {
+            guard page.kindByte == PageKind.branch.rawValue else {
+                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
+            }
+            depth += 1
+            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            page = try self.page(page.child(page.branchChildIndex(keyPointer, key.count)))
+        }
+        let (index, found) = page.leafLowerBound(keyPointer, key.count)
+        return (page, index, found)
+    }
+
+    /// The value stored under `key` in `tree`, or nil.
+    func value(in tree: TreeState, key: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        guard let (leaf, index, found) = try findLeaf(root: tree.root, key: key), found else { return nil }
+        return try value(of: leaf, at: index)
+    }
+
+    /// The value of cell `index` of `leaf`.
+    func value(of leaf: Page, at index: Int) throws -> [UInt8] {
+        let length = leaf.leafValueLength(index)
+        if leaf.leafIsOverflow(index) { return try readOverflow(first: leaf.leafOverflowPage(index), length: length) }
+        return Array(UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: length))
+    }
+
+    /// Calls `body` with the value of cell `index` of `leaf` without copying inline values.
+    @inline(__always)
+    func withValue<R>(of leaf: Page, at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        let length = leaf.leafValueLength(index)
+        if leaf.leafIsOverflow(index) {
+            let bytes = try readOverflow(first: leaf.leafOverflowPage(index), length: length)
+            return try bytes.withUnsafeBytes(body)
+        }
+        return try body(UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: length))
+    }
+
+    /// Reassembles an overflow chain, checking every page and that the lengths add up.
+    func readOverflow(first: UInt64, length: Int) throws -> [UInt8] {
+        var result: [UInt8] = []
+        let chunk = geometry.overflowPayload
+        result.reserveCapacity(min(length, chunk * 64))
+        var next = first
+        var remaining = length
+        var pagesLeft = (length + chunk - 1) / chunk
+        while remaining > 0 {
+            guard next != 0, pagesLeft > 0 else {
+                throw StorageError.corrupt("overflow chain from page \(first) ends \(remaining) bytes early")
+            }
+            let page = try self.page(next)
+            guard page.kindByte == PageKind.overflow.rawValue else {
+                throw StorageError.corrupt("page \(next): expected an overflow page, found kind \(page.kindByte)")
+            }
+            let count = page.contentStart
+            guard count > 0, count <= remaining else {
+                throw StorageError.corrupt("page \(next): overflow payload of \(count) bytes, \(remaining) expected")
+            }
+            result.append(contentsOf: UnsafeRawBufferPointer(start: page.bytes + PageHeader.size, count: count))
+            remaining -= count
+            pagesLeft -= 1
+            next = page.link
+        }
+        guard next == 0 else { throw StorageError.corrupt("overflow chain from page \(first) is longer than its value") }
+        return result
+    }
+
+    /// The page numbers of an overflow chain (to free it).
+    func overflowPages(first: UInt64, length: Int) throws -> [UInt64] {
+        var pages: [UInt64] = []
+        var next = first
+        let limit = (length + geometry.overflowPayload - 1) / geometry.overflowPayload
+        while next != 0 {
+            guard pages.count < limit else { throw StorageError.corrupt("overflow chain from page \(first) too long") }
+            let page = try self.page(next)
+            guard page.kindByte == PageKind.overflow.rawValue else {
+                throw StorageError.corrupt("page \(next): expected an overflow page")
+            }
+            pages.append(next)
+            next = page.link
+        }
+        return pages
+    }
+}

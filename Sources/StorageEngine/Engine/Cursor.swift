@@ -1,0 +1,287 @@
+// Cursors: a root-to-leaf stack of (page, index). A copy-on-write tree has no sibling
+// links, so moving past a leaf's end climbs the stack to the next subtree.
+
+/// A position in a tree, moved by seek, next and previous.
+///
+/// ```swift
+/// let cursor = try tree.makeCursor()
+/// var more = try cursor.seek([0x10])
+/// while more {
+///     print(try cursor.key, try cursor.value)
+///     more = try cursor.next()
+/// }
+/// ```
+///
+/// A cursor belongs to its transaction; changing the tree invalidates it (its next use
+/// throws `closed`).
+public final class Cursor {
+    let core: TransactionCore
+    let state: TreeState
+    private var pages: [Page] = []
+    private var indices: [Int] = []
+    private var version: Int
+    /// Whether the cursor is on an entry.
+    public private(set) var isPositioned = false
+
+    init(core: TransactionCore, state: TreeState) {
+        self.core = core
+        self.state = state
+        version = state.version
+    }
+
+    private func check() throws {
+        try core.checkOpen()
+        if state.deleted { throw StorageError(.treeDeleted, "tree \"\(state.name)\" was deleted") }
+    }
+
+    private func checkPositioned() throws {
+        try check()
+        guard version == state.version else { throw StorageError(.closed, "the tree changed under the cursor") }
+        guard isPositioned else { throw StorageError(.invalidArgument, "the cursor is not on an entry") }
+    }
+
+    /// Descends from the root to a leaf, taking child `choose(page)` at each branch.
+    private func descend(from page: Page, choose: (Page) -> Int) throws {
+        var page = page
+        while !page.isLeaf {
+            guard page.kindByte == PageKind.branch.rawValue else {
+                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
+            }
+            guard pages.count < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            let index = choose(page)
+            pages.append(page)
+            indices.append(index)
+            page = try core.page(page.child(index))
+        }
+        pages.append(page)
+        indices.append(choose(page))
+    }
+
+    private func reset() throws -> Page? {
+        try check()
+        version = state.version
+        pages.removeAll(keepingCapacity: true)
+        indices.removeAll(keepingCapacity: true)
+        isPositioned = false
+        guard state.root != 0 else { return nil }
+        return try core.page(state.root)
+    }
+
+    /// Moves to the first entry; false when the tree is empty.
+    @discardableResult
+    public func first() throws -> Bool {
+        guard let root = try reset() else { return false }
+        try descend(from: root) { _ in 0 }
+        return try settleForward()
+    }
+
+    /// Moves to the last entry; false when the tree is empty.
+    @discardableResult
+    public func last() throws -> Bool {
+        guard let root = try reset() else { return false }
+        try descend(from: root) { $0.isLeaf ? $0.count - 1 : $0.count }
+        return try settleBackward()
+    }
+
+    /// Moves to the first entry whose key is >= `key`; false when there is none.
+    @discardableResult
+    public func seek(_ key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try seek(raw: $0) }
+    }
+
+    func seek(raw key: UnsafeRawBufferPointer) throws -> Bool {
+        guard let root = try reset() else { return false }
+        let pointer = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        try descend(from: root) { page in
+            page.isLeaf ? page.leafLowerBound(pointer, key.count).index : page.branchChildIndex(pointer, key.count)
+        }
+        return try settleForward()
+    }
+
+    /// Moves to the last entry whose key is < `key`; false when there is none.
+    @discardableResult
+    public func seek(before key: [UInt8]) throws -> Bool {
+        guard try seek(key) else { return try last() }
+        return try previous()
+    }
+
+    /// If the leaf index is past the end, climbs to the next leaf.
+    private func settleForward() throws -> Bool {
+        while true {
+            guard let leaf = pages.last else { return false }
+            let index = indices[indices.count - 1]
+            if index < leaf.count {
+                isPositioned = true
+                return true
+            }
+            // Climb to the first ancestor with a child to the right.
+            pages.removeLast()
+            indices.removeLast()
+            while let parent = pages.last, indices[indices.count - 1] >= parent.count {
+                pages.removeLast()
+                indices.removeLast()
+            }
+            guard let parent = pages.last else {
+                isPositioned = false
+                return false
+            }
+            indices[indices.count - 1] += 1
+            let child = try core.page(parent.child(indices[indices.count - 1]))
+            try descend(from: child) { _ in 0 }
+        }
+    }
+
+    /// If the leaf index is before the start, climbs to the previous leaf.
+    private func settleBackward() throws -> Bool {
+        while true {
+            guard let leaf = pages.last else { return false }
+            let index = indices[indices.count - 1]
+            if index >= 0 && index < leaf.count {
+                isPositioned = true
+                return true
+            }
+            pages.removeLast()
+            indices.removeLast()
+            while pages.last != nil, indices[indices.count - 1] <= 0 {
+                pages.removeLast()
+                indices.removeLast()
+            }
+            guard let parent = pages.last else {
+                isPositioned = false
+                return false
+            }
+            indices[indices.count - 1] -= 1
+            let child = try core.page(parent.child(indices[indices.count - 1]))
+            try descend(from: child) { $0.isLeaf ? $0.count - 1 : $0.count }
+        }
+    }
+
+    /// Moves to the next entry; false at the end.
+    @discardableResult
+    public func next() throws -> Bool {
+        try checkPositioned()
+        indices[indices.count - 1] += 1
+        return try settleForward()
+    }
+
+    /// Moves to the previous entry; false at the start.
+    @discardableResult
+    public func previous() throws -> Bool {
+        try checkPositioned()
+        indices[indices.count - 1] -= 1
+        return try settleBackward()
+    }
+
+    /// The current key.
+    public var key: [UInt8] {
+        get throws {
+            try checkPositioned()
+            return pages[pages.count - 1].leafKey(indices[indices.count - 1])
+        }
+    }
+
+    /// The current value.
+    public var value: [UInt8] {
+        get throws {
+            try checkPositioned()
+            return try core.value(of: pages[pages.count - 1], at: indices[indices.count - 1])
+        }
+    }
+
+    /// Calls `body` with the current key and value without copying them.
+    public func withEntry<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try checkPositioned()
+        let leaf = pages[pages.count - 1]
+        let index = indices[indices.count - 1]
+        let key = UnsafeRawBufferPointer(start: leaf.leafKeyPointer(index), count: leaf.leafKeyLength(index))
+        return try core.withValue(of: leaf, at: index) { try body(key, $0) }
+    }
+
+    /// The range walk behind ``Tree/forEach(from:to:reverse:_:)``.
+    func visit(
+        from lowerBound: [UInt8]?, to upperBound: [UInt8]?, reverse: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        if reverse {
+            var more = try upperBound.map { try seek(before: $0) } ?? last()
+            while more {
+                let leaf = pages[pages.count - 1]
+                var index = indices[indices.count - 1]
+                while index >= 0 {
+                    let keyPointer = leaf.leafKeyPointer(index)
+                    let keyCount = leaf.leafKeyLength(index)
+                    if let lowerBound,
+                        lowerBound.withUnsafeBytes({ compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count) }) < 0
+                    {
+                        return
+                    }
+                    let proceed = try core.withValue(of: leaf, at: index) {
+                        try body(UnsafeRawBufferPointer(start: keyPointer, count: keyCount), $0)
+                    }
+                    if !proceed { return }
+                    guard version == state.version else { throw StorageError(.closed, "the tree changed during the walk") }
+                    index -= 1
+                }
+                indices[indices.count - 1] = -1
+                more = try settleBackward()
+            }
+        } else {
+            var more = try lowerBound.map { try seek($0) } ?? first()
+            while more {
+                let leaf = pages[pages.count - 1]
+                var index = indices[indices.count - 1]
+                let count = leaf.count
+                while index < count {
+                    let keyPointer = leaf.leafKeyPointer(index)
+                    let keyCount = leaf.leafKeyLength(index)
+                    if let upperBound,
+                        upperBound.withUnsafeBytes({ compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count) }) >= 0
+                    {
+                        return
+                    }
+                    let proceed: Bool
+                    if leaf.leafIsOverflow(index) {
+                        proceed = try core.withValue(of: leaf, at: index) {
+                            try body(UnsafeRawBufferPointer(start: keyPointer, count: keyCount), $0)
+                        }
+                    } else {
+                        proceed = try body(
+                            UnsafeRawBufferPointer(start: keyPointer, count: keyCount),
+                            UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: leaf.leafValueLength(index)))
+                    }
+                    if !proceed { return }
+                    guard version == state.version else { throw StorageError(.closed, "the tree changed during the walk") }
+                    index += 1
+                }
+                indices[indices.count - 1] = count
+                more = try settleForward()
+            }
+        }
+    }
+
+    func countRange(from lowerBound: [UInt8]?, to upperBound: [UInt8]?) throws -> Int {
+        var total = 0
+        var more = try lowerBound.map { try seek($0) } ?? first()
+        while more {
+            let leaf = pages[pages.count - 1]
+            var index = indices[indices.count - 1]
+            let count = leaf.count
+            if let upperBound {
+                while index < count {
+                    let keyPointer = leaf.leafKeyPointer(index)
+                    let keyCount = leaf.leafKeyLength(index)
+                    if upperBound.withUnsafeBytes({ compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count) }) >= 0 {
+                        return total
+                    }
+                    total += 1
+                    index += 1
+                }
+            } else {
+                total += count - index
+            }
+            indices[indices.count - 1] = count
+            more = try settleForward()
+        }
+        return total
+    }
+}

@@ -1,0 +1,67 @@
+// Vacuum: copy the newest state compactly into a new file and swap it in (sync the new
+// file, rename it over the old one, sync the directory). A crash at any point leaves
+// either the old file or the new one, with the same contents.
+
+extension Database {
+    /// Rewrites the database compactly, dropping free pages and refilling pages.
+    ///
+    /// Snapshots open during a vacuum keep reading the old file, which stays valid for them.
+    /// - Throws: ``StorageError``; an I/O error poisons the handle (reopen recovers either
+    ///   file).
+    /// - Complexity: O(entries).
+    public func vacuum() throws {
+        try checkUsable()
+        guard writerGate.acquire(timeout: options.busyTimeout) else {
+            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
+        }
+        defer { writerGate.release() }
+        try checkUsable()
+        try checkpointLocked()
+        let temporary = path + "-vacuum"
+        do {
+            for suffix in ["", "-wal", "-lock", "-new"] { try fileSystem.removeFile(atPath: temporary + suffix) }
+            var targetOptions = options
+            targetOptions.pageSize = geometry.pageSize
+            targetOptions.checkpointOnClose = true
+            targetOptions.createIfMissing = true
+            targetOptions.checkpointThreshold = Int.max
+            let target = try Database.open(at: temporary, options: targetOptions)
+            let state = stateLock.withLock { committed }
+            let source = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: nil)
+            let reader = ReadTransaction(database: self, core: source, readerID: nil)
+            try target.write { transaction in
+                for name in try reader.treeNames() {
+                    guard let tree = try reader.tree(named: name) else { continue }
+                    let copy = try transaction.openTree(named: name)
+                    try tree.forEach { key, value in
+                        try copy.setValue(value, forKey: key)
+                        return true
+                    }
+                }
+            }
+            reader.close()
+            target.stateLock.withLock { target.committed.transaction = max(target.committed.transaction, state.transaction) }
+            try target.close()
+            try fileSystem.renameFile(atPath: temporary, toPath: path)
+            if options.durability != .off { try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path)) }
+            for suffix in ["-wal", "-lock"] { try fileSystem.removeFile(atPath: temporary + suffix) }
+            let newFile = try fileSystem.openFile(atPath: path, create: false)
+            let (meta, slot, _) = try Database.readMeta(newFile, path: path, options: options)
+            let newStore = PageStore(dataFile: newFile, log: log, pageSize: geometry.pageSize, cacheBytes: options.cacheSize)
+            let core = TransactionCore(store: newStore, snapshot: meta, geometry: geometry, writer: nil)
+            let (entries, pages) = try Database.loadFreeList(core)
+            try newStore.resetLog { try log.reset(baseTransaction: meta.transaction, salt: saltGenerator.next()) }
+            stateLock.withLock {
+                store = newStore
+                dataFile = newFile
+                committed = meta
+            }
+            checkpointed = meta
+            metaSlot = slot
+            freeEntries = entries
+            freeListPages = pages
+        } catch {
+            throw poisonHandle(error)
+        }
+    }
+}

@@ -1,0 +1,358 @@
+// The engine's entry point: opens (and recovers) a database, runs read and write
+// transactions, hands out long-lived snapshots, checkpoints and closes.
+import Foundation
+
+/// An open storage-engine database: named ordered trees of byte keys and byte values,
+/// with serializable single-writer transactions and snapshot readers.
+///
+/// ```swift
+/// let database = try Database.open(at: "/tmp/example.db")
+/// try database.write { transaction in
+///     let people = try transaction.openTree(named: "people")
+///     try people.setValue(Array("Ada".utf8), forKey: [0, 0, 0, 1])
+/// }
+/// let name = try database.read { transaction in
+///     try transaction.tree(named: "people")?.value(forKey: [0, 0, 0, 1])
+/// }
+/// try database.close()
+/// ```
+///
+/// A write transaction commits when its closure returns and rolls back when it throws.
+/// Readers never block the writer and never see a partial transaction. The handle is
+/// safe to share between threads.
+public final class Database: @unchecked Sendable {
+    /// How much a returned commit survives.
+    public enum Durability: String, Sendable {
+        /// A commit survives power loss once `write` returns (one `fdatasync` per commit,
+        /// shared by concurrent committers).
+        case full
+        /// A commit survives a crash of the process, not of the machine.
+        case normal
+        /// Nothing is synced (tests and scratch data).
+        case off
+    }
+
+    /// Settings for ``Database/open(at:options:)``.
+    public struct Options: Sendable {
+        /// Page size for a new database: a power of two from 512 to 65,536. An existing
+        /// database keeps the page size it was created with.
+        public var pageSize: Int = 4_096
+        /// What a returned commit survives.
+        public var durability: Durability = .full
+        /// Bytes of pages kept in memory.
+        public var cacheSize: Int = 256 << 20
+        /// Log size in bytes past which a commit checkpoints.
+        public var checkpointThreshold: Int = 4 << 20
+        /// Seconds a writer waits for another writer before throwing `busy`.
+        public var busyTimeout: Double = 5
+        /// Creates the database when it does not exist.
+        public var createIfMissing = true
+        /// Checkpoints when the database is closed, so the next open reads no log.
+        public var checkpointOnClose = true
+        /// The file system (``POSIXFileSystem`` unless testing).
+        public var fileSystem: any StorageFileSystem = POSIXFileSystem()
+
+        /// Default options; change fields as needed.
+        public init() {}
+
+        /// Options with the fields most often changed.
+        public init(pageSize: Int = 4_096, durability: Durability = .full, fileSystem: any StorageFileSystem = POSIXFileSystem()) {
+            self.pageSize = pageSize
+            self.durability = durability
+            self.fileSystem = fileSystem
+        }
+    }
+
+    /// The page file's path; the log and lock files are beside it (`-wal`, `-lock`).
+    public let path: String
+    let options: Options
+    let fileSystem: any StorageFileSystem
+    let geometry: Geometry
+    /// The page size of this database.
+    public var pageSize: Int { geometry.pageSize }
+    /// Replaced only by vacuum, under the writer lock; readers take it under `stateLock`.
+    var store: PageStore
+    let log: WriteAheadLog
+    var dataFile: any StorageFile
+    let lockFile: any StorageFile
+
+    // Published state, under `stateLock`.
+    let stateLock = Lock()
+    var committed: CommitState
+    var readers: [Int: UInt64] = [:]
+    var nextReaderID = 0
+    var poison: StorageError?
+    var isClosed = false
+
+    // Owned by the writer (under `writerGate`).
+    let writerGate = WriterGate()
+    let syncCoordinator = SyncCoordinator()
+    var checkpointed: CommitState
+    var metaSlot: Int
+    var freeEntries: [FreeEntry]
+    var freeListPages: [UInt64]
+    var loggedBytes: UInt64 = 0
+    var saltGenerator = SystemRandomNumberGenerator()
+
+    /// Opens the database at `url` (a file URL).
+    /// - Throws: ``StorageError``: `corrupt` or `unsupportedFormat` for a damaged or foreign
+    ///   file, `busy` when another process has it open, `io` for system-call failures.
+    public static func open(at url: URL, options: Options = Options()) throws -> Database {
+        try open(at: url.path, options: options)
+    }
+
+    /// Opens the database at `path`, creating it if allowed, and recovers it from its log.
+    /// Recovery writes nothing; see SPEC.md §2.6.
+    /// - Throws: ``StorageError`` (see ``open(at:options:)-(URL,_)``).
+    /// - Complexity: O(log size) to scan the log, plus O(free-list pages).
+    public static func open(at path: String, options: Options = Options()) throws -> Database {
+        try Database(path: path, options: options)
+    }
+
+    private init(path: String, options: Options) throws {
+        self.path = path
+        self.options = options
+        fileSystem = options.fileSystem
+        lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
+        guard try lockFile.tryLock(byte: 1, exclusive: true) else {
+            lockFile.close()
+            throw StorageError(.busy, "\(path) is open in another process")
+        }
+        do {
+            if !fileSystem.fileExists(atPath: path) {
+                guard options.createIfMissing else { throw StorageError(.io, "\(path) does not exist") }
+                try Database.create(path: path, options: options)
+            }
+            dataFile = try fileSystem.openFile(atPath: path, create: false)
+            let (meta, slot, pageSize) = try Database.readMeta(dataFile, path: path, options: options)
+            geometry = Geometry(pageSize: pageSize)
+            let logFile = try fileSystem.openFile(atPath: path + "-wal", create: true)
+            log = WriteAheadLog(file: logFile, pageSize: pageSize)
+            store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
+            let recovery = try log.recover(from: meta)
+            store.installLogIndex(recovery.index)
+            committed = recovery.state
+            checkpointed = meta
+            metaSlot = slot
+            freeEntries = []
+            freeListPages = []
+            let core = TransactionCore(store: store, snapshot: committed, geometry: geometry, writer: nil)
+            (freeEntries, freeListPages) = try Database.loadFreeList(core)
+        } catch {
+            lockFile.close()
+            throw error
+        }
+    }
+
+    /// Writes a new, empty database: header page to a temporary file, synced, renamed into
+    /// place, directory synced — so `path` is either absent or complete.
+    private static func create(path: String, options: Options) throws {
+        guard MetaSlot.isValidPageSize(options.pageSize) else {
+            throw StorageError(.invalidArgument, "page size \(options.pageSize): use a power of two from 512 to 65536")
+        }
+        let fileSystem = options.fileSystem
+        let temporary = path + "-new"
+        try fileSystem.removeFile(atPath: temporary)
+        let file = try fileSystem.openFile(atPath: temporary, create: true)
+        defer { file.close() }
+        var header = [UInt8](repeating: 0, count: options.pageSize)
+        let state = CommitState(transaction: 0, catalogRoot: 0, freeListHead: 0, pageCount: 1)
+        header.replaceSubrange(0..<MetaSlot.size, with: MetaSlot.encode(state, pageSize: options.pageSize, slot: 0))
+        try header.withUnsafeBytes { try file.write($0, at: 0) }
+        if options.durability != .off { try file.synchronize(.full) }
+        try fileSystem.removeFile(atPath: path + "-wal")
+        try fileSystem.renameFile(atPath: temporary, toPath: path)
+        if options.durability != .off { try fileSystem.synchronizeDirectory(atPath: directory(of: path)) }
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Reads page 0 and picks the valid meta slot with the highest transaction id (M1).
+    static func readMeta(_ file: any StorageFile, path: String, options: Options) throws -> (CommitState, Int, Int) {
+        var header = [UInt8](repeating: 0, count: 2 * MetaSlot.size)
+        let read = try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        guard read > 0 else { throw StorageError.corrupt("\(path) is empty: not a database") }
+        header.removeSubrange(read...)
+        var best: (CommitState, Int, Int)?
+        var problems: [String] = []
+        for slot in 0..<2 {
+            switch MetaSlot.decode(header, slot: slot) {
+            case .valid(let state, let pageSize):
+                if let current = best, current.0.transaction >= state.transaction { continue }
+                if let current = best, current.2 != pageSize {
+                    throw StorageError.corrupt("meta slots disagree on the page size")
+                }
+                best = (state, slot, pageSize)
+            case .invalid(let problem):
+                problems.append(problem)
+            case .unsupported(let problem):
+                throw StorageError(.unsupportedFormat, "\(path): \(problem)")
+            }
+        }
+        guard let best else {
+            throw StorageError.corrupt("\(path): no valid meta slot (\(problems.joined(separator: "; ")))")
+        }
+        return best
+    }
+
+    /// Reads the free-list chain of the committed state.
+    static func loadFreeList(_ core: TransactionCore) throws -> ([FreeEntry], [UInt64]) {
+        var entries: [FreeEntry] = []
+        var pages: [UInt64] = []
+        var next = core.snapshot.freeListHead
+        while next != 0 {
+            guard UInt64(pages.count) < core.snapshot.pageCount else { throw StorageError.corrupt("free list has a cycle") }
+            let page = try core.page(next)
+            guard page.kindByte == PageKind.freeList.rawValue else {
+                throw StorageError.corrupt("page \(next): expected a free-list page, found kind \(page.kindByte)")
+            }
+            for index in 0..<page.count {
+                let entry = FreeEntry(
+                    page: page.u64(PageHeader.size + 16 * index), freedAt: page.u64(PageHeader.size + 16 * index + 8))
+                guard entry.page >= 1, entry.page < core.snapshot.pageCount, entry.freedAt <= core.snapshot.transaction else {
+                    throw StorageError.corrupt("page \(next): free-list entry \(index) out of range")
+                }
+                entries.append(entry)
+            }
+            pages.append(next)
+            next = page.link
+        }
+        return (entries, pages)
+    }
+
+    // MARK: State
+
+    /// Throws when the handle is closed or poisoned.
+    func checkUsable() throws {
+        try stateLock.withLock {
+            if isClosed { throw StorageError(.closed, "the database is closed") }
+            if let poison { throw poison }
+        }
+    }
+
+    /// Makes the handle unusable after an I/O failure in a commit or checkpoint.
+    func poisonHandle(_ error: Error) -> StorageError {
+        let reason = (error as? StorageError)?.description ?? "\(error)"
+        let poisoned = StorageError(.poisoned, "an I/O error made this handle unusable; reopen the database (\(reason))")
+        stateLock.withLock { if poison == nil { poison = poisoned } }
+        return poisoned
+    }
+
+    /// The id of the newest committed transaction.
+    public var lastCommittedTransaction: UInt64 { stateLock.withLock { committed.transaction } }
+
+    // MARK: Reading
+
+    /// Runs `body` in a read transaction on the newest committed state.
+    ///
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or ``StorageError`` (`closed`, `poisoned`, `corrupt`).
+    public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        let transaction = try beginRead()
+        defer { transaction.close() }
+        return try body(transaction)
+    }
+
+    /// A read transaction that keeps its snapshot until ``ReadTransaction/close()`` (or
+    /// until it is deallocated): Core Data's query generation. Pages it reaches are not
+    /// reused while it is open, so close it when done.
+    public func snapshot() throws -> ReadTransaction {
+        try beginRead()
+    }
+
+    func beginRead() throws -> ReadTransaction {
+        let (state, id, store) = try stateLock.withLock { () throws -> (CommitState, Int, PageStore) in
+            if isClosed { throw StorageError(.closed, "the database is closed") }
+            if let poison { throw poison }
+            let id = nextReaderID
+            nextReaderID += 1
+            readers[id] = committed.transaction
+            return (committed, id, self.store)
+        }
+        let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: nil)
+        return ReadTransaction(database: self, core: core, readerID: id)
+    }
+
+    func endRead(_ id: Int) {
+        stateLock.withLock { _ = readers.removeValue(forKey: id) }
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` in the write transaction, then commits; rolls back if `body` throws.
+    ///
+    /// Writers run one at a time; a second waits up to ``Options/busyTimeout``. With
+    /// ``Durability/full`` the commit is durable when this returns.
+    ///
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws (nothing is committed), or ``StorageError``: `busy`,
+    ///   `poisoned`, `io`/`noSpace` (the handle is then poisoned), `corrupt`.
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        try checkUsable()
+        guard writerGate.acquire(timeout: options.busyTimeout) else {
+            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
+        }
+        var sequence: UInt64?
+        let result: T
+        do {
+            defer { writerGate.release() }
+            try checkUsable()
+            let transaction = beginWrite()
+            defer { transaction.core.isOpen = false }
+            result = try body(transaction)
+            sequence = try commit(transaction.core)
+            if log.committedBytes >= UInt64(options.checkpointThreshold) { try checkpointLocked() }
+        }
+        if let sequence, options.durability == .full {
+            do {
+                try syncCoordinator.waitDurable(sequence) { try log.file.synchronize(.data) }
+            } catch {
+                throw poisonHandle(error)
+            }
+        }
+        return result
+    }
+
+    private func beginWrite() -> WriteTransaction {
+        let (state, threshold) = stateLock.withLock { () -> (CommitState, UInt64) in
+            let oldestReader = readers.values.min() ?? committed.transaction
+            return (committed, min(oldestReader, checkpointed.transaction))
+        }
+        let writer = WriterState(
+            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, free: freeEntries,
+            threshold: threshold)
+        let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: writer)
+        return WriteTransaction(database: self, core: core)
+    }
+
+    // MARK: Closing
+
+    /// Checkpoints (unless disabled or poisoned) and closes the files. Open snapshots fail
+    /// afterwards. Calling it again does nothing.
+    public func close() throws {
+        let alreadyClosed = stateLock.withLock { isClosed }
+        if alreadyClosed { return }
+        guard writerGate.acquire(timeout: options.busyTimeout) else {
+            throw StorageError(.busy, "a writer is still running on \(path)")
+        }
+        defer { writerGate.release() }
+        var failure: Error?
+        if options.checkpointOnClose && stateLock.withLock({ poison == nil }) {
+            do { try checkpointLocked() } catch { failure = error }
+        }
+        stateLock.withLock { isClosed = true }
+        log.file.close()
+        dataFile.close()
+        lockFile.close()
+        if let failure { throw failure }
+    }
+
+    deinit {
+        log.file.close()
+        dataFile.close()
+        lockFile.close()
+    }
+}

@@ -1,0 +1,172 @@
+// The state behind one transaction: the snapshot it reads, and for the writer the pages
+// it has copied or allocated, the free pages it may reuse and the pages it freed.
+
+/// A named tree's root and entry count as one transaction sees them.
+final class TreeState {
+    let name: String
+    var root: UInt64
+    var count: UInt64
+    /// Root or count changed in this transaction: the catalog entry is rewritten at commit.
+    var changed = false
+    var deleted = false
+    /// Bumped on every change so open cursors notice.
+    var version = 0
+
+    init(name: String, root: UInt64, count: UInt64) {
+        self.name = name
+        self.root = root
+        self.count = count
+    }
+}
+
+/// One entry of the free list: a page no committed state after `freedAt - 1` reaches.
+struct FreeEntry: Equatable, Sendable {
+    var page: UInt64
+    var freedAt: UInt64
+}
+
+/// The writer's private state.
+final class WriterState {
+    let transaction: UInt64
+    let geometry: Geometry
+    var pageCount: UInt64
+    var dirty: [UInt64: Page] = [:]
+    /// Free pages reusable in this transaction, largest first (so `popLast` takes the smallest).
+    var reusable: [UInt64]
+    /// Free pages not yet reusable (a snapshot or the durable meta may reach them).
+    var held: [FreeEntry]
+    /// Committed pages this transaction stopped reaching.
+    var freed: [UInt64] = []
+    /// Scratch space for building one cell.
+    let scratch: UnsafeMutableRawPointer
+    /// The root-to-leaf path of the current operation (reused to avoid allocation).
+    var pathPages: [Page] = []
+    /// `pathIndices[i]` is the child index taken from `pathPages[i]`.
+    var pathIndices: [Int] = []
+
+    init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, free: [FreeEntry], threshold: UInt64) {
+        self.transaction = transaction
+        self.geometry = geometry
+        self.pageCount = pageCount
+        var reusable: [UInt64] = []
+        var held: [FreeEntry] = []
+        for entry in free {
+            if entry.freedAt <= threshold { reusable.append(entry.page) } else { held.append(entry) }
+        }
+        reusable.sort(by: >)
+        self.reusable = reusable
+        self.held = held
+        scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// A fresh page of `kind`, from the reusable free pages or past the end of the file.
+    func allocate(_ kind: PageKind) -> Page {
+        let number: UInt64
+        if let reused = reusable.popLast() {
+            number = reused
+        } else {
+            number = pageCount
+            pageCount += 1
+        }
+        let page = Page(size: geometry.pageSize)
+        page.format(kind, number: number)
+        page.transaction = transaction
+        dirty[number] = page
+        return page
+    }
+
+    /// `page` itself if this transaction wrote it, else a copy at a new page number; the
+    /// old number is freed.
+    @inline(__always)
+    func writable(_ page: Page) -> Page {
+        if page.transaction == transaction { return page }
+        let number: UInt64
+        if let reused = reusable.popLast() {
+            number = reused
+        } else {
+            number = pageCount
+            pageCount += 1
+        }
+        let copy = page.copy()
+        copy.number = number
+        copy.transaction = transaction
+        dirty[number] = copy
+        free(page.number)
+        return copy
+    }
+
+    /// Frees `number`: at once if this transaction allocated it, else at commit.
+    func free(_ number: UInt64) {
+        if dirty.removeValue(forKey: number) != nil {
+            reusable.append(number)
+            if reusable.count > 1 && reusable[reusable.count - 2] < number { reusable.sort(by: >) }
+        } else {
+            freed.append(number)
+        }
+    }
+
+    var hasChanges: Bool { !dirty.isEmpty || !freed.isEmpty }
+}
+
+/// What every transaction reads through.
+final class TransactionCore {
+    let store: PageStore
+    let snapshot: CommitState
+    let geometry: Geometry
+    let writer: WriterState?
+    var isOpen = true
+    let catalog: TreeState
+    var trees: [String: TreeState] = [:]
+
+    init(store: PageStore, snapshot: CommitState, geometry: Geometry, writer: WriterState?) {
+        self.store = store
+        self.snapshot = snapshot
+        self.geometry = geometry
+        self.writer = writer
+        catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
+    }
+
+    /// Page `number` as this transaction sees it.
+    @inline(__always)
+    func page(_ number: UInt64) throws -> Page {
+        if let writer {
+            if let page = writer.dirty[number] { return page }
+            guard number >= 1 && number < writer.pageCount else {
+                throw StorageError.corrupt("page number \(number) out of range 1..<\(writer.pageCount)")
+            }
+        } else {
+            guard number >= 1 && number < snapshot.pageCount else {
+                throw StorageError.corrupt("page number \(number) out of range 1..<\(snapshot.pageCount)")
+            }
+        }
+        return try store.page(number, maximumTransaction: snapshot.transaction)
+    }
+
+    func checkOpen() throws {
+        guard isOpen else { throw StorageError(.closed, "the transaction has ended") }
+    }
+
+    func requireWriter() throws -> WriterState {
+        try checkOpen()
+        guard let writer else { throw StorageError(.readOnly, "cannot modify a tree in a read transaction") }
+        return writer
+    }
+
+    /// The tree named `name`, or nil.
+    func tree(named name: String) throws -> TreeState? {
+        try checkOpen()
+        if let tree = trees[name] { return tree.deleted ? nil : tree }
+        let key = Array(name.utf8)
+        guard !key.isEmpty, key.count <= 255 else { throw StorageError(.invalidTreeName, "tree name \"\(name)\"") }
+        guard let entry = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
+        guard entry.count == 16 else { throw StorageError.corrupt("catalog entry for \"\(name)\" is \(entry.count) bytes") }
+        let root = get64(entry, 0)
+        let limit = writer?.pageCount ?? snapshot.pageCount
+        guard root < limit else { throw StorageError.corrupt("tree \"\(name)\" has root page \(root) past the end") }
+        let tree = TreeState(name: name, root: root, count: get64(entry, 8))
+        trees[name] = tree
+        return tree
+    }
+}

@@ -1,0 +1,120 @@
+// A named tree: an ordered map from byte keys to byte values, seen through one
+// transaction.
+
+/// A named, ordered map of byte keys to byte values within one transaction.
+///
+/// Keys order as unsigned bytes (a prefix first). Keys are 1 to
+/// ``maximumKeyLength`` bytes; values up to 2^31 - 1 bytes (large ones go to
+/// overflow pages).
+///
+/// ```swift
+/// try database.write { transaction in
+///     let index = try transaction.openTree(named: "person.age")
+///     try index.setValue([], forKey: [0, 42, 0, 0, 0, 7])
+/// }
+/// ```
+public struct Tree {
+    let core: TransactionCore
+    let state: TreeState
+
+    /// The tree's name.
+    public var name: String { state.name }
+
+    /// The longest key this database accepts.
+    public var maximumKeyLength: Int { core.geometry.maximumKey }
+
+    /// The number of entries. O(1).
+    public var count: Int {
+        get throws {
+            try check()
+            return Int(state.count)
+        }
+    }
+
+    private func check() throws {
+        try core.checkOpen()
+        if state.deleted { throw StorageError(.treeDeleted, "tree \"\(state.name)\" was deleted") }
+    }
+
+    /// The value stored under `key`, or nil.
+    /// - Complexity: O(log n).
+    public func value(forKey key: [UInt8]) throws -> [UInt8]? {
+        try check()
+        return try key.withUnsafeBytes { try core.value(in: state, key: $0) }
+    }
+
+    /// Calls `body` with the value stored under `key` without copying it (when it is
+    /// stored inline); returns nil when there is none. The buffer is valid only inside `body`.
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try check()
+        guard let (leaf, index, found) = try core.findLeaf(root: state.root, key: key), found else { return nil }
+        return try core.withValue(of: leaf, at: index, body)
+    }
+
+    /// Whether `key` has a value.
+    public func contains(_ key: [UInt8]) throws -> Bool {
+        try check()
+        return try key.withUnsafeBytes { try core.findLeaf(root: state.root, key: $0)?.found ?? false }
+    }
+
+    /// Stores `value` under `key`, replacing any value.
+    /// - Throws: ``StorageError`` `readOnly` in a read transaction, `keyTooLarge`, `valueTooLarge`.
+    /// - Complexity: O(log n).
+    public func setValue(_ value: [UInt8], forKey key: [UInt8]) throws {
+        try check()
+        _ = try key.withUnsafeBytes { key in try value.withUnsafeBytes { try core.put(state, key: key, value: $0) } }
+    }
+
+    /// Stores `value` under `key` from raw buffers (no intermediate arrays).
+    public func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+        try check()
+        _ = try core.put(state, key: key, value: value)
+    }
+
+    /// Removes the value under `key`; returns whether there was one.
+    @discardableResult
+    public func removeValue(forKey key: [UInt8]) throws -> Bool {
+        try check()
+        return try key.withUnsafeBytes { try core.remove(state, key: $0) }
+    }
+
+    /// A cursor over the tree, not yet positioned.
+    public func makeCursor() throws -> Cursor {
+        try check()
+        return Cursor(core: core, state: state)
+    }
+
+    /// Visits entries with `lowerBound <= key < upperBound` (either bound optional) in key
+    /// order, or in reverse; stops when `body` returns false. The buffers are valid only
+    /// inside `body`.
+    /// - Complexity: O(log n + visited entries).
+    public func forEach(
+        from lowerBound: [UInt8]? = nil, to upperBound: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try check()
+        let cursor = Cursor(core: core, state: state)
+        try cursor.visit(from: lowerBound, to: upperBound, reverse: reverse, body)
+    }
+
+    /// The entries with `lowerBound <= key < upperBound`, in order (or reverse), at most `limit`.
+    public func entries(
+        from lowerBound: [UInt8]? = nil, to upperBound: [UInt8]? = nil, reverse: Bool = false, limit: Int = .max
+    ) throws -> [(key: [UInt8], value: [UInt8])] {
+        var result: [(key: [UInt8], value: [UInt8])] = []
+        guard limit > 0 else { return result }
+        try forEach(from: lowerBound, to: upperBound, reverse: reverse) { key, value in
+            result.append((Array(key), Array(value)))
+            return result.count < limit
+        }
+        return result
+    }
+
+    /// The number of keys with `lowerBound <= key < upperBound`.
+    /// - Complexity: O(log n + counted entries); use ``count`` for the whole tree.
+    public func count(from lowerBound: [UInt8]?, to upperBound: [UInt8]?) throws -> Int {
+        try check()
+        let cursor = Cursor(core: core, state: state)
+        return try cursor.countRange(from: lowerBound, to: upperBound)
+    }
+}

@@ -1,0 +1,150 @@
+// The real file system: pread/pwrite/fdatasync/fsync/ftruncate/fcntl. The only file in
+// the engine that calls the operating system; EINTR and short transfers are looped here.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Synchronization
+
+/// The operating system's file system.
+public struct POSIXFileSystem: StorageFileSystem {
+    /// The real file system.
+    public init() {}
+
+    public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
+        let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
+        let descriptor = retryingInterrupts { open(path, flags, 0o644) }
+        guard descriptor >= 0 else { throw POSIXFileSystem.error("open \(path)") }
+        return POSIXFile(descriptor: descriptor, path: path)
+    }
+
+    public func fileExists(atPath path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    public func removeFile(atPath path: String) throws {
+        if unlink(path) != 0 && errno != ENOENT { throw POSIXFileSystem.error("unlink \(path)") }
+    }
+
+    public func renameFile(atPath source: String, toPath destination: String) throws {
+        if rename(source, destination) != 0 { throw POSIXFileSystem.error("rename \(source)") }
+    }
+
+    public func synchronizeDirectory(atPath path: String) throws {
+        let descriptor = retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
+        guard descriptor >= 0 else { throw POSIXFileSystem.error("open directory \(path)") }
+        defer { _ = Glibc.close(descriptor) }
+        if fsync(descriptor) != 0 { throw POSIXFileSystem.error("fsync directory \(path)") }
+    }
+
+    static func error(_ call: String) -> StorageError {
+        let code = errno
+        let text = String(cString: strerror(code))
+        if code == ENOSPC { return StorageError(.noSpace, "\(call): \(text)") }
+        return StorageError(.io, "\(call): \(text) (errno \(code))")
+    }
+}
+
+@inline(__always)
+private func retryingInterrupts(_ call: () -> Int32) -> Int32 {
+    while true {
+        let result = call()
+        if result >= 0 || errno != EINTR { return result }
+    }
+}
+
+/// An open file descriptor. The descriptor is immutable; close is idempotent.
+final class POSIXFile: StorageFile, @unchecked Sendable {
+    private let descriptor: Int32
+    private let path: String
+    private let closed = Atomic<Bool>(false)
+
+    init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit { close() }
+
+    private func checkOpen() throws {
+        if closed.load(ordering: .acquiring) { throw StorageError(.closed, "\(path) is closed") }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        try checkOpen()
+        var done = 0
+        while done < buffer.count {
+            let result = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw POSIXFileSystem.error("pread \(path)")
+            }
+            if result == 0 { break }
+            done += result
+        }
+        return done
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        try checkOpen()
+        var done = 0
+        while done < bytes.count {
+            let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw POSIXFileSystem.error("pwrite \(path)")
+            }
+            done += result
+        }
+    }
+
+    func size() throws -> UInt64 {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw POSIXFileSystem.error("fstat \(path)") }
+        return UInt64(status.st_size)
+    }
+
+    func truncate(to size: UInt64) throws {
+        guard retryingInterrupts({ ftruncate(descriptor, off_t(size)) }) == 0 else {
+            throw POSIXFileSystem.error("ftruncate \(path)")
+        }
+    }
+
+    func synchronize(_ kind: SyncKind) throws {
+        try checkOpen()
+        // Never retried on failure (SPEC.md A3): the caller poisons the handle.
+        let result = kind == .data ? fdatasync(descriptor) : fsync(descriptor)
+        if result != 0 { throw POSIXFileSystem.error(kind == .data ? "fdatasync \(path)" : "fsync \(path)") }
+    }
+
+    func tryLock(byte: UInt64, exclusive: Bool) throws -> Bool {
+        var lock = flock()
+        lock.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(byte)
+        lock.l_len = 1
+        lock.l_pid = 0
+        let openFileDescriptionSetLock: Int32 = 37  // F_OFD_SETLK: dies with the descriptor, not the process's first close
+        let result = withUnsafeMutablePointer(to: &lock) { fcntl(descriptor, openFileDescriptionSetLock, $0) }
+        if result == 0 { return true }
+        if errno == EAGAIN || errno == EACCES || errno == EINTR { return false }
+        throw POSIXFileSystem.error("fcntl lock \(path)")
+    }
+
+    func unlock(byte: UInt64) {
+        var lock = flock()
+        lock.l_type = Int16(F_UNLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(byte)
+        lock.l_len = 1
+        let openFileDescriptionSetLock: Int32 = 37
+        _ = withUnsafeMutablePointer(to: &lock) { fcntl(descriptor, openFileDescriptionSetLock, $0) }
+    }
+
+    func close() {
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { _ = Glibc.close(descriptor) }
+    }
+}

@@ -1,0 +1,104 @@
+// The two meta slots in page 0 (SPEC.md §2.1):
+//
+//   offset size field
+//        0    8 magic "OCDSTORE"
+//        8    4 format version (1)
+//       12    4 feature flags (none defined)
+//       16    4 page size
+//       20    4 slot number (0 or 1)
+//       24    8 transaction id
+//       32    8 catalog root page
+//       40    8 free-list head page
+//       48    8 page count
+//       56  192 reserved, zero
+//      248    8 checksum H(bytes 0..<248, 0)
+
+/// The storage engine's on-disk format version (SPEC.md §6).
+public let storageEngineFormatVersion = 1
+
+/// A committed state: what a meta slot or a commit frame records.
+struct CommitState: Equatable, Sendable {
+    var transaction: UInt64
+    var catalogRoot: UInt64
+    var freeListHead: UInt64
+    var pageCount: UInt64
+}
+
+enum MetaSlot {
+    static let size = 256
+    static let magic: [UInt8] = Array("OCDSTORE".utf8)
+    static let checksumOffset = 248
+    static let minimumPageSize = 512
+    static let maximumPageSize = 65_536
+    static let maximumPageCount: UInt64 = 1 << 40
+
+    static func isValidPageSize(_ size: Int) -> Bool {
+        size >= minimumPageSize && size <= maximumPageSize && size & (size - 1) == 0
+    }
+
+    static func encode(_ state: CommitState, pageSize: Int, slot: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        bytes.replaceSubrange(0..<8, with: magic)
+        put32(&bytes, 8, UInt32(storageEngineFormatVersion))
+        put32(&bytes, 12, 0)
+        put32(&bytes, 16, UInt32(pageSize))
+        put32(&bytes, 20, UInt32(slot))
+        put64(&bytes, 24, state.transaction)
+        put64(&bytes, 32, state.catalogRoot)
+        put64(&bytes, 40, state.freeListHead)
+        put64(&bytes, 48, state.pageCount)
+        let sum = bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[0..<checksumOffset])) }
+        put64(&bytes, checksumOffset, sum)
+        return bytes
+    }
+
+    enum Decoded {
+        case valid(CommitState, pageSize: Int)
+        case invalid(String)
+        case unsupported(String)
+    }
+
+    /// Decodes the slot at `slot` of `header` (the first 512 bytes of the file).
+    static func decode(_ header: [UInt8], slot: Int) -> Decoded {
+        let base = slot * size
+        guard header.count >= base + size else { return .invalid("slot \(slot) is past the end of the file") }
+        let bytes = Array(header[base..<(base + size)])
+        guard Array(bytes[0..<8]) == magic else { return .invalid("slot \(slot): not a database (bad magic)") }
+        let stored = get64(bytes, checksumOffset)
+        let computed = bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[0..<checksumOffset])) }
+        guard stored == computed else { return .invalid("slot \(slot): checksum mismatch") }
+        let version = get32(bytes, 8)
+        guard version == UInt32(storageEngineFormatVersion) else {
+            return .unsupported("format version \(version) (this build reads \(storageEngineFormatVersion))")
+        }
+        let flags = get32(bytes, 12)
+        guard flags == 0 else { return .unsupported("unknown feature flags 0x\(String(flags, radix: 16))") }
+        let pageSize = Int(get32(bytes, 16))
+        guard isValidPageSize(pageSize) else { return .invalid("slot \(slot): page size \(pageSize)") }
+        guard get32(bytes, 20) == UInt32(slot) else { return .invalid("slot \(slot): wrong slot number") }
+        let state = CommitState(
+            transaction: get64(bytes, 24), catalogRoot: get64(bytes, 32), freeListHead: get64(bytes, 40),
+            pageCount: get64(bytes, 48))
+        guard state.pageCount >= 1, state.pageCount < maximumPageCount, state.catalogRoot < state.pageCount,
+            state.freeListHead < state.pageCount, state.transaction < 1 << 63
+        else { return .invalid("slot \(slot): roots out of range") }
+        return .valid(state, pageSize: pageSize)
+    }
+}
+
+@inline(__always) func put32(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
+    for index in 0..<4 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))) }
+}
+@inline(__always) func put64(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt64) {
+    for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
+}
+@inline(__always) func get32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+    var value: UInt32 = 0
+    for index in 0..<4 { value |= UInt32(bytes[offset + index]) << (8 * UInt32(index)) }
+    return value
+}
+@inline(__always) func get64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+    var value: UInt64 = 0
+    for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
+    return value
+}

@@ -1,0 +1,113 @@
+// Where committed pages come from: the page cache, else the newest log frame of the
+// page, else the page file. Every page read from disk is validated once (P1) and then
+// shared read-only. A page's newest copy is the copy every snapshot that reaches it
+// sees (SPEC.md §2.7), so the store needs no versions.
+
+/// The committed pages of one open database.
+final class PageStore: @unchecked Sendable {
+    let pageSize: Int
+    let dataFile: any StorageFile
+    let log: WriteAheadLog
+    /// Guards the cache and the log index, and each miss's lookup-and-read so a checkpoint
+    /// cannot move a page between the two.
+    let lock = Lock()
+    private var cache: ContiguousArray<Page?> = []
+    private var cachedCount = 0
+    private let capacity: Int
+    private var clockHand = 0
+    /// Page number -> offset of its newest committed image in the log.
+    private(set) var logIndex: [UInt64: UInt64] = [:]
+
+    init(dataFile: any StorageFile, log: WriteAheadLog, pageSize: Int, cacheBytes: Int) {
+        self.dataFile = dataFile
+        self.log = log
+        self.pageSize = pageSize
+        capacity = max(64, cacheBytes / pageSize)
+    }
+
+    /// The committed page `number`, validated against `maximumTransaction`.
+    func page(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
+        lock.lock()
+        defer { lock.unlock() }
+        let index = Int(number)
+        if index < cache.count, let page = cache[index] { return page }
+        let page = Page(size: pageSize)
+        if let offset = logIndex[number] {
+            try log.readImage(at: offset, into: page)
+        } else {
+            let read = try dataFile.read(
+                into: UnsafeMutableRawBufferPointer(start: page.bytes, count: pageSize), at: number * UInt64(pageSize))
+            guard read == pageSize else {
+                throw StorageError.corrupt("page \(number): the page file ends before it (truncated)")
+            }
+        }
+        try page.validate(number: number, maximumTransaction: maximumTransaction)
+        insertLocked(page, at: index)
+        return page
+    }
+
+    private func insertLocked(_ page: Page, at index: Int) {
+        if index >= cache.count {
+            cache.append(contentsOf: repeatElement(nil, count: max(index + 1 - cache.count, cache.count / 2)))
+        }
+        if cache[index] == nil { cachedCount += 1 }
+        cache[index] = page
+        if cachedCount > capacity { evictLocked() }
+    }
+
+    private func evictLocked() {
+        let target = capacity - capacity / 8
+        while cachedCount > target {
+            clockHand = clockHand >= cache.count - 1 ? 1 : clockHand + 1
+            if cache[clockHand] != nil {
+                cache[clockHand] = nil
+                cachedCount -= 1
+            }
+        }
+    }
+
+    /// Publishes a transaction's pages after their frames are written: they become the
+    /// newest copies.
+    func publish(_ pages: [Page], offsets: [UInt64]) {
+        lock.withLock {
+            for (page, offset) in zip(pages, offsets) {
+                logIndex[page.number] = offset
+                insertLocked(page, at: Int(page.number))
+            }
+        }
+    }
+
+    /// Installs the index found by recovery.
+    func installLogIndex(_ index: [UInt64: UInt64]) {
+        lock.withLock { logIndex = index }
+    }
+
+    /// The log index, for a checkpoint (taken under the writer lock, so it cannot change).
+    func logIndexSnapshot() -> [UInt64: UInt64] { lock.withLock { logIndex } }
+
+    /// A cached copy of page `number`, if any.
+    func cachedPage(_ number: UInt64) -> Page? {
+        lock.withLock {
+            let index = Int(number)
+            return index < cache.count ? cache[index] : nil
+        }
+    }
+
+    /// After a checkpoint copied every logged page into the page file: forget the log
+    /// offsets and let `body` reset the log, atomically for readers.
+    func resetLog(_ body: () throws -> Void) rethrows {
+        try lock.withLock {
+            try body()
+            logIndex.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Drops every cached page (after vacuum replaced the file).
+    func clearCache() {
+        lock.withLock {
+            cache.removeAll()
+            cachedCount = 0
+            logIndex.removeAll()
+        }
+    }
+}
