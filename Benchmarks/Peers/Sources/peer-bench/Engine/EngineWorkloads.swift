@@ -37,7 +37,7 @@ enum EngineWorkloads {
     /// Puts keys 0..<rows, in ascending order, in one durable transaction.
     static func load<Engine: KeyValueEngine>(_ store: Engine, rows: Int) throws {
         var value = ValueBytes()
-        try store.write(.full) { writer in
+        try store.write { writer in
             for key in 0..<Int64(rows) {
                 try value.withValue(for: key) { try writer.put(key, $0) }
             }
@@ -189,7 +189,7 @@ struct CommitLatency: EngineWorkload {
 
     func run<Engine: KeyValueEngine>(_ engine: Engine.Type, in context: BenchContext) throws -> [Measurement] {
         let path = try context.freshPath("\(name)-\(Engine.sideName)")
-        let store = try Engine(path: path, options: EngineOptions())
+        let store = try Engine(path: path, options: EngineOptions(durability: durability))
         defer { try? store.close() }
         let commits =
             durability == .full ? context.scaled(2_000, minimum: 50) : context.scaled(20_000, minimum: 200)
@@ -197,7 +197,7 @@ struct CommitLatency: EngineWorkload {
         var value = ValueBytes()
         func commitOne() throws {
             let key = Int64(bitPattern: random.next() >> 1)
-            try store.write(durability) { writer in try value.withValue(for: key) { try writer.put(key, $0) } }
+            try store.write { writer in try value.withValue(for: key) { try writer.put(key, $0) } }
         }
         for _ in 0..<20 { try commitOne() }
         let perCommit = try medianLatency(count: commits) { _ in try commitOne() }
@@ -237,7 +237,7 @@ struct GroupCommit: EngineWorkload {
                 do {
                     let base = Int64(writer) << 32
                     // One unmeasured commit reads the schema before the start gate.
-                    try handle.value.write(.full) { writer in
+                    try handle.value.write { writer in
                         try value.withValue(for: base) { try writer.put(base, $0) }
                     }
                     ready.leave()
@@ -246,7 +246,7 @@ struct GroupCommit: EngineWorkload {
                     for index in 1...commitsPerWriter {
                         let key = base + Int64(index)
                         let start = nowNanoseconds()
-                        try handle.value.write(.full) { writer in
+                        try handle.value.write { writer in
                             try value.withValue(for: key) { try writer.put(key, $0) }
                         }
                         latency.value.append(Double(nowNanoseconds() - start) / 1e9)
@@ -282,12 +282,12 @@ struct Recovery: EngineWorkload {
 
     func run<Engine: KeyValueEngine>(_ engine: Engine.Type, in context: BenchContext) throws -> [Measurement] {
         let path = try context.freshPath("\(name)-\(Engine.sideName)")
-        let store = try Engine(path: path, options: EngineOptions(checkpointsAutomatically: false))
+        let store = try Engine(path: path, options: EngineOptions(durability: .normal, checkpointsAutomatically: false))
         let targetLogBytes = max(512 * 1024, Int(4 * 1024 * 1024 * min(context.scale, 1)))
         var value = ValueBytes()
         var nextKey: Int64 = 0
         while totalFileSize([Engine.logFile(at: path)]) < targetLogBytes {
-            try store.write(.normal) { writer in
+            try store.write { writer in
                 for _ in 0..<100 {
                     try value.withValue(for: nextKey) { try writer.put(nextKey, $0) }
                     nextKey += 1

@@ -1,8 +1,8 @@
 // The engine-level workload protocol: what every side (our StorageEngine, SQLite's C
 // API) implements so the same workload code drives each of them. The shape is the
 // smallest common one: an ordered map from 8-byte integer keys to byte-string values,
-// write transactions with a durability per commit, read transactions, a full scan in
-// key order, vacuum, and the list of files that make up a store.
+// write transactions committed at the handle's durability, read transactions, a full
+// scan in key order, vacuum, and the list of files that make up a store.
 
 /// How a commit must survive: `full` survives power loss (SQLite `synchronous=FULL`,
 /// our full durability: an fdatasync per commit); `normal` survives a process crash
@@ -14,6 +14,8 @@ enum Durability: Sendable {
 
 /// How a workload wants a store opened.
 struct EngineOptions: Sendable {
+    /// What every commit through this handle survives.
+    var durability = Durability.full
     /// False keeps every commit in the write-ahead log (SQLite `wal_autocheckpoint=0`),
     /// so the recovery workload can copy a store with an uncheckpointed log.
     var checkpointsAutomatically = true
@@ -60,8 +62,9 @@ protocol KeyValueEngine: AnyObject, SendableMetatype {
     /// another connection, waiting on a busy store with a busy timeout).
     func openWriterForAnotherThread() throws -> Self
 
-    /// Runs `body` in one write transaction and commits it with `durability`.
-    func write(_ durability: Durability, _ body: (inout Writer) throws -> Void) throws
+    /// Runs `body` in one write transaction and commits it at the handle's durability;
+    /// returns once the commit is as durable as that promises.
+    func write(_ body: (inout Writer) throws -> Void) throws
 
     /// Runs `body` in one read transaction.
     func read<Result>(_ body: (inout Reader) throws -> Result) throws -> Result

@@ -19,13 +19,14 @@ final class SQLiteKeyValueEngine: KeyValueEngine {
     // The lookup statement, kept out of the dictionary: a string hash per lookup would
     // be a visible share of a microsecond.
     private var selectStatement: SQLiteStatement?
-    private var synchronous: Durability?
 
     init(path: String, options: EngineOptions) throws {
         self.path = path
         self.options = options
         connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA busy_timeout = 10000")
+        try connection.execute(
+            options.durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         guard try connection.text("PRAGMA journal_mode = WAL") == "wal" else {
             throw SQLiteError(code: SQLITE_ERROR, message: "WAL mode refused for \(path)")
         }
@@ -48,11 +49,7 @@ final class SQLiteKeyValueEngine: KeyValueEngine {
         return statement
     }
 
-    func write(_ durability: Durability, _ body: (inout Writer) throws -> Void) throws {
-        if synchronous != durability {
-            try connection.execute(durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
-            synchronous = durability
-        }
+    func write(_ body: (inout Writer) throws -> Void) throws {
         try statement("BEGIN IMMEDIATE").run()
         var writer = Writer(insert: try statement("INSERT OR REPLACE INTO kv(key, value) VALUES (?, ?)"))
         do {

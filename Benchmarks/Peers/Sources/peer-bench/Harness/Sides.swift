@@ -22,15 +22,17 @@ struct ObjectSide {
 }
 
 enum EngineSides {
-    static var all: [EngineSide] { [.of(SQLiteKeyValueEngine.self)] }
-    /// Why a column is empty, printed under the tables.
+    static var all: [EngineSide] { [.of(OursKeyValueEngine.self), .of(SQLiteKeyValueEngine.self)] }
+    /// Printed under the table.
     static let notes = [
-        "the \"ours\" engine column is empty: the StorageEngine's public API (issue 4) is not usable yet."
+        "\"ours\" is the StorageEngine with its default options (4 KiB pages, 256 MiB page cache); "
+            + "SQLite runs with its defaults (2 MB page cache per connection) apart from WAL and synchronous."
     ]
 }
 
 enum ObjectSides {
     static var all: [ObjectSide] { [.of(SQLiteObjectStore.self), .of(GRDBObjectStore.self)] }
+    /// Why a column is empty, printed under the table.
     static let notes = [
         "the \"ours\" object column is empty: the default on-disk store (issue 5) is not built yet."
     ]
