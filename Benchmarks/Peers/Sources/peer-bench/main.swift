@@ -1,12 +1,14 @@
 // peer-bench: the storage engine's and the object store's workloads on our engine, on
 // SQLite's C API and on GRDB, in one process run, one table per group with ratios.
 //
-//   peer-bench [--scale X] [--only PREFIX]... [--list]
+//   peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--list]
 //
 // --scale 1.0 (the default) is the documented size: 1,000,000 rows at engine level,
 // 100,000 objects at object level; --scale 0.01 is the smoke run. --only runs the
 // workloads whose name starts with PREFIX ("engine/", "object/fetch"); workloads it
-// leaves out still build the stores the chosen ones need, unmeasured.
+// leaves out still build the stores the chosen ones need, unmeasured. --sqlite-cache-mib
+// sets every SQLite connection's page cache (default 256, our engine's default cache;
+// 0 keeps SQLite's own default of 2 MB).
 import Foundation
 
 var scale = 1.0
@@ -27,12 +29,19 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         prefixes.append(prefix)
+    case "--sqlite-cache-mib":
+        guard let text = arguments.popFirst(), let value = Int(text), value >= 0 else {
+            FileHandle.standardError.write(
+                Data("peer-bench: --sqlite-cache-mib takes a whole number (0: SQLite's default)\n".utf8))
+            exit(2)
+        }
+        SQLiteSettings.cacheKibibytes = value * 1024
     case "--list":
         listOnly = true
     default:
         FileHandle.standardError.write(
             Data(
-                "peer-bench: unknown argument \(argument); usage: peer-bench [--scale X] [--only PREFIX]... [--list]\n"
+                "peer-bench: unknown argument \(argument); usage: peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--list]\n"
                     .utf8))
         exit(2)
     }

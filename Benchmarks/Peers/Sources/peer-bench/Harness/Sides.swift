@@ -26,7 +26,7 @@ enum EngineSides {
     /// Printed under the table.
     static let notes = [
         "\"ours\" is the StorageEngine with its default options (4 KiB pages, 256 MiB page cache); "
-            + "SQLite runs with its defaults (2 MB page cache per connection) apart from WAL and synchronous."
+            + "SQLite runs with its defaults apart from WAL, synchronous and the page cache (see the header)."
     ]
 }
 
@@ -49,6 +49,9 @@ enum Machine {
             (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        let cache =
+            SQLiteSettings.cacheKibibytes > 0
+            ? "\(SQLiteSettings.cacheKibibytes / 1024) MiB per connection" : "SQLite's default (2 MB) per connection"
         #if DEBUG
             let build = "debug build — numbers are not representative; use -c release"
         #else
@@ -57,7 +60,7 @@ enum Machine {
         return """
             Machine: \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu)), \
             \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, Linux \(release)
-            SQLite: \(SQLiteConnection.libraryVersion) (system libsqlite3, also under GRDB); \(build)
+            SQLite: \(SQLiteConnection.libraryVersion) (system libsqlite3, also under GRDB), page cache \(cache); \(build)
             """
     }
 }

@@ -4,7 +4,8 @@
 // interface for predicates, one `write` per save. Two choices keep GRDB at its best:
 // the record decodes columns by index and encodes by hand (GRDB's documented fast
 // path, not Codable), and synchronous is set to FULL on the writer (GRDB sets NORMAL
-// for WAL), so its commits promise what the other sides' do.
+// for WAL), so its commits promise what the other sides' do. Every connection gets the
+// page cache size the SQLite side gets (SQLiteSettings).
 import Foundation
 import GRDB
 
@@ -42,7 +43,12 @@ final class GRDBObjectStore: ObjectStore {
     private let age = Column("age")
 
     init(path: String) throws {
-        pool = try DatabasePool(path: path)
+        var configuration = Configuration()
+        let cachePragma = SQLiteSettings.cachePragma
+        configuration.prepareDatabase { db in
+            if let cachePragma { try db.execute(sql: cachePragma) }
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {

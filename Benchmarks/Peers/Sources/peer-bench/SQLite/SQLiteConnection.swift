@@ -16,6 +16,19 @@ struct SQLiteError: Error, CustomStringConvertible {
 /// The C macro is a cast Swift cannot import.
 let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+/// Settings every SQLite connection of the run gets (the C sides' and GRDB's alike).
+enum SQLiteSettings {
+    /// The page cache of each connection, in KiB; 0 keeps SQLite's default (2 MB).
+    /// Defaults to our engine's default page cache (256 MiB), so both sides compare with
+    /// the same memory budget. Set once from the command line before any workload runs.
+    nonisolated(unsafe) static var cacheKibibytes = 256 * 1024
+
+    /// The PRAGMA that applies `cacheKibibytes`, or nil for SQLite's default.
+    static var cachePragma: String? {
+        cacheKibibytes > 0 ? "PRAGMA cache_size = -\(cacheKibibytes)" : nil
+    }
+}
+
 /// One SQLite connection (`sqlite3*`). Not shared between threads.
 final class SQLiteConnection {
     let handle: OpaquePointer
@@ -35,6 +48,7 @@ final class SQLiteConnection {
             throw SQLiteError(code: code, message: "open \(path): \(message)")
         }
         self.handle = handle
+        if let pragma = SQLiteSettings.cachePragma { try execute(pragma) }
     }
 
     private var isClosed = false
