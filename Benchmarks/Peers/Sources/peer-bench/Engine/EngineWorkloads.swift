@@ -243,8 +243,8 @@ struct GroupCommit: EngineWorkload {
                 do {
                     let base = Int64(writer) << 32
                     // One unmeasured commit reads the schema before the start gate.
-                    try handle.value.write { writer in
-                        try value.withValue(for: base) { try writer.put(base, $0) }
+                    try handle.value.write { batch in
+                        try value.withValue(for: base) { try batch.put(base, $0) }
                     }
                     ready.leave()
                     isReady = true
@@ -252,8 +252,8 @@ struct GroupCommit: EngineWorkload {
                     for index in 1...commitsPerWriter {
                         let key = base + Int64(index)
                         let start = nowNanoseconds()
-                        try handle.value.write { writer in
-                            try value.withValue(for: key) { try writer.put(key, $0) }
+                        try handle.value.write { batch in
+                            try value.withValue(for: key) { try batch.put(key, $0) }
                         }
                         latency.value.append(Double(nowNanoseconds() - start) / 1e9)
                     }
