@@ -1,19 +1,21 @@
 // peer-bench: the storage engine's and the object store's workloads on our engine, on
 // SQLite's C API and on GRDB, in one process run, one table per group with ratios.
 //
-//   peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--list]
+//   peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--keep] [--list]
 //
 // --scale 1.0 (the default) is the documented size: 1,000,000 rows at engine level,
 // 100,000 objects at object level; --scale 0.01 is the smoke run. --only runs the
 // workloads whose name starts with PREFIX ("engine/", "object/fetch"); workloads it
 // leaves out still build the stores the chosen ones need, unmeasured. --sqlite-cache-mib
 // sets every SQLite connection's page cache (default 256, our engine's default cache;
-// 0 keeps SQLite's own default of 2 MB).
+// 0 keeps SQLite's own default of 2 MB). --keep leaves the stores in the scratch
+// directory for inspection.
 import Foundation
 
 var scale = 1.0
 var prefixes: [String] = []
 var listOnly = false
+var keepScratch = false
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -38,10 +40,12 @@ while let argument = arguments.popFirst() {
         SQLiteSettings.cacheKibibytes = value * 1024
     case "--list":
         listOnly = true
+    case "--keep":
+        keepScratch = true
     default:
         FileHandle.standardError.write(
             Data(
-                "peer-bench: unknown argument \(argument); usage: peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--list]\n"
+                "peer-bench: unknown argument \(argument); usage: peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--keep] [--list]\n"
                     .utf8))
         exit(2)
     }
@@ -127,7 +131,11 @@ if !objectWorkloads.isEmpty {
 }
 
 // Not a top-level defer: exit() below would skip it.
-try? FileManager.default.removeItem(at: scratch)
+if keepScratch {
+    print("Stores kept in \(scratch.path)")
+} else {
+    try? FileManager.default.removeItem(at: scratch)
+}
 if failures > 0 {
     print("peer-bench: \(failures) workload run(s) failed (see stderr)")
     exit(1)

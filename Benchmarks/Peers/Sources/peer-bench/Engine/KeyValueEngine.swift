@@ -48,7 +48,7 @@ protocol KeyValueEngine: AnyObject, SendableMetatype {
     static var sideName: String { get }
 
     /// The files that make up a closed store at `path` and must be copied to copy it
-    /// (data file, log), in a fixed order; shared-memory and lock files, which an open
+    /// (the data file first, then the log); shared-memory and lock files, which an open
     /// rebuilds, are not among them. Some may not exist.
     static func files(at path: String) -> [String]
 
