@@ -1,7 +1,7 @@
 // peer-bench: the storage engine's and the object store's workloads on our engine, on
 // SQLite's C API and on GRDB, in one process run, one table per group with ratios.
 //
-//   peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--keep] [--list]
+//   peer-bench [--scale X] [--only PREFIX]... [--repeat N] [--sqlite-cache-mib N] [--keep] [--list]
 //
 // --scale 1.0 (the default) is the documented size: 1,000,000 rows at engine level,
 // 100,000 objects at object level; --scale 0.01 is the smoke run. --only runs the
@@ -9,13 +9,15 @@
 // leaves out still build the stores the chosen ones need, unmeasured. --sqlite-cache-mib
 // sets every SQLite connection's page cache (default 256, our engine's default cache;
 // 0 keeps SQLite's own default of 2 MB). --keep leaves the stores in the scratch
-// directory for inspection.
+// directory for inspection. --repeat N runs every workload N times per side, the sides
+// interleaved, and reports each number's median over the rounds (for shared machines).
 import Foundation
 
 var scale = 1.0
 var prefixes: [String] = []
 var listOnly = false
 var keepScratch = false
+var repeats = 1
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -40,13 +42,17 @@ while let argument = arguments.popFirst() {
         SQLiteSettings.cacheKibibytes = value * 1024
     case "--list":
         listOnly = true
+    case "--repeat":
+        guard let text = arguments.popFirst(), let value = Int(text), value > 0 else {
+            FileHandle.standardError.write(Data("peer-bench: --repeat takes a positive whole number\n".utf8))
+            exit(2)
+        }
+        repeats = value
     case "--keep":
         keepScratch = true
     default:
-        FileHandle.standardError.write(
-            Data(
-                "peer-bench: unknown argument \(argument); usage: peer-bench [--scale X] [--only PREFIX]... [--sqlite-cache-mib N] [--keep] [--list]\n"
-                    .utf8))
+        let usage = "peer-bench [--scale X] [--only PREFIX]... [--repeat N] [--sqlite-cache-mib N] [--keep] [--list]"
+        FileHandle.standardError.write(Data("peer-bench: unknown argument \(argument); usage: \(usage)\n".utf8))
         exit(2)
     }
 }
@@ -69,33 +75,52 @@ let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pee
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
 let context = BenchContext(scale: scale, root: scratch)
 
-print("# peer-bench, scale \(scale)")
+print("# peer-bench, scale \(scale)" + (repeats > 1 ? ", median of \(repeats) rounds" : ""))
 print("")
 print(Machine.describe())
 print("")
 
 var failures = 0
 
-/// Runs `run` for each side in turn and records what it measured; a failing side is
-/// reported and counted, and the run goes on.
+/// Runs `run` for each side in turn, `repeats` rounds with the sides interleaved (so a
+/// neighbour's build slows every side alike), and records the median of each number
+/// over the rounds. A failing side is reported, counted and dropped from later rounds.
 @MainActor func runSides(
     _ workload: String, sides: [String], into table: inout ResultTable,
     _ run: (Int) throws -> [Measurement]
 ) {
-    for (index, side) in sides.enumerated() {
-        context.progress("\(workload) — \(side)")
-        do {
-            let started = nowNanoseconds()
-            let measurements = try run(index)
-            table.record(measurements, workload: workload, side: side)
-            let seconds = Double(nowNanoseconds() - started) / 1e9
-            context.progress("")
-            FileHandle.standardError.write(Data(String(format: "  %@ — %@: %.1f s\n", workload, side, seconds).utf8))
-        } catch {
-            context.progress("")
-            FileHandle.standardError.write(Data("peer-bench: \(workload) on \(side) failed: \(error)\n".utf8))
-            failures += 1
+    var rounds = [[[Measurement]]](repeating: [], count: sides.count)
+    var failed = Set<Int>()
+    for round in 1...repeats {
+        for (index, side) in sides.enumerated() where !failed.contains(index) {
+            let roundText = repeats > 1 ? " (round \(round) of \(repeats))" : ""
+            context.progress("\(workload) — \(side)\(roundText)")
+            do {
+                let started = nowNanoseconds()
+                rounds[index].append(try run(index))
+                let seconds = Double(nowNanoseconds() - started) / 1e9
+                context.progress("")
+                FileHandle.standardError.write(
+                    Data(String(format: "  %@ — %@%@: %.1f s\n", workload, side, roundText, seconds).utf8))
+            } catch {
+                context.progress("")
+                FileHandle.standardError.write(Data("peer-bench: \(workload) on \(side) failed: \(error)\n".utf8))
+                failures += 1
+                failed.insert(index)
+            }
         }
+    }
+    for (index, side) in sides.enumerated() where !failed.contains(index) {
+        table.record(medianOverRounds(rounds[index]), workload: workload, side: side)
+    }
+}
+
+/// Each measurement's median over the rounds, matched by label.
+func medianOverRounds(_ rounds: [[Measurement]]) -> [Measurement] {
+    guard let first = rounds.first else { return [] }
+    return first.map { measurement in
+        let values = rounds.compactMap { round in round.first { $0.label == measurement.label }?.value }
+        return Measurement(label: measurement.label, value: median(values), kind: measurement.kind)
     }
 }
 
