@@ -12,7 +12,8 @@ struct FuzzTarget: Sendable {
     let iteration: @Sendable (inout SeededRandom) throws -> Void
 
     static let all: [FuzzTarget] = [
-        .randomSelfCheck
+        .randomSelfCheck,
+        .engineFile, .engineDifferential, .engineKillChild,
     ]
 }
 

@@ -10,9 +10,10 @@ struct Workload: Sendable {
     let summary: String
     let run: @Sendable (BenchContext) throws -> [Measurement]
 
-    static let all: [Workload] = [
-        .clockSanity
-    ]
+    static let all: [Workload] =
+        [
+            .clockSanity
+        ] + Workload.engine
 }
 
 /// What a workload gets: its scale, a scratch directory, and a progress line.

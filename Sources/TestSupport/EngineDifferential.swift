@@ -27,10 +27,12 @@ public enum EngineHarness {
     public static func contents(of transaction: ReadTransaction) throws -> EngineOracle {
         var result: EngineOracle = [:]
         for name in try transaction.treeNames() {
-            guard let tree = try transaction.tree(named: name) else { throw HarnessFailure("tree \(name) listed but absent") }
+            guard let tree = try transaction.tree(named: name) else {
+                throw HarnessFailure("tree \(name) listed but absent")
+            }
             var entries: [[UInt8]: [UInt8]] = [:]
             var previous: [UInt8]?
-            try tree.forEach { key, value in
+            try tree.scan { key, value in
                 let key = Array(key)
                 if let previous, !previous.lexicographicallyPrecedes(key) {
                     throw HarnessFailure("tree \(name): keys out of order in a scan")
@@ -58,7 +60,8 @@ public enum EngineHarness {
             let got = actualTrees[name] ?? [:]
             if got.count != entries.count { return "tree \(name): \(got.count) entries, expected \(entries.count)" }
             for (key, value) in entries where got[key] != value {
-                return "tree \(name) key \(key): \(got[key].map { "\($0.count) bytes" } ?? "missing"), expected \(value.count) bytes"
+                return
+                    "tree \(name) key \(key): \(got[key].map { "\($0.count) bytes" } ?? "missing"), expected \(value.count) bytes"
             }
         }
         return nil
@@ -84,7 +87,8 @@ public enum EngineHarness {
     /// puts, removes, point and range reads, aborted transactions, snapshots held across
     /// commits, checkpoints, reopen and vacuum; verifies the file at the end.
     public static func runDifferential(
-        random: inout SeededRandom, steps: Int, pageSize: Int = 512, fileSystem: SimulatedFileSystem = SimulatedFileSystem()
+        random: inout SeededRandom, steps: Int, pageSize: Int = 512,
+        fileSystem: SimulatedFileSystem = SimulatedFileSystem()
     ) throws {
         var options = Database.Options(pageSize: pageSize, durability: .full, fileSystem: fileSystem)
         options.checkpointThreshold = random.chance(0.5) ? 1 << 20 : 8 * pageSize
@@ -113,7 +117,9 @@ public enum EngineHarness {
                                 pending[name, default: [:]][key] = value
                             } else {
                                 let existed = try tree.removeValue(forKey: key)
-                                guard existed == (pending[name]?[key] != nil) else { throw fail("remove returned \(existed)") }
+                                guard existed == (pending[name]?[key] != nil) else {
+                                    throw fail("remove returned \(existed)")
+                                }
                                 pending[name]?[key] = nil
                             }
                             if random.chance(0.1) {
@@ -136,7 +142,9 @@ public enum EngineHarness {
                 try database.read { transaction in
                     let name = random.pick(names)
                     guard let tree = try transaction.tree(named: name) else {
-                        guard (oracle[name] ?? [:]).isEmpty || oracle[name] == nil else { throw fail("tree \(name) missing") }
+                        guard (oracle[name] ?? [:]).isEmpty || oracle[name] == nil else {
+                            throw fail("tree \(name) missing")
+                        }
                         return
                     }
                     let expected = oracle[name] ?? [:]
@@ -152,11 +160,15 @@ public enum EngineHarness {
                     let got = try tree.entries(from: lower, to: upper, reverse: reverse, limit: limit)
                     let want = Array(keys.prefix(limit))
                     guard got.map(\.key) == want else {
-                        throw fail("range [\(lower ?? []), \(upper ?? [])) reverse \(reverse): \(got.count) keys, expected \(want.count)")
+                        throw fail(
+                            "range [\(lower ?? []), \(upper ?? [])) reverse \(reverse): \(got.count) keys, expected \(want.count)"
+                        )
                     }
                     for entry in got where entry.value != expected[entry.key] { throw fail("range value differs") }
                     if limit == .max && !reverse {
-                        guard try tree.count(from: lower, to: upper) == want.count else { throw fail("range count differs") }
+                        guard try tree.count(from: lower, to: upper) == want.count else {
+                            throw fail("range count differs")
+                        }
                     }
                     let probe = randomKey(&random)
                     guard try tree.value(forKey: probe) == expected[probe] else { throw fail("point read differs") }
@@ -194,11 +206,15 @@ public enum EngineHarness {
             snapshot.close()
         }
         _ = try database.verify()
-        if let difference = difference(try contents(of: database), oracle) { throw HarnessFailure("final: \(difference)") }
+        if let difference = difference(try contents(of: database), oracle) {
+            throw HarnessFailure("final: \(difference)")
+        }
         try database.close()
         let reopened = try Database.open(at: path, options: options)
         _ = try reopened.verify()
-        if let difference = difference(try contents(of: reopened), oracle) { throw HarnessFailure("after reopen: \(difference)") }
+        if let difference = difference(try contents(of: reopened), oracle) {
+            throw HarnessFailure("after reopen: \(difference)")
+        }
         try reopened.close()
     }
 }

@@ -17,7 +17,9 @@ import Testing
         var database = try Database.open(at: path)
         try database.write { transaction in
             let tree = try transaction.openTree(named: "people")
-            for index in 0..<5_000 { try tree.setValue(Array(repeating: UInt8(index & 0xFF), count: 100), forKey: Self.key(index)) }
+            for index in 0..<5_000 {
+                try tree.setValue(Array(repeating: UInt8(index & 0xFF), count: 100), forKey: Self.key(index))
+            }
         }
         try database.write { transaction in
             let tree = try #require(try transaction.tree(named: "people"))
@@ -37,7 +39,7 @@ import Testing
             #expect(try tree.count == 2_500)
             #expect(try tree.value(forKey: Self.key(4_999)) == Array(repeating: UInt8(4_999 & 0xFF), count: 100))
             var seen = 0
-            try tree.forEach { _, _ in
+            try tree.scan { _, _ in
                 seen += 1
                 return true
             }

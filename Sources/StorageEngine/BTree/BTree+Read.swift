@@ -73,7 +73,9 @@ extension TransactionCore {
             pagesLeft -= 1
             next = page.link
         }
-        guard next == 0 else { throw StorageError.corrupt("overflow chain from page \(first) is longer than its value") }
+        guard next == 0 else {
+            throw StorageError.corrupt("overflow chain from page \(first) is longer than its value")
+        }
         return result
     }
 

@@ -82,14 +82,14 @@ extension TransactionCore {
             overflow = writeOverflow(writer, value)
         }
         let cellSize = LeafCell.headerSize + key.count + (overflow == nil ? value.count : 8)
-        let fill: (UnsafeMutableRawPointer) -> Void = { destination in
-            writeLeafCell(destination, key: key, value: value, overflowPage: overflow, valueLength: value.count)
-        }
+        // The cell is built once in scratch space and copied into place (no closure context).
+        let scratch = writer.scratch
+        writeLeafCell(scratch, key: key, value: value, overflowPage: overflow, valueLength: value.count)
         tree.version &+= 1
         tree.changed = true
         guard tree.root != 0 else {
             let leaf = writer.allocate(.leaf)
-            _ = leaf.insertCell(at: 0, size: cellSize, fill)
+            _ = leaf.insertCell(at: 0, size: cellSize) { $0.copyMemory(from: scratch, byteCount: cellSize) }
             tree.root = leaf.number
             tree.count &+= 1
             return true
@@ -99,7 +99,8 @@ extension TransactionCore {
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         if found {
             if leaf.leafIsOverflow(index) {
-                for page in try overflowPages(first: leaf.leafOverflowPage(index), length: leaf.leafValueLength(index)) {
+                for page in try overflowPages(first: leaf.leafOverflowPage(index), length: leaf.leafValueLength(index))
+                {
                     writer.free(page)
                 }
             }
@@ -107,9 +108,11 @@ extension TransactionCore {
         } else {
             tree.count &+= 1
         }
-        if leaf.insertCell(at: index, size: cellSize, fill) { return !found }
-        fill(writer.scratch)
-        splitLeaf(writer, tree: tree, index: index, cell: UnsafeRawBufferPointer(start: writer.scratch, count: cellSize))
+        if leaf.insertCell(at: index, size: cellSize, { $0.copyMemory(from: scratch, byteCount: cellSize) }) {
+            return !found
+        }
+        splitLeaf(
+            writer, tree: tree, index: index, cell: UnsafeRawBufferPointer(start: writer.scratch, count: cellSize))
         return !found
     }
 
@@ -140,7 +143,8 @@ extension TransactionCore {
         leaf.setCells(cells[0..<split])
         right.setCells(cells[split...])
         let separator = truncatedSeparator(left: cells[split - 1], right: cells[split])
-        insertSeparator(writer, tree: tree, level: writer.pathPages.count - 2, separator: separator, child: right.number)
+        insertSeparator(
+            writer, tree: tree, level: writer.pathPages.count - 2, separator: separator, child: right.number)
     }
 
     /// Where to split `cells`: after all of them but the new one when it was appended,
@@ -167,8 +171,9 @@ extension TransactionCore {
         let rightKey = right.baseAddress! + LeafCell.headerSize
         var common = 0
         let limit = min(leftKeyCount, rightKeyCount)
-        while common < limit && leftKey.load(fromByteOffset: common, as: UInt8.self)
-            == rightKey.load(fromByteOffset: common, as: UInt8.self)
+        while common < limit
+            && leftKey.load(fromByteOffset: common, as: UInt8.self)
+                == rightKey.load(fromByteOffset: common, as: UInt8.self)
         {
             common += 1
         }
@@ -178,21 +183,24 @@ extension TransactionCore {
 
     /// Inserts separator -> `child` into the branch at `level` of the path (after the child
     /// taken there), splitting upward as needed; level -1 grows a new root.
-    private func insertSeparator(_ writer: WriterState, tree: TreeState, level: Int, separator: [UInt8], child: UInt64) {
+    private func insertSeparator(_ writer: WriterState, tree: TreeState, level: Int, separator: [UInt8], child: UInt64)
+    {
         let cellSize = BranchCell.headerSize + separator.count
         separator.withUnsafeBytes { key in
-            let fill: (UnsafeMutableRawPointer) -> Void = { writeBranchCell($0, child: child, key: key) }
+            let scratch = writer.scratch
+            writeBranchCell(scratch, child: child, key: key)
             guard level >= 0 else {
                 let root = writer.allocate(.branch)
                 root.link = writer.pathPages[0].number
-                _ = root.insertCell(at: 0, size: cellSize, fill)
+                _ = root.insertCell(at: 0, size: cellSize) { $0.copyMemory(from: scratch, byteCount: cellSize) }
                 tree.root = root.number
                 return
             }
             let branch = writer.pathPages[level]
             let index = writer.pathIndices[level]
-            if branch.insertCell(at: index, size: cellSize, fill) { return }
-            fill(writer.scratch)
+            if branch.insertCell(at: index, size: cellSize, { $0.copyMemory(from: scratch, byteCount: cellSize) }) {
+                return
+            }
             let source = branch.copy()
             var cells = (0..<source.count).map { source.cellBytes($0) }
             cells.insert(UnsafeRawBufferPointer(start: writer.scratch, count: cellSize), at: index)
@@ -200,7 +208,9 @@ extension TransactionCore {
             let pushed = cells[middle]
             let pushedChild = UInt64(littleEndian: pushed.loadUnaligned(as: UInt64.self))
             let pushedKeyCount = Int(UInt16(littleEndian: pushed.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-            let pushedKey = Array(UnsafeRawBufferPointer(rebasing: pushed[BranchCell.headerSize..<(BranchCell.headerSize + pushedKeyCount)]))
+            let pushedKey = Array(
+                UnsafeRawBufferPointer(
+                    rebasing: pushed[BranchCell.headerSize..<(BranchCell.headerSize + pushedKeyCount)]))
             let right = writer.allocate(.branch)
             right.link = pushedChild
             right.setCells(cells[(middle + 1)...])
@@ -308,7 +318,9 @@ extension TransactionCore {
             let page = try self.page(number)
             if page.isLeaf {
                 for index in 0..<page.count where page.leafIsOverflow(index) {
-                    for overflow in try overflowPages(first: page.leafOverflowPage(index), length: page.leafValueLength(index)) {
+                    for overflow in try overflowPages(
+                        first: page.leafOverflowPage(index), length: page.leafValueLength(index))
+                    {
                         writer.free(overflow)
                     }
                 }

@@ -208,7 +208,9 @@ extension Page {
     /// checked they fit.
     func appendCells(_ cells: [UnsafeRawBufferPointer]) {
         for cell in cells {
-            let ok = insertCell(at: count, size: cell.count) { $0.copyMemory(from: cell.baseAddress!, byteCount: cell.count) }
+            let ok = insertCell(at: count, size: cell.count) {
+                $0.copyMemory(from: cell.baseAddress!, byteCount: cell.count)
+            }
             precondition(ok, "appendCells: caller checked the cells fit")
         }
     }

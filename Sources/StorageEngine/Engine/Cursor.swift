@@ -47,7 +47,9 @@ public final class Cursor {
             guard page.kindByte == PageKind.branch.rawValue else {
                 throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
             }
-            guard pages.count < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            guard pages.count < maximumTreeDepth else {
+                throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)")
+            }
             let index = choose(page)
             pages.append(page)
             indices.append(index)
@@ -189,7 +191,9 @@ public final class Cursor {
     }
 
     /// Calls `body` with the current key and value without copying them.
-    public func withEntry<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R {
+    public func withEntry<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R)
+        throws -> R
+    {
         try checkPositioned()
         let leaf = pages[pages.count - 1]
         let index = indices[indices.count - 1]
@@ -197,7 +201,7 @@ public final class Cursor {
         return try core.withValue(of: leaf, at: index) { try body(key, $0) }
     }
 
-    /// The range walk behind ``Tree/forEach(from:to:reverse:_:)``.
+    /// The range walk behind ``Tree/scan(from:to:reverse:_:)``.
     func visit(
         from lowerBound: [UInt8]?, to upperBound: [UInt8]?, reverse: Bool,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
@@ -211,7 +215,9 @@ public final class Cursor {
                     let keyPointer = leaf.leafKeyPointer(index)
                     let keyCount = leaf.leafKeyLength(index)
                     if let lowerBound,
-                        lowerBound.withUnsafeBytes({ compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count) }) < 0
+                        lowerBound.withUnsafeBytes({
+                            compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count)
+                        }) < 0
                     {
                         return
                     }
@@ -219,7 +225,9 @@ public final class Cursor {
                         try body(UnsafeRawBufferPointer(start: keyPointer, count: keyCount), $0)
                     }
                     if !proceed { return }
-                    guard version == state.version else { throw StorageError(.closed, "the tree changed during the walk") }
+                    guard version == state.version else {
+                        throw StorageError(.closed, "the tree changed during the walk")
+                    }
                     index -= 1
                 }
                 indices[indices.count - 1] = -1
@@ -235,7 +243,9 @@ public final class Cursor {
                     let keyPointer = leaf.leafKeyPointer(index)
                     let keyCount = leaf.leafKeyLength(index)
                     if let upperBound,
-                        upperBound.withUnsafeBytes({ compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count) }) >= 0
+                        upperBound.withUnsafeBytes({
+                            compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count)
+                        }) >= 0
                     {
                         return
                     }
@@ -247,10 +257,13 @@ public final class Cursor {
                     } else {
                         proceed = try body(
                             UnsafeRawBufferPointer(start: keyPointer, count: keyCount),
-                            UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: leaf.leafValueLength(index)))
+                            UnsafeRawBufferPointer(
+                                start: leaf.leafPayloadPointer(index), count: leaf.leafValueLength(index)))
                     }
                     if !proceed { return }
-                    guard version == state.version else { throw StorageError(.closed, "the tree changed during the walk") }
+                    guard version == state.version else {
+                        throw StorageError(.closed, "the tree changed during the walk")
+                    }
                     index += 1
                 }
                 indices[indices.count - 1] = count
@@ -270,7 +283,9 @@ public final class Cursor {
                 while index < count {
                     let keyPointer = leaf.leafKeyPointer(index)
                     let keyCount = leaf.leafKeyLength(index)
-                    if upperBound.withUnsafeBytes({ compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count) }) >= 0 {
+                    if upperBound.withUnsafeBytes({
+                        compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count)
+                    }) >= 0 {
                         return total
                     }
                     total += 1

@@ -20,55 +20,100 @@ extension Database {
             }
         }
         guard writer.hasChanges else { return nil }
-        let (newEntries, chain, freeHead) = writeFreeList(writer)
+        var newEntries = writer.held
+        newEntries.append(contentsOf: writer.reusable.map { FreeEntry(page: $0, freedAt: 0) })
+        newEntries.append(contentsOf: writer.freed.map { FreeEntry(page: $0, freedAt: writer.transaction) })
         let state = CommitState(
-            transaction: writer.transaction, catalogRoot: core.catalog.root, freeListHead: freeHead,
+            transaction: writer.transaction, catalogRoot: core.catalog.root, freeListHead: core.snapshot.freeListHead,
             pageCount: writer.pageCount)
         let pages = writer.dirty.values.sorted { $0.number < $1.number }
         for page in pages { page.seal(transaction: writer.transaction) }
+        if pages.count * geometry.pageSize >= options.checkpointThreshold, try beginExclusiveCheckpoint() {
+            defer { endExclusiveCheckpoint() }
+            try flush(to: state, entries: newEntries, extraPages: pages)
+            return nil
+        }
+        let frames = freeRecords(writer.freed, transaction: writer.transaction) + pages
         let offsets: [UInt64]
         do {
             if !log.hasHeader { try log.reset(baseTransaction: checkpointed.transaction, salt: saltGenerator.next()) }
             let before = log.end
-            offsets = try log.append(pages, commit: state)
+            offsets = try log.append(frames, commit: state)
             loggedBytes += log.end - before
         } catch {
             throw poisonHandle(error)
         }
-        store.publish(pages, offsets: offsets)
+        store.publish(frames, offsets: offsets)
         freeEntries = newEntries
-        freeListPages = chain
+        try announceChange()
         stateLock.withLock { committed = state }
         syncCoordinator.noteWritten(loggedBytes)
         return loggedBytes
     }
 
-    /// Frees the old chain, then writes every free entry into newly allocated chain pages
-    /// (allocating may consume entries; a chain page may end up partly empty).
-    private func writeFreeList(_ writer: WriterState) -> ([FreeEntry], [UInt64], UInt64) {
-        for page in freeListPages { writer.free(page) }
-        let perPage = geometry.freeListEntriesPerPage
-        var chain: [Page] = []
-        while true {
-            let total = writer.held.count + writer.reusable.count + writer.freed.count
-            if chain.count * perPage >= total { break }
-            chain.append(writer.allocate(.freeList))
+    /// Log-only pages (number 0) listing the committed pages a transaction freed, so that
+    /// recovery can rebuild the free list without the list being rewritten at every commit.
+    private func freeRecords(_ freed: [UInt64], transaction: UInt64) -> [Page] {
+        let perPage = (geometry.pageSize - PageHeader.size) / 8
+        var records: [Page] = []
+        var start = 0
+        while start < freed.count {
+            let count = min(perPage, freed.count - start)
+            let page = Page(size: geometry.pageSize)
+            page.format(.freeRecord, number: 0)
+            page.contentStart = 0
+            for index in 0..<count { page.setU64(PageHeader.size + 8 * index, freed[start + index]) }
+            page.count = count
+            page.seal(transaction: transaction)
+            records.append(page)
+            start += count
         }
-        var entries = writer.held
-        entries.append(contentsOf: writer.reusable.map { FreeEntry(page: $0, freedAt: 0) })
-        entries.append(contentsOf: writer.freed.map { FreeEntry(page: $0, freedAt: writer.transaction) })
+        return records
+    }
+
+    /// The free-list chain for a checkpoint to `state`: chain pages come from entries no
+    /// snapshot and no durable meta reaches (or extend the file); the previous chain's
+    /// pages become free at `state.transaction`. Returns the final state, the chain pages,
+    /// the entries they list and the chain's page numbers.
+    private func prepareFreeListChain(
+        _ state: CommitState, entries: [FreeEntry], excluding: Set<UInt64>
+    ) -> (CommitState, [Page], [FreeEntry], [UInt64]) {
+        let threshold = stateLock.withLock { min(readers.values.min() ?? state.transaction, checkpointed.transaction) }
+        var remaining = entries
+        var chain: [UInt64] = []
+        var pageCount = state.pageCount
+        let perPage = geometry.freeListEntriesPerPage
+        while chain.count * perPage < remaining.count + freeListPages.count {
+            if let index = remaining.firstIndex(where: { $0.freedAt <= threshold && !excluding.contains($0.page) }) {
+                chain.append(remaining.remove(at: index).page)
+            } else {
+                chain.append(pageCount)
+                pageCount += 1
+            }
+        }
+        var listed = remaining
+        listed.append(contentsOf: freeListPages.map { FreeEntry(page: $0, freedAt: state.transaction) })
+        var pages: [Page] = []
         var cursor = 0
-        for (position, page) in chain.enumerated() {
-            let count = min(perPage, entries.count - cursor)
+        for (position, number) in chain.enumerated() {
+            let page = Page(size: geometry.pageSize)
+            page.format(.freeList, number: number)
+            page.contentStart = 0
+            let count = min(perPage, listed.count - cursor)
             for index in 0..<count {
-                page.setU64(PageHeader.size + 16 * index, entries[cursor + index].page)
-                page.setU64(PageHeader.size + 16 * index + 8, entries[cursor + index].freedAt)
+                page.setU64(PageHeader.size + 16 * index, listed[cursor + index].page)
+                page.setU64(PageHeader.size + 16 * index + 8, listed[cursor + index].freedAt)
             }
             page.count = count
             cursor += count
-            if position + 1 < chain.count { page.link = chain[position + 1].number }
+            if position + 1 < chain.count { page.link = chain[position + 1] }
+            page.seal(transaction: state.transaction)
+            pages.append(page)
         }
-        return (entries, chain.map(\.number), chain.first?.number ?? 0)
+        var final = state
+        final.freeListHead = chain.first ?? 0
+        final.pageCount = pageCount
+        return (final, pages, listed, chain)
     }
 
     /// Copies the log's newest pages into the page file and starts a new log.
@@ -83,6 +128,12 @@ extension Database {
         }
         defer { writerGate.release() }
         try checkUsable()
+        if options.multiProcess { try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout) }
+        defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
+        guard try beginExclusiveCheckpoint() else {
+            throw StorageError(.busy, "another process holds a snapshot of \(path); checkpoint later")
+        }
+        defer { endExclusiveCheckpoint() }
         try checkpointLocked()
     }
 
@@ -90,47 +141,88 @@ extension Database {
     func checkpointLocked() throws {
         let state = stateLock.withLock { committed }
         guard state != checkpointed else { return }
+        try flush(to: state, entries: freeEntries, extraPages: [])
+    }
+
+    /// Moves the log's newest pages, `extraPages` (a transaction committing directly) and a
+    /// new free-list chain into the page file, flips the meta to `state` and resets the log.
+    func flush(to state: CommitState, entries: [FreeEntry], extraPages: [Page]) throws {
         do {
-            let index = store.logIndexSnapshot().sorted { $0.key < $1.key }
-            let pageSize = geometry.pageSize
-            let batchPages = max(1, (1 << 20) / pageSize)
-            let buffer = UnsafeMutableRawPointer.allocate(byteCount: batchPages * pageSize, alignment: 16)
-            defer { buffer.deallocate() }
-            var position = 0
-            while position < index.count {
-                var run = 1
-                while run < batchPages, position + run < index.count,
-                    index[position + run].key == index[position].key + UInt64(run)
-                {
-                    run += 1
-                }
-                for offset in 0..<run {
-                    let (number, logOffset) = index[position + offset]
-                    let destination = buffer + offset * pageSize
-                    if let cached = store.cachedPage(number) {
-                        destination.copyMemory(from: cached.bytes, byteCount: pageSize)
-                    } else {
-                        let read = try log.file.read(
-                            into: UnsafeMutableRawBufferPointer(start: destination, count: pageSize), at: logOffset)
-                        guard read == pageSize else { throw StorageError.corrupt("log ends inside a committed frame") }
+            let index = store.logIndexSnapshot()
+            var excluded = Set(index.keys)
+            for page in extraPages { excluded.insert(page.number) }
+            let (final, chainPages, listed, chain) = prepareFreeListChain(state, entries: entries, excluding: excluded)
+            var direct: [UInt64: Page] = [:]
+            for page in extraPages + chainPages { direct[page.number] = page }
+            let numbers = Set(index.keys).union(direct.keys).sorted()
+            try writeToPageFile(numbers) { number, destination in
+                if let page = direct[number] ?? store.cachedPage(number) {
+                    destination.copyMemory(from: page.bytes, byteCount: geometry.pageSize)
+                } else if let offset = index[number] {
+                    let read = try log.file.read(
+                        into: UnsafeMutableRawBufferPointer(start: destination, count: geometry.pageSize), at: offset)
+                    guard read == geometry.pageSize else {
+                        throw StorageError.corrupt("log ends inside a committed frame")
                     }
                 }
-                try dataFile.write(
-                    UnsafeRawBufferPointer(start: buffer, count: run * pageSize),
-                    at: index[position].key * UInt64(pageSize))
-                position += run
             }
-            if options.durability != .off { try dataFile.synchronize(.data) }
-            let slot = 1 - metaSlot
-            let meta = MetaSlot.encode(state, pageSize: pageSize, slot: slot)
-            try meta.withUnsafeBytes { try dataFile.write($0, at: UInt64(slot * MetaSlot.size)) }
-            if options.durability != .off { try dataFile.synchronize(.data) }
-            metaSlot = slot
-            checkpointed = state
-            try store.resetLog { try log.reset(baseTransaction: state.transaction, salt: saltGenerator.next()) }
+            try writeMeta(final)
+            try store.resetLog { try log.reset(baseTransaction: final.transaction, salt: saltGenerator.next()) }
+            store.publishDirect(extraPages + chainPages)
+            freeEntries = listed
+            freeListPages = chain
+            stateLock.withLock { committed = final }
             syncCoordinator.markAllDurable()
         } catch {
             throw poisonHandle(error)
         }
+        try announceChange()
+    }
+
+    /// Writes pages (ascending numbers) into their slots of the page file, coalescing runs
+    /// into large writes, then syncs the file.
+    func writeToPageFile(_ numbers: [UInt64], fill: (UInt64, UnsafeMutableRawPointer) throws -> Void) throws {
+        let pageSize = geometry.pageSize
+        let batchPages = max(1, (1 << 20) / pageSize)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: batchPages * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = 0
+        while position < numbers.count {
+            var run = 1
+            while run < batchPages, position + run < numbers.count,
+                numbers[position + run] == numbers[position] + UInt64(run)
+            {
+                run += 1
+            }
+            for offset in 0..<run { try fill(numbers[position + offset], buffer + offset * pageSize) }
+            try dataFile.write(
+                UnsafeRawBufferPointer(start: buffer, count: run * pageSize), at: numbers[position] * UInt64(pageSize))
+            position += run
+        }
+        if options.durability != .off { try dataFile.synchronize(.data) }
+    }
+
+    /// Writes `state` into the meta slot not holding the current meta (M2) and syncs.
+    func writeMeta(_ state: CommitState) throws {
+        let slot = 1 - metaSlot
+        let meta = MetaSlot.encode(state, pageSize: geometry.pageSize, slot: slot)
+        try meta.withUnsafeBytes { try dataFile.write($0, at: UInt64(slot * MetaSlot.size)) }
+        if options.durability != .off { try dataFile.synchronize(.data) }
+        metaSlot = slot
+        checkpointed = state
+    }
+
+}
+
+extension Array where Element == Page {
+    /// The index of the page numbered `number` in an array sorted by number.
+    func binarySearchIndex(of number: UInt64) -> Int {
+        var low = 0
+        var high = count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle].number < number { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

@@ -16,6 +16,14 @@ extension Database {
         }
         defer { writerGate.release() }
         try checkUsable()
+        if options.multiProcess {
+            // Other handles would keep reading the replaced file: vacuum only when alone.
+            guard try lockFile.tryLock(byte: LockByte.open, exclusive: true) else {
+                throw StorageError(.busy, "another handle has \(path) open; vacuum needs it alone")
+            }
+            try refreshLocked()
+        }
+        defer { if options.multiProcess { _ = try? lockFile.tryLock(byte: LockByte.open, exclusive: false) } }
         try checkpointLocked()
         let temporary = path + "-vacuum"
         do {
@@ -33,23 +41,26 @@ extension Database {
                 for name in try reader.treeNames() {
                     guard let tree = try reader.tree(named: name) else { continue }
                     let copy = try transaction.openTree(named: name)
-                    try tree.forEach { key, value in
+                    try tree.scan { key, value in
                         try copy.setValue(value, forKey: key)
                         return true
                     }
                 }
             }
             reader.close()
-            target.stateLock.withLock { target.committed.transaction = max(target.committed.transaction, state.transaction) }
+            target.stateLock.withLock {
+                target.committed.transaction = max(target.committed.transaction, state.transaction)
+            }
             try target.close()
             try fileSystem.renameFile(atPath: temporary, toPath: path)
             if options.durability != .off { try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path)) }
             for suffix in ["-wal", "-lock"] { try fileSystem.removeFile(atPath: temporary + suffix) }
             let newFile = try fileSystem.openFile(atPath: path, create: false)
             let (meta, slot, _) = try Database.readMeta(newFile, path: path, options: options)
-            let newStore = PageStore(dataFile: newFile, log: log, pageSize: geometry.pageSize, cacheBytes: options.cacheSize)
-            let core = TransactionCore(store: newStore, snapshot: meta, geometry: geometry, writer: nil)
-            let (entries, pages) = try Database.loadFreeList(core)
+            let newStore = PageStore(
+                dataFile: newFile, log: log, pageSize: geometry.pageSize, cacheBytes: options.cacheSize)
+            let (entries, pages) = try Database.rebuildFreeList(
+                newStore, geometry: geometry, meta: meta, recovery: WriteAheadLog.Recovery(state: meta))
             try newStore.resetLog { try log.reset(baseTransaction: meta.transaction, salt: saltGenerator.next()) }
             stateLock.withLock {
                 store = newStore

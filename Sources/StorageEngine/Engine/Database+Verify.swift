@@ -36,7 +36,8 @@ extension Database {
         let state = stateLock.withLock { committed }
         let (meta, _, _) = try Database.readMeta(dataFile, path: path, options: options)
         guard meta == checkpointed else {
-            throw StorageError.corrupt("V1: the page file's newest meta (\(meta.transaction)) is not the checkpointed state")
+            throw StorageError.corrupt(
+                "V1: the page file's newest meta (\(meta.transaction)) is not the checkpointed state")
         }
         let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: nil)
         var walker = Walker(core: core, marks: [UInt8](repeating: 0, count: Int(state.pageCount)))
@@ -61,20 +62,18 @@ extension Database {
             }
             entries += Int(seen)
         }
-        var free = 0
-        var next = state.freeListHead
-        while next != 0 {
-            try walker.mark(next, "free-list page")
-            let page = try core.page(next)
-            guard page.kindByte == PageKind.freeList.rawValue else {
-                throw StorageError.corrupt("V2: page \(next) in the free-list chain has kind \(page.kindByte)")
-            }
-            for index in 0..<page.count {
-                try walker.mark(page.u64(PageHeader.size + 16 * index), "free page")
-                free += 1
-            }
-            next = page.link
+        guard (freeListPages.first ?? 0) == state.freeListHead else {
+            throw StorageError.corrupt("V5: the free-list chain in memory does not start at the committed head")
         }
+        for number in freeListPages {
+            try walker.mark(number, "free-list page")
+            let page = try core.page(number)
+            guard page.kindByte == PageKind.freeList.rawValue else {
+                throw StorageError.corrupt("V2: page \(number) in the free-list chain has kind \(page.kindByte)")
+            }
+        }
+        for entry in freeEntries { try walker.mark(entry.page, "free page") }
+        let free = freeEntries.count
         for number in 1..<Int(state.pageCount) where walker.marks[number] == 0 {
             throw StorageError.corrupt("V5: page \(number) is neither reachable nor free (leaked)")
         }
@@ -94,12 +93,16 @@ private struct Walker {
         guard number >= 1, number < UInt64(marks.count) else {
             throw StorageError.corrupt("V5: \(what) \(number) is outside the file")
         }
-        guard marks[Int(number)] == 0 else { throw StorageError.corrupt("V5: page \(number) is reached twice (\(what))") }
+        guard marks[Int(number)] == 0 else {
+            throw StorageError.corrupt("V5: page \(number) is reached twice (\(what))")
+        }
         marks[Int(number)] = 1
     }
 
     /// Walks the tree at `root`, calling `visit` for each entry in order; returns its depth.
-    mutating func walk(root: UInt64, _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    mutating func walk(root: UInt64, _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws
+        -> Int
+    {
         leafDepth = 0
         var previous: [UInt8]?
         try walkNode(root, depth: 1, isRoot: true, lower: nil, upper: nil, previous: &previous, visit)
@@ -127,7 +130,9 @@ private struct Walker {
         }
         if page.isLeaf {
             if leafDepth == 0 { leafDepth = depth }
-            guard leafDepth == depth else { throw StorageError.corrupt("V4: leaves at depths \(leafDepth) and \(depth)") }
+            guard leafDepth == depth else {
+                throw StorageError.corrupt("V4: leaves at depths \(leafDepth) and \(depth)")
+            }
             guard page.count >= 1 else { throw StorageError.corrupt("V4: page \(number) is an empty leaf") }
             for index in 0..<page.count {
                 let key = page.leafKey(index)
@@ -139,7 +144,8 @@ private struct Walker {
                 if page.leafIsOverflow(index) {
                     let length = page.leafValueLength(index)
                     guard !geometry.isInline(keyLength: key.count, valueLength: length) else {
-                        throw StorageError.corrupt("V6: page \(number) cell \(index) overflows a value that fits inline")
+                        throw StorageError.corrupt(
+                            "V6: page \(number) cell \(index) overflows a value that fits inline")
                     }
                     for overflow in try core.overflowPages(first: page.leafOverflowPage(index), length: length) {
                         try mark(overflow, "overflow page")

@@ -42,13 +42,18 @@ public final class Database: @unchecked Sendable {
         /// Bytes of pages kept in memory.
         public var cacheSize: Int = 256 << 20
         /// Log size in bytes past which a commit checkpoints.
-        public var checkpointThreshold: Int = 4 << 20
+        public var checkpointThreshold: Int = 8 << 20
         /// Seconds a writer waits for another writer before throwing `busy`.
         public var busyTimeout: Double = 5
         /// Creates the database when it does not exist.
         public var createIfMissing = true
         /// Checkpoints when the database is closed, so the next open reads no log.
         public var checkpointOnClose = true
+        /// Lets several processes (or several handles in one process) open the database at
+        /// once (SPEC.md §2.8). Off by default: a handle then owns the database and a second
+        /// opener gets `busy`; on, every transaction first checks for commits made by other
+        /// handles, and checkpoints wait until no other handle holds a snapshot.
+        public var multiProcess = false
         /// The file system (``POSIXFileSystem`` unless testing).
         public var fileSystem: any StorageFileSystem = POSIXFileSystem()
 
@@ -56,7 +61,9 @@ public final class Database: @unchecked Sendable {
         public init() {}
 
         /// Options with the fields most often changed.
-        public init(pageSize: Int = 4_096, durability: Durability = .full, fileSystem: any StorageFileSystem = POSIXFileSystem()) {
+        public init(
+            pageSize: Int = 4_096, durability: Durability = .full, fileSystem: any StorageFileSystem = POSIXFileSystem()
+        ) {
             self.pageSize = pageSize
             self.durability = durability
             self.fileSystem = fileSystem
@@ -92,6 +99,12 @@ public final class Database: @unchecked Sendable {
     var freeEntries: [FreeEntry]
     var freeListPages: [UInt64]
     var loggedBytes: UInt64 = 0
+    /// Multi-process mode: the change counter this handle's state reflects.
+    var knownCounter: UInt64 = 0
+    /// Multi-process mode: guards `checkpointLockShared` and the reader-count transitions.
+    let readerLock = Lock()
+    var checkpointLockShared = false
+    var sharedReaders = 0
     var saltGenerator = SystemRandomNumberGenerator()
 
     /// Opens the database at `url` (a file URL).
@@ -113,12 +126,20 @@ public final class Database: @unchecked Sendable {
         self.path = path
         self.options = options
         fileSystem = options.fileSystem
-        lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
-        guard try lockFile.tryLock(byte: 1, exclusive: true) else {
+        let lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
+        self.lockFile = lockFile
+        guard try lockFile.tryLock(byte: LockByte.open, exclusive: !options.multiProcess) else {
             lockFile.close()
-            throw StorageError(.busy, "\(path) is open in another process")
+            throw StorageError(
+                .busy,
+                "\(path) is open in another process"
+                    + (options.multiProcess ? " without multiProcess" : "; open both with Options.multiProcess"))
         }
         do {
+            if options.multiProcess {
+                try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
+            }
+            defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
             if !fileSystem.fileExists(atPath: path) {
                 guard options.createIfMissing else { throw StorageError(.io, "\(path) does not exist") }
                 try Database.create(path: path, options: options)
@@ -126,7 +147,12 @@ public final class Database: @unchecked Sendable {
             dataFile = try fileSystem.openFile(atPath: path, create: false)
             let (meta, slot, pageSize) = try Database.readMeta(dataFile, path: path, options: options)
             geometry = Geometry(pageSize: pageSize)
+            let logExisted = fileSystem.fileExists(atPath: path + "-wal")
             let logFile = try fileSystem.openFile(atPath: path + "-wal", create: true)
+            if !logExisted && options.durability != .off {
+                // A new file's directory entry is durable only after the directory is synced (A4).
+                try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path))
+            }
             log = WriteAheadLog(file: logFile, pageSize: pageSize)
             store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
             let recovery = try log.recover(from: meta)
@@ -136,8 +162,9 @@ public final class Database: @unchecked Sendable {
             metaSlot = slot
             freeEntries = []
             freeListPages = []
-            let core = TransactionCore(store: store, snapshot: committed, geometry: geometry, writer: nil)
-            (freeEntries, freeListPages) = try Database.loadFreeList(core)
+            (freeEntries, freeListPages) = try Database.rebuildFreeList(
+                store, geometry: geometry, meta: meta, recovery: recovery)
+            if options.multiProcess { knownCounter = try Database.readCounter(lockFile) }
         } catch {
             lockFile.close()
             throw error
@@ -161,6 +188,7 @@ public final class Database: @unchecked Sendable {
         try header.withUnsafeBytes { try file.write($0, at: 0) }
         if options.durability != .off { try file.synchronize(.full) }
         try fileSystem.removeFile(atPath: path + "-wal")
+        try fileSystem.openFile(atPath: path + "-wal", create: true).close()
         try fileSystem.renameFile(atPath: temporary, toPath: path)
         if options.durability != .off { try fileSystem.synchronizeDirectory(atPath: directory(of: path)) }
     }
@@ -198,13 +226,39 @@ public final class Database: @unchecked Sendable {
         return best
     }
 
+    /// The free list of the recovered state: the chain the meta names, then each replayed
+    /// transaction's allocations (its frames), file growth and free records (SPEC.md §2.6).
+    static func rebuildFreeList(
+        _ store: PageStore, geometry: Geometry, meta: CommitState, recovery: WriteAheadLog.Recovery
+    ) throws -> ([FreeEntry], [UInt64]) {
+        let core = TransactionCore(store: store, snapshot: meta, geometry: geometry, writer: nil)
+        var (entries, chain) = try loadFreeList(core)
+        var pageCount = meta.pageCount
+        for transaction in recovery.transactions {
+            let written = Set(transaction.written)
+            if !written.isEmpty { entries.removeAll { written.contains($0.page) } }
+            if transaction.state.pageCount > pageCount {
+                for page in pageCount..<transaction.state.pageCount where !written.contains(page) {
+                    entries.append(FreeEntry(page: page, freedAt: 0))
+                }
+            }
+            for page in transaction.freed {
+                entries.append(FreeEntry(page: page, freedAt: transaction.state.transaction))
+            }
+            pageCount = max(pageCount, transaction.state.pageCount)
+        }
+        return (entries, chain)
+    }
+
     /// Reads the free-list chain of the committed state.
     static func loadFreeList(_ core: TransactionCore) throws -> ([FreeEntry], [UInt64]) {
         var entries: [FreeEntry] = []
         var pages: [UInt64] = []
         var next = core.snapshot.freeListHead
         while next != 0 {
-            guard UInt64(pages.count) < core.snapshot.pageCount else { throw StorageError.corrupt("free list has a cycle") }
+            guard UInt64(pages.count) < core.snapshot.pageCount else {
+                throw StorageError.corrupt("free list has a cycle")
+            }
             let page = try core.page(next)
             guard page.kindByte == PageKind.freeList.rawValue else {
                 throw StorageError.corrupt("page \(next): expected a free-list page, found kind \(page.kindByte)")
@@ -212,7 +266,8 @@ public final class Database: @unchecked Sendable {
             for index in 0..<page.count {
                 let entry = FreeEntry(
                     page: page.u64(PageHeader.size + 16 * index), freedAt: page.u64(PageHeader.size + 16 * index + 8))
-                guard entry.page >= 1, entry.page < core.snapshot.pageCount, entry.freedAt <= core.snapshot.transaction else {
+                guard entry.page >= 1, entry.page < core.snapshot.pageCount, entry.freedAt <= core.snapshot.transaction
+                else {
                     throw StorageError.corrupt("page \(next): free-list entry \(index) out of range")
                 }
                 entries.append(entry)
@@ -236,7 +291,8 @@ public final class Database: @unchecked Sendable {
     /// Makes the handle unusable after an I/O failure in a commit or checkpoint.
     func poisonHandle(_ error: Error) -> StorageError {
         let reason = (error as? StorageError)?.description ?? "\(error)"
-        let poisoned = StorageError(.poisoned, "an I/O error made this handle unusable; reopen the database (\(reason))")
+        let poisoned = StorageError(
+            .poisoned, "an I/O error made this handle unusable; reopen the database (\(reason))")
         stateLock.withLock { if poison == nil { poison = poisoned } }
         return poisoned
     }
@@ -264,9 +320,13 @@ public final class Database: @unchecked Sendable {
     }
 
     func beginRead() throws -> ReadTransaction {
+        if options.multiProcess { try beginSharedRead() }
         let (state, id, store) = try stateLock.withLock { () throws -> (CommitState, Int, PageStore) in
-            if isClosed { throw StorageError(.closed, "the database is closed") }
-            if let poison { throw poison }
+            if isClosed || poison != nil {
+                if options.multiProcess { endSharedRead() }
+                if let poison { throw poison }
+                throw StorageError(.closed, "the database is closed")
+            }
             let id = nextReaderID
             nextReaderID += 1
             readers[id] = committed.transaction
@@ -278,6 +338,7 @@ public final class Database: @unchecked Sendable {
 
     func endRead(_ id: Int) {
         stateLock.withLock { _ = readers.removeValue(forKey: id) }
+        if options.multiProcess { endSharedRead() }
     }
 
     // MARK: Writing
@@ -300,11 +361,19 @@ public final class Database: @unchecked Sendable {
         do {
             defer { writerGate.release() }
             try checkUsable()
+            if options.multiProcess {
+                try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
+                try refreshLocked()
+            }
+            defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
             let transaction = beginWrite()
             defer { transaction.core.isOpen = false }
             result = try body(transaction)
             sequence = try commit(transaction.core)
-            if log.committedBytes >= UInt64(options.checkpointThreshold) { try checkpointLocked() }
+            if log.committedBytes >= UInt64(options.checkpointThreshold), try beginExclusiveCheckpoint() {
+                defer { endExclusiveCheckpoint() }
+                try checkpointLocked()
+            }
         }
         if let sequence, options.durability == .full {
             do {
@@ -341,7 +410,22 @@ public final class Database: @unchecked Sendable {
         defer { writerGate.release() }
         var failure: Error?
         if options.checkpointOnClose && stateLock.withLock({ poison == nil }) {
-            do { try checkpointLocked() } catch { failure = error }
+            do {
+                if options.multiProcess {
+                    if try lockFile.tryLock(byte: LockByte.writer, exclusive: true) {
+                        defer { lockFile.unlock(byte: LockByte.writer) }
+                        try refreshLocked()
+                        if try beginExclusiveCheckpoint() {
+                            defer { endExclusiveCheckpoint() }
+                            try checkpointLocked()
+                        }
+                    }
+                } else {
+                    try checkpointLocked()
+                }
+            } catch {
+                failure = error
+            }
         }
         stateLock.withLock { isClosed = true }
         log.file.close()

@@ -161,7 +161,9 @@ final class TransactionCore {
         let key = Array(name.utf8)
         guard !key.isEmpty, key.count <= 255 else { throw StorageError(.invalidTreeName, "tree name \"\(name)\"") }
         guard let entry = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
-        guard entry.count == 16 else { throw StorageError.corrupt("catalog entry for \"\(name)\" is \(entry.count) bytes") }
+        guard entry.count == 16 else {
+            throw StorageError.corrupt("catalog entry for \"\(name)\" is \(entry.count) bytes")
+        }
         let root = get64(entry, 0)
         let limit = writer?.pageCount ?? snapshot.pageCount
         guard root < limit else { throw StorageError.corrupt("tree \"\(name)\" has root page \(root) past the end") }

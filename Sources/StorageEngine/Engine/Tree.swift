@@ -45,7 +45,9 @@ public struct Tree {
 
     /// Calls `body` with the value stored under `key` without copying it (when it is
     /// stored inline); returns nil when there is none. The buffer is valid only inside `body`.
-    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws
+        -> R?
+    {
         try check()
         guard let (leaf, index, found) = try core.findLeaf(root: state.root, key: key), found else { return nil }
         return try core.withValue(of: leaf, at: index, body)
@@ -88,7 +90,7 @@ public struct Tree {
     /// order, or in reverse; stops when `body` returns false. The buffers are valid only
     /// inside `body`.
     /// - Complexity: O(log n + visited entries).
-    public func forEach(
+    public func scan(
         from lowerBound: [UInt8]? = nil, to upperBound: [UInt8]? = nil, reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
@@ -103,7 +105,7 @@ public struct Tree {
     ) throws -> [(key: [UInt8], value: [UInt8])] {
         var result: [(key: [UInt8], value: [UInt8])] = []
         guard limit > 0 else { return result }
-        try forEach(from: lowerBound, to: upperBound, reverse: reverse) { key, value in
+        try scan(from: lowerBound, to: upperBound, reverse: reverse) { key, value in
             result.append((Array(key), Array(value)))
             return result.count < limit
         }

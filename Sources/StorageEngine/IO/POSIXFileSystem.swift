@@ -1,3 +1,5 @@
+import Synchronization
+
 // The real file system: pread/pwrite/fdatasync/fsync/ftruncate/fcntl. The only file in
 // the engine that calls the operating system; EINTR and short transfers are looped here.
 #if canImport(Glibc)
@@ -7,7 +9,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Synchronization
 
 /// The operating system's file system.
 public struct POSIXFileSystem: StorageFileSystem {
@@ -127,7 +128,9 @@ final class POSIXFile: StorageFile, @unchecked Sendable {
         lock.l_start = off_t(byte)
         lock.l_len = 1
         lock.l_pid = 0
-        let openFileDescriptionSetLock: Int32 = 37  // F_OFD_SETLK: dies with the descriptor, not the process's first close
+        // F_OFD_SETLK (37): the lock belongs to this descriptor and dies with it, not with
+        // the process's first close of any descriptor of the file.
+        let openFileDescriptionSetLock: Int32 = 37
         let result = withUnsafeMutablePointer(to: &lock) { fcntl(descriptor, openFileDescriptionSetLock, $0) }
         if result == 0 { return true }
         if errno == EAGAIN || errno == EACCES || errno == EINTR { return false }

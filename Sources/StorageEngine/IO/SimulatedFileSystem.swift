@@ -256,7 +256,9 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     }
 
     static func error(for fault: Fault, _ operation: Operation) -> StorageError {
-        if fault == .noSpace && operation == .write { return StorageError(.noSpace, "simulated \(operation): no space") }
+        if fault == .noSpace && operation == .write {
+            return StorageError(.noSpace, "simulated \(operation): no space")
+        }
         return StorageError(.io, "simulated \(operation) failure (EIO)")
     }
 
@@ -327,7 +329,9 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         try system.withState { state in
             var data = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-                if let base = bytes.baseAddress { buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+                if let base = bytes.baseAddress {
+                    buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+                }
                 count = bytes.count
             }
             let fault = try system.begin(.write, in: &state)

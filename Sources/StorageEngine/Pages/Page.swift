@@ -22,6 +22,8 @@ enum PageKind: UInt8 {
     case branch = 2
     case overflow = 3
     case freeList = 4
+    /// A log-only page (page number 0) listing the pages a transaction freed.
+    case freeRecord = 5
 }
 
 /// Offsets of the page header fields.
@@ -45,7 +47,7 @@ final class Page: @unchecked Sendable {
     init(size: Int) {
         self.size = size
         bytes = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        bytes.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        memset(bytes, 0, size)
     }
 
     deinit { bytes.deallocate() }
@@ -67,7 +69,9 @@ final class Page: @unchecked Sendable {
     @inline(__always) func u64(_ offset: Int) -> UInt64 {
         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
-    @inline(__always) func setU8(_ offset: Int, _ value: UInt8) { bytes.storeBytes(of: value, toByteOffset: offset, as: UInt8.self) }
+    @inline(__always) func setU8(_ offset: Int, _ value: UInt8) {
+        bytes.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
+    }
     @inline(__always) func setU16(_ offset: Int, _ value: Int) {
         bytes.storeBytes(of: UInt16(truncatingIfNeeded: value).littleEndian, toByteOffset: offset, as: UInt16.self)
     }
@@ -103,7 +107,7 @@ final class Page: @unchecked Sendable {
 
     /// Clears the page and sets up an empty page of `kind` numbered `number`.
     func format(_ kind: PageKind, number: UInt64) {
-        bytes.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        memset(bytes, 0, size)
         setU8(PageHeader.kind, kind.rawValue)
         self.number = number
         contentStart = size
@@ -130,7 +134,8 @@ final class Page: @unchecked Sendable {
             throw StorageError.corrupt("page \(expected): holds page number \(number)")
         }
         guard transaction <= maximumTransaction else {
-            throw StorageError.corrupt("page \(expected): written by transaction \(transaction), newer than \(maximumTransaction)")
+            throw StorageError.corrupt(
+                "page \(expected): written by transaction \(transaction), newer than \(maximumTransaction)")
         }
         try validateStructure(label: expected)
     }
@@ -155,14 +160,18 @@ final class Page: @unchecked Sendable {
             }
             for index in 0..<count {
                 let offset = u16(PageHeader.size + 2 * index)
-                guard offset >= start else { throw StorageError.corrupt("page \(label): cell \(index) outside content") }
+                guard offset >= start else {
+                    throw StorageError.corrupt("page \(label): cell \(index) outside content")
+                }
                 let end: Int
                 if kind == .leaf {
                     guard offset + LeafCell.headerSize <= size else {
                         throw StorageError.corrupt("page \(label): cell \(index) header past the end")
                     }
                     let flags = u8(offset + 2)
-                    guard flags <= 1 else { throw StorageError.corrupt("page \(label): cell \(index) has flags \(flags)") }
+                    guard flags <= 1 else {
+                        throw StorageError.corrupt("page \(label): cell \(index) has flags \(flags)")
+                    }
                     let payload = flags == 1 ? 8 : u32(offset + 3)
                     end = offset + LeafCell.headerSize + u16(offset) + payload
                     if flags == 1 && u64(offset + LeafCell.headerSize + u16(offset)) == 0 {
@@ -184,6 +193,10 @@ final class Page: @unchecked Sendable {
         case .freeList:
             guard PageHeader.size + count * 16 <= size else {
                 throw StorageError.corrupt("page \(label): \(count) free-list entries do not fit")
+            }
+        case .freeRecord:
+            guard PageHeader.size + count * 8 <= size else {
+                throw StorageError.corrupt("page \(label): \(count) free-record entries do not fit")
             }
         }
     }

@@ -70,10 +70,33 @@ final class PageStore: @unchecked Sendable {
     /// newest copies.
     func publish(_ pages: [Page], offsets: [UInt64]) {
         lock.withLock {
-            for (page, offset) in zip(pages, offsets) {
+            for (page, offset) in zip(pages, offsets) where page.number != 0 {
                 logIndex[page.number] = offset
                 insertLocked(page, at: Int(page.number))
             }
+        }
+    }
+
+    /// Publishes pages written straight into the page file (no log frames).
+    func publishDirect(_ pages: [Page]) {
+        lock.withLock {
+            for page in pages {
+                logIndex[page.number] = nil
+                insertLocked(page, at: Int(page.number))
+            }
+        }
+    }
+
+    /// The log offset of page `number`'s newest image, if it is in the log.
+    func logIndexSnapshotOffset(_ number: UInt64) -> UInt64? { lock.withLock { logIndex[number] } }
+
+    /// Forgets every cached page and installs a new log index (another handle changed the
+    /// files), atomically for readers.
+    func replaceAll(logIndex index: [UInt64: UInt64]) {
+        lock.withLock {
+            cache.removeAll()
+            cachedCount = 0
+            logIndex = index
         }
     }
 

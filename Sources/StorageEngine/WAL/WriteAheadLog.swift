@@ -23,6 +23,10 @@
 //       56    8 checksum H(frame bytes 0..<56 ++ page bytes 0..<8, previous checksum or salt)
 //       64    . the page image (its own checksum covers its bytes 8..<pageSize)
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The log file: appends frames, resets after a checkpoint, and scans on open.
 final class WriteAheadLog: @unchecked Sendable {
     static let headerSize = 64
@@ -50,7 +54,8 @@ final class WriteAheadLog: @unchecked Sendable {
         self.file = file
         self.pageSize = pageSize
         bufferFrames = max(1, (1 << 20) / (Self.frameHeaderSize + pageSize))
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferFrames * (Self.frameHeaderSize + pageSize), alignment: 16)
+        buffer = UnsafeMutableRawPointer.allocate(
+            byteCount: bufferFrames * (Self.frameHeaderSize + pageSize), alignment: 16)
     }
 
     deinit { buffer.deallocate() }
@@ -88,7 +93,7 @@ final class WriteAheadLog: @unchecked Sendable {
                 let page = pages[index + slot]
                 let frame = buffer + slot * frameSize
                 let isCommit = index + slot == pages.count - 1
-                frame.initializeMemory(as: UInt8.self, repeating: 0, count: Self.frameHeaderSize)
+                memset(frame, 0, Self.frameHeaderSize)
                 frame.storeBytes(of: page.number.littleEndian, toByteOffset: 0, as: UInt64.self)
                 frame.storeBytes(of: state.transaction.littleEndian, toByteOffset: 8, as: UInt64.self)
                 if isCommit {
@@ -119,6 +124,8 @@ final class WriteAheadLog: @unchecked Sendable {
         /// Page number -> offset of its newest committed image.
         var index: [UInt64: UInt64] = [:]
         var appliedTransactions = 0
+        /// Each applied transaction: its state, the pages it wrote and the pages it freed.
+        var transactions: [(state: CommitState, written: [UInt64], freed: [UInt64])] = []
     }
 
     /// Reads the header and scans the frames (SPEC.md §2.6), starting from the page file's
@@ -153,11 +160,13 @@ final class WriteAheadLog: @unchecked Sendable {
         var position = UInt64(Self.headerSize)
         var runningChain = salt
         var pending: [(page: UInt64, offset: UInt64)] = []
+        var pendingFreed: [UInt64] = []
         var pendingTransaction: UInt64?
         let page = Page(size: pageSize)
         scan: while position + UInt64(frameSize) <= fileSize {
             let available = Int(min(UInt64(bufferFrames), (fileSize - position) / UInt64(frameSize)))
-            let read = try file.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: available * frameSize), at: position)
+            let read = try file.read(
+                into: UnsafeMutableRawBufferPointer(start: buffer, count: available * frameSize), at: position)
             let frames = read / frameSize
             if frames == 0 { break }
             for slot in 0..<frames {
@@ -168,18 +177,25 @@ final class WriteAheadLog: @unchecked Sendable {
                 let flags = UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
                 let frameSalt = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
                 let stored = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 56, as: UInt64.self))
-                guard frameSalt == salt, flags <= Self.commitFlag, pageNumber >= 1,
-                    pageNumber < MetaSlot.maximumPageCount
-                else { break scan }
+                guard frameSalt == salt, flags <= Self.commitFlag, pageNumber < MetaSlot.maximumPageCount else {
+                    break scan
+                }
                 page.bytes.copyMemory(from: frame + Self.frameHeaderSize, byteCount: pageSize)
                 frame.storeBytes(of: page.storedChecksum.littleEndian, toByteOffset: 56, as: UInt64.self)
                 let computed = XXH64.hash(frame, count: Self.frameHeaderSize, seed: runningChain)
                 guard computed == stored else { break scan }
-                guard (try? page.validate(number: pageNumber, maximumTransaction: transaction)) != nil else { break scan }
+                guard (try? page.validate(number: pageNumber, maximumTransaction: transaction)) != nil else {
+                    break scan
+                }
                 if let pendingTransaction, pendingTransaction != transaction { break scan }
+                guard (pageNumber == 0) == (page.kindByte == PageKind.freeRecord.rawValue) else { break scan }
                 pendingTransaction = transaction
                 runningChain = computed
-                pending.append((pageNumber, framePosition + UInt64(Self.frameHeaderSize)))
+                if pageNumber == 0 {
+                    for index in 0..<page.count { pendingFreed.append(page.u64(PageHeader.size + 8 * index)) }
+                } else {
+                    pending.append((pageNumber, framePosition + UInt64(Self.frameHeaderSize)))
+                }
                 guard flags & Self.commitFlag != 0 else { continue }
                 let state = CommitState(
                     transaction: transaction,
@@ -187,18 +203,21 @@ final class WriteAheadLog: @unchecked Sendable {
                     freeListHead: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
                     pageCount: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 40, as: UInt64.self)))
                 guard state.pageCount < MetaSlot.maximumPageCount, state.catalogRoot < state.pageCount,
-                    state.freeListHead < state.pageCount, pending.allSatisfy({ $0.page < state.pageCount })
+                    state.freeListHead < state.pageCount, pending.allSatisfy({ $0.page < state.pageCount }),
+                    pendingFreed.allSatisfy({ $0 >= 1 && $0 < state.pageCount })
                 else { break scan }
                 if transaction == recovery.state.transaction + 1 {
                     for entry in pending { recovery.index[entry.page] = entry.offset }
                     recovery.state = state
                     recovery.appliedTransactions += 1
+                    recovery.transactions.append((state, pending.map(\.page), pendingFreed))
                 } else if transaction > meta.transaction || recovery.appliedTransactions > 0 {
                     break scan
                 }
                 end = framePosition + UInt64(frameSize)
                 chain = runningChain
                 pending.removeAll(keepingCapacity: true)
+                pendingFreed.removeAll(keepingCapacity: true)
                 pendingTransaction = nil
             }
             position += UInt64(frames * frameSize)

@@ -1,0 +1,143 @@
+import Foundation
+
+// Several handles (processes) on one database (SPEC.md §2.8). The `-lock` file holds a
+// change counter in bytes 0..<8 and three advisory OFD lock bytes:
+//
+//   byte 1  open:       shared by multi-process handles, exclusive by a single-process one
+//   byte 2  writer:     exclusive for a write transaction, a checkpoint, a close
+//   byte 3  checkpoint: shared while a handle has snapshots; exclusive to checkpoint
+//
+// A checkpoint (which overwrites page-file slots and resets the log) therefore never
+// runs under another handle's snapshot, and because free pages are reused only up to
+// the checkpointed transaction (F1), no writer reuses a page such a snapshot reaches.
+// Each writer bumps the counter after it commits or checkpoints; a handle that sees a
+// counter it does not know reloads its state from the files before its next transaction.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Lock bytes of the `-lock` file.
+enum LockByte {
+    static let open: UInt64 = 1
+    static let writer: UInt64 = 2
+    static let checkpoint: UInt64 = 3
+}
+
+extension Database {
+    /// Takes an exclusive lock byte, polling until `timeout` seconds pass.
+    static func acquire(_ file: any StorageFile, byte: UInt64, timeout: Double, exclusive: Bool = true) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while try !file.tryLock(byte: byte, exclusive: exclusive) {
+            guard Date() < deadline else {
+                throw StorageError(.busy, "another process held the database's lock for \(timeout) s")
+            }
+            usleep(200)
+        }
+    }
+
+    /// The change counter in the lock file (0 when never written).
+    static func readCounter(_ file: any StorageFile) throws -> UInt64 {
+        var bytes = [UInt8](repeating: 0, count: 8)
+        let read = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        return read == 8 ? get64(bytes, 0) : 0
+    }
+
+    /// After a commit or checkpoint in multi-process mode: tells other handles to reload.
+    func announceChange() throws {
+        guard options.multiProcess else { return }
+        let counter = stateLock.withLock { () -> UInt64 in
+            knownCounter &+= 1
+            return knownCounter
+        }
+        var bytes = [UInt8](repeating: 0, count: 8)
+        put64(&bytes, 0, counter)
+        do {
+            try bytes.withUnsafeBytes { try lockFile.write($0, at: 0) }
+        } catch {
+            throw poisonHandle(error)
+        }
+    }
+
+    /// Takes the checkpoint lock exclusively (converting this handle's shared hold); false
+    /// when another handle has a snapshot. Holds `readerLock` until ``endExclusiveCheckpoint()``.
+    func beginExclusiveCheckpoint() throws -> Bool {
+        guard options.multiProcess else { return true }
+        readerLock.lock()
+        do {
+            if try lockFile.tryLock(byte: LockByte.checkpoint, exclusive: true) { return true }
+        } catch {
+            readerLock.unlock()
+            throw error
+        }
+        readerLock.unlock()
+        return false
+    }
+
+    /// Returns the checkpoint lock to what this handle's readers need.
+    func endExclusiveCheckpoint() {
+        guard options.multiProcess else { return }
+        if checkpointLockShared {
+            _ = try? lockFile.tryLock(byte: LockByte.checkpoint, exclusive: false)
+        } else {
+            lockFile.unlock(byte: LockByte.checkpoint)
+        }
+        readerLock.unlock()
+    }
+
+    /// Before a read transaction picks its snapshot: hold the checkpoint lock shared, then
+    /// catch up with other handles' commits.
+    func beginSharedRead() throws {
+        try readerLock.withLock {
+            if sharedReaders == 0 {
+                try Database.acquire(
+                    lockFile, byte: LockByte.checkpoint, timeout: options.busyTimeout, exclusive: false)
+                checkpointLockShared = true
+            }
+            sharedReaders += 1
+        }
+        do {
+            let counter = try Database.readCounter(lockFile)
+            if stateLock.withLock({ knownCounter }) != counter {
+                guard writerGate.acquire(timeout: options.busyTimeout) else {
+                    throw StorageError(.busy, "a writer held \(path) for \(options.busyTimeout) s")
+                }
+                defer { writerGate.release() }
+                try refreshLocked()
+            }
+        } catch {
+            endSharedRead()
+            throw error
+        }
+    }
+
+    /// After a read transaction ends.
+    func endSharedRead() {
+        readerLock.withLock {
+            sharedReaders -= 1
+            if sharedReaders == 0 {
+                lockFile.unlock(byte: LockByte.checkpoint)
+                checkpointLockShared = false
+            }
+        }
+    }
+
+    /// Reloads the committed state from the files when another handle changed them. Runs
+    /// under the writer gate, with the writer lock byte or the checkpoint lock held, so the
+    /// log is not reset underneath.
+    func refreshLocked() throws {
+        guard options.multiProcess else { return }
+        let counter = try Database.readCounter(lockFile)
+        guard counter != stateLock.withLock({ knownCounter }) else { return }
+        let (meta, slot, _) = try Database.readMeta(dataFile, path: path, options: options)
+        let recovery = try log.recover(from: meta)
+        store.replaceAll(logIndex: recovery.index)
+        checkpointed = meta
+        metaSlot = slot
+        (freeEntries, freeListPages) = try Database.rebuildFreeList(
+            store, geometry: geometry, meta: meta, recovery: recovery)
+        stateLock.withLock {
+            committed = recovery.state
+            knownCounter = counter
+        }
+    }
+}

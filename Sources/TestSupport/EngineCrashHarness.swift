@@ -1,0 +1,250 @@
+// Crash-point enumeration: a scripted workload runs on a SimulatedFileSystem that
+// "loses power" after its k-th I/O operation, for every k; each crash image is recovered
+// under every crash model and must hold exactly the state of the last acknowledged commit
+// or of the one in flight, and pass verify().
+import Foundation
+import StorageEngine
+
+/// The scripted workloads crash points are enumerated over.
+public enum CrashWorkload: String, CaseIterable, Sendable {
+    /// One large transaction of increasing keys, then a few more.
+    case bulkLoad
+    /// Many one-row commits with updates and removes.
+    case smallCommits
+    /// A transaction with random keys, splits, merges and overflow values.
+    case bigTransaction
+    /// Commits with checkpoints after most of them.
+    case checkpoint
+    /// Commits, removes, a vacuum, more commits.
+    case vacuum
+}
+
+/// Records the oracle after every acknowledged commit.
+public final class CommitLog {
+    /// `states[i]`: the contents after `i` acknowledged commits (states[0] is empty).
+    public private(set) var states: [EngineOracle] = [[:]]
+    /// The state the commit in flight would produce, if one is.
+    public var inFlight: EngineOracle?
+    /// The oracle being built by the workload.
+    public var current: EngineOracle = [:]
+
+    /// Marks the commit in flight as acknowledged.
+    public func acknowledge() {
+        states.append(current)
+        inFlight = nil
+    }
+}
+
+extension EngineHarness {
+    /// Options used by crash tests: tiny pages, full durability, frequent checkpoints.
+    public static func crashOptions(_ fileSystem: SimulatedFileSystem, pageSize: Int = 512) -> Database.Options {
+        var options = Database.Options(pageSize: pageSize, durability: .full, fileSystem: fileSystem)
+        options.checkpointThreshold = 24 * (pageSize + 64)
+        return options
+    }
+
+    /// One write transaction applying `changes` to the log's oracle; acknowledged on return.
+    static func commit(
+        _ database: Database, _ log: CommitLog, _ changes: [(tree: String, key: [UInt8], value: [UInt8]?)]
+    ) throws {
+        var next = log.current
+        for change in changes { next[change.tree, default: [:]][change.key] = change.value }
+        log.inFlight = next
+        try database.write { transaction in
+            for change in changes {
+                let tree = try transaction.openTree(named: change.tree)
+                if let value = change.value {
+                    try tree.setValue(value, forKey: change.key)
+                } else {
+                    try tree.removeValue(forKey: change.key)
+                }
+            }
+        }
+        log.current = next
+        log.acknowledge()
+    }
+
+    static func bigEndianKey(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(value).bigEndian) { Array($0) } }
+
+    /// Runs `workload` on `fileSystem`, recording acknowledged commits in `log`. Throws
+    /// whatever the simulated crash makes the engine throw.
+    public static func run(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, log: CommitLog, seed: UInt64)
+        throws
+    {
+        var random = SeededRandom(seed: seed)
+        let database = try Database.open(at: "crash.db", options: crashOptions(fileSystem))
+        switch workload {
+        case .bulkLoad:
+            try commit(database, log, (0..<300).map { ("rows", bigEndianKey($0), randomValue(&random, pageSize: 512)) })
+            for round in 0..<3 {
+                try commit(
+                    database, log, (0..<20).map { ("rows", bigEndianKey(300 + round * 20 + $0), [UInt8(round)]) })
+            }
+        case .smallCommits:
+            for index in 0..<40 {
+                let key = bigEndianKey(random.int(in: 0...25))
+                try commit(
+                    database, log, [("rows", key, index % 5 == 4 ? nil : Array(repeating: UInt8(index), count: 30))])
+            }
+        case .bigTransaction:
+            var changes: [(tree: String, key: [UInt8], value: [UInt8]?)] = []
+            for _ in 0..<250 {
+                changes.append((random.pick(["a", "b"]), randomKey(&random), randomValue(&random, pageSize: 512)))
+            }
+            try commit(database, log, changes)
+            var removals: [(tree: String, key: [UInt8], value: [UInt8]?)] = []
+            for change in changes.prefix(150) { removals.append((change.tree, change.key, nil)) }
+            try commit(database, log, removals)
+        case .checkpoint:
+            for index in 0..<12 {
+                try commit(
+                    database, log, (0..<8).map { ("rows", bigEndianKey(index * 3 + $0), [UInt8(index), 1, 2, 3]) })
+                if index % 3 == 1 { try database.checkpoint() }
+            }
+        case .vacuum:
+            try commit(database, log, (0..<120).map { ("rows", bigEndianKey($0), Array(repeating: 7, count: 20)) })
+            try commit(database, log, (0..<100).map { ("rows", bigEndianKey($0), nil) })
+            try database.vacuum()
+            try commit(database, log, [("rows", bigEndianKey(500), [1])])
+        }
+        try database.close()
+    }
+
+    /// Opens the crash image, verifies it and checks its contents against the commit log.
+    public static func checkRecovery(of fileSystem: SimulatedFileSystem, log: CommitLog, context: String) throws {
+        let database: Database
+        do {
+            database = try Database.open(at: "crash.db", options: crashOptions(fileSystem))
+        } catch {
+            throw HarnessFailure("\(context): open failed: \(error)")
+        }
+        do {
+            _ = try database.verify()
+        } catch {
+            throw HarnessFailure("\(context): verify failed: \(error)")
+        }
+        let contents = try EngineHarness.contents(of: database)
+        let acknowledged = log.states[log.states.count - 1]
+        if difference(contents, acknowledged) != nil {
+            if let inFlight = log.inFlight, difference(contents, inFlight) == nil {
+                // The commit in flight survived: allowed.
+            } else {
+                throw HarnessFailure(
+                    "\(context): recovered state is neither the last acknowledged commit (\(log.states.count - 1)) nor the one in flight: \(difference(contents, acknowledged) ?? "")"
+                )
+            }
+        }
+        try database.close()
+    }
+
+    /// Enumerates every crash point of `workload` (every `stride`-th), recovering each
+    /// image under every crash model. Returns the number of recoveries checked.
+    public static func enumerateCrashPoints(_ workload: CrashWorkload, seed: UInt64, stride: Int = 1) throws -> Int {
+        let probe = SimulatedFileSystem()
+        try run(workload, on: probe, log: CommitLog(), seed: seed)
+        let total = probe.operationCount
+        var recoveries = 0
+        var random = SeededRandom(seed: seed)
+        for point in Swift.stride(from: 0, through: total, by: stride) {
+            let fileSystem = SimulatedFileSystem()
+            fileSystem.crashAfter(operations: point)
+            let log = CommitLog()
+            do {
+                try run(workload, on: fileSystem, log: log, seed: seed)
+            } catch {
+                guard fileSystem.hasCrashed else {
+                    throw HarnessFailure("\(workload) crash point \(point): failed without crashing: \(error)")
+                }
+            }
+            for model in SimulatedFileSystem.CrashModel.allCases {
+                let image = fileSystem.afterCrash(model: model, random: &random)
+                try checkRecovery(
+                    of: image, log: log, context: "\(workload) crash after op \(point)/\(total) model \(model)")
+                recoveries += 1
+            }
+        }
+        return recoveries
+    }
+
+    /// Crashes during recovery itself: takes the image of a crash in the middle of
+    /// `smallCommits`, then crashes while reopening it (open, verify, read, checkpoint on
+    /// close) at every point, and recovers again.
+    public static func enumerateCrashesDuringRecovery(seed: UInt64) throws -> Int {
+        let source = SimulatedFileSystem()
+        let probe = SimulatedFileSystem()
+        try run(.smallCommits, on: probe, log: CommitLog(), seed: seed)
+        source.crashAfter(operations: probe.operationCount * 2 / 3)
+        let log = CommitLog()
+        do { try run(.smallCommits, on: source, log: log, seed: seed) } catch {}
+        var random = SeededRandom(seed: seed)
+        let image = source.afterCrash(model: .keepRandomSubset, random: &random)
+        let expected = try database(contentsOf: image.snapshotOfCurrentState())
+        let reopenProbe = image.snapshotOfCurrentState()
+        let start = reopenProbe.operationCount
+        try reopenAndClose(reopenProbe)
+        let total = reopenProbe.operationCount - start
+        var recoveries = 0
+        for point in 0...total {
+            let attempt = image.snapshotOfCurrentState()
+            attempt.crashAfter(operations: point)
+            do { try reopenAndClose(attempt) } catch {}
+            for model in SimulatedFileSystem.CrashModel.allCases {
+                let second = attempt.afterCrash(model: model, random: &random)
+                let got = try database(contentsOf: second)
+                if let difference = difference(got, expected) {
+                    throw HarnessFailure("crash during recovery at op \(point) model \(model): \(difference)")
+                }
+                recoveries += 1
+            }
+        }
+        return recoveries
+    }
+
+    private static func reopenAndClose(_ fileSystem: SimulatedFileSystem) throws {
+        let database = try Database.open(at: "crash.db", options: crashOptions(fileSystem))
+        _ = try database.verify()
+        try database.close()
+    }
+
+    private static func database(contentsOf fileSystem: SimulatedFileSystem) throws -> EngineOracle {
+        let database = try Database.open(at: "crash.db", options: crashOptions(fileSystem))
+        _ = try database.verify()
+        let contents = try EngineHarness.contents(of: database)
+        try database.close()
+        return contents
+    }
+}
+
+extension EngineHarness {
+    /// Fails the k-th I/O operation of `workload` (once, or from k on) for every k: the
+    /// error must surface as a ``StorageError``, and reopening the files — as they are, and
+    /// after a power loss — must give the last acknowledged commit or the one in flight.
+    /// Returns the number of injections checked.
+    public static func enumerateFaults(
+        _ workload: CrashWorkload, fault: SimulatedFileSystem.Fault, persistent: Bool, seed: UInt64, stride: Int = 1
+    ) throws -> Int {
+        let probe = SimulatedFileSystem()
+        try run(workload, on: probe, log: CommitLog(), seed: seed)
+        let total = probe.operationCount
+        var random = SeededRandom(seed: seed)
+        var injections = 0
+        for point in Swift.stride(from: 0, to: total, by: stride) {
+            let fileSystem = SimulatedFileSystem()
+            fileSystem.injectFault(fault, at: point, persistent: persistent)
+            let log = CommitLog()
+            let context = "\(workload) \(fault) \(persistent ? "from" : "at") op \(point)/\(total)"
+            do {
+                try run(workload, on: fileSystem, log: log, seed: seed)
+                throw HarnessFailure("\(context): the injected fault did not surface")
+            } catch let error as StorageError {
+                _ = error
+            }
+            fileSystem.clearFaults()
+            try checkRecovery(of: fileSystem, log: log, context: "\(context), reopened")
+            let image = fileSystem.afterCrash(model: .dropUnsynced, random: &random)
+            try checkRecovery(of: image, log: log, context: "\(context), after power loss")
+            injections += 1
+        }
+        return injections
+    }
+}

@@ -1,0 +1,115 @@
+// Hostile files: damage a valid database's page file and log in the ways disks and
+// people do (bit flips, zeroed or swapped pages, truncation, garbage log tails, damaged
+// meta slots) and check the engine either opens valid data or throws a StorageError —
+// never traps, hangs, or allocates without bound.
+import Foundation
+import StorageEngine
+
+/// One way of damaging a database.
+public enum FileMutation: String, CaseIterable, Sendable {
+    case flipBitInPageFile, flipBitInLog, zeroPage, swapPages, truncatePageFile, truncateLog, garbageLogTail,
+        damageOneMetaSlot, damageBothMetaSlots, randomBytesInPage
+}
+
+extension EngineHarness {
+    static let hostilePageSize = 512
+
+    /// A small database with trees, overflow values, a checkpointed part and log frames:
+    /// (page file bytes, log bytes, contents after each commit).
+    public static let hostileBase: (data: [UInt8], log: [UInt8], states: [EngineOracle]) = {
+        let files = SimulatedFileSystem()
+        var options = Database.Options(pageSize: hostilePageSize, durability: .full, fileSystem: files)
+        options.checkpointOnClose = false
+        var random = SeededRandom(seed: 99)
+        do {
+            let database = try Database.open(at: "hostile.db", options: options)
+            var states: [EngineOracle] = [[:]]
+            for round in 0..<6 {
+                try database.write { transaction in
+                    for _ in 0..<15 {
+                        let tree = try transaction.openTree(named: random.pick(["a", "b"]))
+                        try tree.setValue(randomValue(&random, pageSize: hostilePageSize), forKey: randomKey(&random))
+                    }
+                }
+                states.append(try EngineHarness.contents(of: database))
+                if round == 2 { try database.checkpoint() }
+            }
+            try database.close()
+            return (files.contents(ofPath: "hostile.db") ?? [], files.contents(ofPath: "hostile.db-wal") ?? [], states)
+        } catch {
+            fatalError("building the hostile-file base database failed: \(error)")
+        }
+    }()
+
+    /// Applies a random mutation to the base database and opens, reads and verifies it.
+    /// Returns the mutation; throws ``HarnessFailure`` when the engine misbehaves (an error
+    /// of another type, or wrong data reported as valid where that is decidable).
+    @discardableResult
+    public static func runHostileMutation(random: inout SeededRandom) throws -> FileMutation {
+        var (data, log, states) = hostileBase
+        let mutation = random.pick(FileMutation.allCases)
+        let pageSize = hostilePageSize
+        let pages = data.count / pageSize
+        switch mutation {
+        case .flipBitInPageFile:
+            let index = random.int(in: 0...(data.count - 1))
+            data[index] ^= UInt8(1) << UInt8(random.int(in: 0...7))
+        case .flipBitInLog:
+            guard !log.isEmpty else { break }
+            let index = random.int(in: 0...(log.count - 1))
+            log[index] ^= UInt8(1) << UInt8(random.int(in: 0...7))
+        case .zeroPage:
+            let page = random.int(in: 0...(pages - 1))
+            for index in (page * pageSize)..<((page + 1) * pageSize) { data[index] = 0 }
+        case .swapPages:
+            let first = random.int(in: 1...(pages - 1))
+            let second = random.int(in: 1...(pages - 1))
+            for offset in 0..<pageSize { data.swapAt(first * pageSize + offset, second * pageSize + offset) }
+        case .truncatePageFile:
+            data.removeSubrange(random.int(in: 0...(data.count - 1))...)
+        case .truncateLog:
+            if !log.isEmpty { log.removeSubrange(random.int(in: 0...(log.count - 1))...) }
+        case .garbageLogTail:
+            let keep = log.isEmpty ? 0 : random.int(in: 0...(log.count - 1))
+            log.removeSubrange(keep...)
+            log.append(contentsOf: random.bytes(random.int(in: 1...(3 * (pageSize + 64)))))
+        case .damageOneMetaSlot:
+            let slot = random.int(in: 0...1)
+            data[slot * 256 + random.int(in: 0...255)] ^= 0xFF
+        case .damageBothMetaSlots:
+            data[random.int(in: 0...255)] ^= 0xFF
+            data[256 + random.int(in: 0...255)] ^= 0xFF
+        case .randomBytesInPage:
+            let page = random.int(in: 1...(pages - 1))
+            let start = page * pageSize + random.int(in: 0...(pageSize - 1))
+            for index in start..<min(start + random.int(in: 1...64), data.count) {
+                data[index] = UInt8.random(in: 0...255, using: &random)
+            }
+        }
+        let files = SimulatedFileSystem()
+        files.setContents(data, ofPath: "hostile.db")
+        files.setContents(log, ofPath: "hostile.db-wal")
+        var options = Database.Options(pageSize: pageSize, durability: .full, fileSystem: files)
+        options.checkpointOnClose = false
+        do {
+            let database = try Database.open(at: "hostile.db", options: options)
+            let got = try EngineHarness.contents(of: database)
+            _ = try database.verify()
+            if mutation == .damageOneMetaSlot || mutation == .truncateLog || mutation == .garbageLogTail {
+                // Decidable: the result must be one of the committed states, never a mixture.
+                guard states.contains(where: { difference(got, $0) == nil }) else {
+                    throw HarnessFailure("\(mutation): opened to a state that was never committed")
+                }
+            }
+            try database.close()
+        } catch let error as StorageError {
+            guard [.corrupt, .unsupportedFormat].contains(error.code) else {
+                throw HarnessFailure("\(mutation): unexpected error \(error)")
+            }
+            if mutation == .damageOneMetaSlot, error.message.contains("no valid meta slot") {
+                throw HarnessFailure("\(mutation): one intact meta slot should still open")
+            }
+        }
+        return mutation
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import StorageEngine
+import TestSupport
+import Testing
+
+/// Several handles (the same locks as several processes) on one database.
+@Suite struct MultiProcessTests {
+    static func options(timeout: Double = 5) -> Database.Options {
+        var options = Database.Options()
+        options.durability = .normal
+        options.multiProcess = true
+        options.busyTimeout = timeout
+        options.checkpointThreshold = 32 << 10
+        return options
+    }
+
+    static func key(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(value).bigEndian) { Array($0) } }
+
+    @Test func readersSeeOtherHandlesCommitsAndKeepTheirSnapshots() throws {
+        let path = DatabaseBasicsTests.temporaryPath("multi")
+        let writer = try Database.open(at: path, options: Self.options())
+        let reader = try Database.open(at: path, options: Self.options())
+        let held = try reader.snapshot()
+        for round in 0..<60 {
+            try writer.write { transaction in
+                let tree = try transaction.openTree(named: "rows")
+                for offset in 0..<20 {
+                    try tree.setValue(Array(repeating: UInt8(round), count: 90), forKey: Self.key(round * 20 + offset))
+                }
+            }
+            let count = try reader.read { try $0.tree(named: "rows")?.count ?? 0 }
+            #expect(count == (round + 1) * 20)
+        }
+        // The held snapshot predates every commit, and blocked checkpoints meanwhile.
+        #expect(try held.tree(named: "rows") == nil)
+        let blocked = #expect(throws: StorageError.self) { try writer.checkpoint() }
+        #expect(blocked?.code == .busy)
+        held.close()
+        try writer.checkpoint()
+        #expect(
+            try reader.read { try $0.tree(named: "rows")?.value(forKey: Self.key(1_199)) }
+                == Array(repeating: 59, count: 90))
+        _ = try reader.verify()
+        let exclusive = #expect(throws: StorageError.self) { _ = try Database.open(at: path) }
+        #expect(exclusive?.code == .busy)
+        try reader.close()
+        try writer.close()
+    }
+
+    @Test func aSecondWriterWaitsOrGetsBusy() throws {
+        let path = DatabaseBasicsTests.temporaryPath("writers")
+        let first = try Database.open(at: path, options: Self.options())
+        let impatient = try Database.open(at: path, options: Self.options(timeout: 0.05))
+        let patient = try Database.open(at: path, options: Self.options(timeout: 10))
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? first.write { transaction in
+                try transaction.openTree(named: "t").setValue([1], forKey: [1])
+                entered.signal()
+                release.wait()
+            }
+            done.signal()
+        }
+        entered.wait()
+        let busy = #expect(throws: StorageError.self) {
+            try impatient.write { try $0.openTree(named: "t").setValue([2], forKey: [2]) }
+        }
+        #expect(busy?.code == .busy)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { release.signal() }
+        try patient.write { try $0.openTree(named: "t").setValue([3], forKey: [3]) }
+        done.wait()
+        let values = try impatient.read { transaction in
+            try [1, 2, 3].map { try transaction.tree(named: "t")?.value(forKey: [UInt8($0)]) }
+        }
+        #expect(values == [[1], nil, [3]])
+        for database in [first, impatient, patient] { try database.close() }
+    }
+
+    @Test func anotherProcessWritesWhileThisOneReadsSnapshots() throws {
+        guard FileManager.default.isExecutableFile(atPath: ProcessKillTests.childExecutable.path) else {
+            Issue.record("\(ProcessKillTests.childExecutable.path) is missing: run `swift build` before `swift test`")
+            return
+        }
+        let path = DatabaseBasicsTests.temporaryPath("two-processes")
+        var options = Self.options(timeout: 1)
+        options.durability = .full
+        let database = try Database.open(at: path, options: options)
+        let process = Process()
+        process.executableURL = ProcessKillTests.childExecutable
+        process.arguments = ["engine-kill-child", "--iterations", "1", "--seed", "3"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["OPENCOREDATA_ENGINE_CHILD"] = path
+        environment["OPENCOREDATA_ENGINE_CHILD_SHARED"] = "1"
+        process.environment = environment
+        process.standardOutput = Pipe()
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        var previous = 0
+        var busyWrites = 0
+        var successfulWrites = 0
+        let deadline = Date(timeIntervalSinceNow: 1.5)
+        while Date() < deadline {
+            try database.read { transaction in
+                guard let tree = try transaction.tree(named: "acks") else { return }
+                let count = try tree.count
+                #expect(count >= previous, "snapshots went backwards")
+                var scanned = 0
+                try tree.scan { key, value in
+                    let index = Int(UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
+                    #expect(index == scanned && Array(value) == EngineHarness.killTestValue(index))
+                    scanned += 1
+                    return true
+                }
+                #expect(scanned == count, "a snapshot held a partial transaction")
+                previous = count
+            }
+            do {
+                try database.write { try $0.openTree(named: "parent").setValue([1], forKey: [1]) }
+                successfulWrites += 1
+            } catch let error as StorageError where error.code == .busy {
+                busyWrites += 1
+            }
+            usleep(2_000)
+        }
+        #expect(previous > 0, "the child never committed")
+        #expect(successfulWrites + busyWrites > 0)
+        try database.close()
+    }
+}
