@@ -82,9 +82,7 @@ final class OursKeyValueEngine: KeyValueEngine {
             guard let tree else { return (0, 0) }
             var rows = 0
             var checksum = 0
-            // Tree.forEach is the engine's range walk, not Sequence.forEach.
-            // swift-format-ignore: ReplaceForEachWithForLoop
-            try tree.forEach { _, value in
+            try tree.scan { _, value in
                 rows += 1
                 checksum &+= valueChecksum(value)
                 return true
