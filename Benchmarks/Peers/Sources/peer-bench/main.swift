@@ -78,6 +78,16 @@ let context = BenchContext(scale: scale, root: scratch)
 print("# peer-bench, scale \(scale)" + (repeats > 1 ? ", median of \(repeats) rounds" : ""))
 print("")
 print(Machine.describe())
+/// Prints the fdatasync floor; measured before and after the workloads, so a report
+/// shows whether the disk's speed drifted during the run.
+@MainActor func printSyncLatency(_ when: String) {
+    let count = context.scaled(200, minimum: 20)
+    if let seconds = try? Machine.fdatasyncLatency(in: scratch, count: count) {
+        let formatted = Measurement.seconds("", seconds).formatted
+        print("fdatasync of a 4 KiB append, median of \(count) (\(when)): \(formatted)")
+    }
+}
+printSyncLatency("before the workloads")
 print("")
 
 var failures = 0
@@ -155,6 +165,7 @@ if !objectWorkloads.isEmpty {
     print("")
 }
 
+printSyncLatency("after the workloads")
 // Not a top-level defer: exit() below would skip it.
 if keepScratch {
     print("Stores kept in \(scratch.path)")

@@ -37,30 +37,3 @@ enum ObjectSides {
         "the \"ours\" object column is empty: the default on-disk store (issue 5) is not built yet."
     ]
 }
-
-/// The machine line every report starts with, so numbers are read with their context.
-enum Machine {
-    static func describe() -> String {
-        var names = utsname()
-        uname(&names)
-        let machine = withUnsafeBytes(of: &names.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let release = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let cpu =
-            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
-            .split(separator: "\n").first { $0.hasPrefix("model name") }?
-            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
-        let cache =
-            SQLiteSettings.cacheKibibytes > 0
-            ? "\(SQLiteSettings.cacheKibibytes / 1024) MiB per connection" : "SQLite's default (2 MB) per connection"
-        #if DEBUG
-            let build = "debug build — numbers are not representative; use -c release"
-        #else
-            let build = "release build"
-        #endif
-        return """
-            Machine: \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu)), \
-            \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, Linux \(release)
-            SQLite: \(SQLiteConnection.libraryVersion) (system libsqlite3, also under GRDB), page cache \(cache); \(build)
-            """
-    }
-}
