@@ -2,6 +2,7 @@
 // ~100-byte values, 1,000,000 rows at scale 1). Benchmarks/Peers runs the same on SQLite.
 import Foundation
 import StorageEngine
+import TestSupport
 
 extension Workload {
     /// Every engine workload, in the order they print.
@@ -139,7 +140,7 @@ extension Workload {
         let database = try engineLoad(context.path("group.db").path, count: context.scaled(100_000))
         let failures = LockedCounter()
         let seconds = measureSeconds {
-            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            DispatchQueueRunner.concurrently(8) { thread in
                 for index in 0..<perThread {
                     do {
                         try database.write { transaction in

@@ -27,6 +27,14 @@ public final class CommitLog {
     public var inFlight: EngineOracle?
     /// The oracle being built by the workload.
     public var current: EngineOracle = [:]
+    /// The durability the workload runs with. Under `.normal` a power loss may lose any
+    /// suffix of commits, so recovery may yield any committed state (never a mixture).
+    public let durability: Database.Durability
+
+    /// A log for a workload run with `durability`.
+    public init(durability: Database.Durability = .full) {
+        self.durability = durability
+    }
 
     /// Marks the commit in flight as acknowledged.
     public func acknowledge() {
@@ -37,8 +45,10 @@ public final class CommitLog {
 
 extension EngineHarness {
     /// Options used by crash tests: tiny pages, full durability, frequent checkpoints.
-    public static func crashOptions(_ fileSystem: SimulatedFileSystem, pageSize: Int = 512) -> Database.Options {
-        var options = Database.Options(pageSize: pageSize, durability: .full, fileSystem: fileSystem)
+    public static func crashOptions(
+        _ fileSystem: SimulatedFileSystem, pageSize: Int = 512, durability: Database.Durability = .full
+    ) -> Database.Options {
+        var options = Database.Options(pageSize: pageSize, durability: durability, fileSystem: fileSystem)
         options.checkpointThreshold = 24 * (pageSize + 64)
         return options
     }
@@ -72,7 +82,7 @@ extension EngineHarness {
         throws
     {
         var random = SeededRandom(seed: seed)
-        let database = try Database.open(at: "crash.db", options: crashOptions(fileSystem))
+        let database = try Database.open(at: "crash.db", options: crashOptions(fileSystem, durability: log.durability))
         switch workload {
         case .bulkLoad:
             try commit(database, log, (0..<300).map { ("rows", bigEndianKey($0), randomValue(&random, pageSize: 512)) })
@@ -114,7 +124,7 @@ extension EngineHarness {
     public static func checkRecovery(of fileSystem: SimulatedFileSystem, log: CommitLog, context: String) throws {
         let database: Database
         do {
-            database = try Database.open(at: "crash.db", options: crashOptions(fileSystem))
+            database = try Database.open(at: "crash.db", options: crashOptions(fileSystem, durability: log.durability))
         } catch {
             throw HarnessFailure("\(context): open failed: \(error)")
         }
@@ -125,7 +135,12 @@ extension EngineHarness {
         }
         let contents = try EngineHarness.contents(of: database)
         let acknowledged = log.states[log.states.count - 1]
-        if difference(contents, acknowledged) != nil {
+        if log.durability != .full {
+            let candidates = log.states + (log.inFlight.map { [$0] } ?? [])
+            guard candidates.contains(where: { difference(contents, $0) == nil }) else {
+                throw HarnessFailure("\(context): recovered state was never committed")
+            }
+        } else if difference(contents, acknowledged) != nil {
             if let inFlight = log.inFlight, difference(contents, inFlight) == nil {
                 // The commit in flight survived: allowed.
             } else {
@@ -139,16 +154,18 @@ extension EngineHarness {
 
     /// Enumerates every crash point of `workload` (every `stride`-th), recovering each
     /// image under every crash model. Returns the number of recoveries checked.
-    public static func enumerateCrashPoints(_ workload: CrashWorkload, seed: UInt64, stride: Int = 1) throws -> Int {
+    public static func enumerateCrashPoints(
+        _ workload: CrashWorkload, seed: UInt64, stride: Int = 1, durability: Database.Durability = .full
+    ) throws -> Int {
         let probe = SimulatedFileSystem()
-        try run(workload, on: probe, log: CommitLog(), seed: seed)
+        try run(workload, on: probe, log: CommitLog(durability: durability), seed: seed)
         let total = probe.operationCount
         var recoveries = 0
         var random = SeededRandom(seed: seed)
         for point in Swift.stride(from: 0, through: total, by: stride) {
             let fileSystem = SimulatedFileSystem()
             fileSystem.crashAfter(operations: point)
-            let log = CommitLog()
+            let log = CommitLog(durability: durability)
             do {
                 try run(workload, on: fileSystem, log: log, seed: seed)
             } catch {

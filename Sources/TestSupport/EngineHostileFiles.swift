@@ -8,7 +8,12 @@ import StorageEngine
 /// One way of damaging a database.
 public enum FileMutation: String, CaseIterable, Sendable {
     case flipBitInPageFile, flipBitInLog, zeroPage, swapPages, truncatePageFile, truncateLog, garbageLogTail,
-        damageOneMetaSlot, damageBothMetaSlots, randomBytesInPage
+        damageOneMetaSlot, damageBothMetaSlots, randomBytesInPage,
+        /// Changes a field of the newest meta slot and recomputes its checksum.
+        forgeMetaField,
+        /// Changes bytes of a page and recomputes the page's checksum, so only the
+        /// structural checks stand between the damage and the engine.
+        forgePage
 }
 
 extension EngineHarness {
@@ -79,6 +84,23 @@ extension EngineHarness {
         case .damageBothMetaSlots:
             data[random.int(in: 0...255)] ^= 0xFF
             data[256 + random.int(in: 0...255)] ^= 0xFF
+        case .forgeMetaField:
+            let slot = random.int(in: 0...1)
+            let field = random.pick([8, 12, 16, 20, 24, 32, 40, 48])
+            let offset = slot * 256 + field + random.int(in: 0...(field >= 24 ? 7 : 3))
+            data[offset] = random.chance(0.5) ? UInt8.random(in: 0...255, using: &random) : data[offset] ^ 1
+            let sum = StorageChecksum.xxh64(Array(data[(slot * 256)..<(slot * 256 + 248)]))
+            withUnsafeBytes(of: sum.littleEndian) { for index in 0..<8 { data[slot * 256 + 248 + index] = $0[index] } }
+        case .forgePage:
+            let page = random.int(in: 1...(pages - 1))
+            let base = page * pageSize
+            for _ in 0..<random.int(in: 1...4) {
+                let offset = random.chance(0.6) ? random.int(in: 24...63) : random.int(in: 8...(pageSize - 1))
+                data[base + offset] =
+                    random.chance(0.5) ? UInt8.random(in: 0...255, using: &random) : data[base + offset] ^ 0x80
+            }
+            let sum = StorageChecksum.xxh64(Array(data[(base + 8)..<(base + pageSize)]))
+            withUnsafeBytes(of: sum.littleEndian) { for index in 0..<8 { data[base + index] = $0[index] } }
         case .randomBytesInPage:
             let page = random.int(in: 1...(pages - 1))
             let start = page * pageSize + random.int(in: 0...(pageSize - 1))
@@ -101,9 +123,22 @@ extension EngineHarness {
                     throw HarnessFailure("\(mutation): opened to a state that was never committed")
                 }
             }
+            // Writing into damaged trees must fail cleanly too.
+            try database.write { transaction in
+                for _ in 0..<random.int(in: 1...20) {
+                    let tree = try transaction.openTree(named: random.pick(["a", "b"]))
+                    if random.chance(0.6) {
+                        try tree.setValue(randomValue(&random, pageSize: pageSize), forKey: randomKey(&random))
+                    } else {
+                        try tree.removeValue(forKey: randomKey(&random))
+                    }
+                }
+            }
+            try database.checkpoint()
+            _ = try database.verify()
             try database.close()
         } catch let error as StorageError {
-            guard [.corrupt, .unsupportedFormat].contains(error.code) else {
+            guard [.corrupt, .unsupportedFormat, .poisoned].contains(error.code) else {
                 throw HarnessFailure("\(mutation): unexpected error \(error)")
             }
             if mutation == .damageOneMetaSlot, error.message.contains("no valid meta slot") {

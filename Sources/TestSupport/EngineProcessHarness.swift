@@ -33,3 +33,21 @@ extension EngineHarness {
         }
     }
 }
+
+/// Runs a body on several threads at once (tests and benchmarks of concurrent writers).
+public enum DispatchQueueRunner {
+    /// Calls `body(i)` for `i` in `0..<count`, each on its own thread (not a pool sized to
+    /// the cores, which would run only two at once here), and returns when all finished.
+    public static func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            let thread = Thread {
+                body(index)
+                group.leave()
+            }
+            thread.start()
+        }
+        group.wait()
+    }
+}

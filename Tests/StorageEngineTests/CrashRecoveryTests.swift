@@ -24,6 +24,17 @@ import Testing
         #expect(recoveries >= 1_000)
     }
 
+    /// Normal durability may lose commits to a power loss, but never mixes states.
+    @Test(arguments: [CrashWorkload.smallCommits, .checkpoint, .bigTransaction])
+    func normalDurabilityRecoversSomeCommittedState(workload: CrashWorkload) throws {
+        do {
+            let recoveries = try EngineHarness.enumerateCrashPoints(workload, seed: Self.seed, durability: .normal)
+            #expect(recoveries >= 50)
+        } catch {
+            Issue.record("\(error) — \(SeededRandom(seed: Self.seed).replayHint)")
+        }
+    }
+
     @Test func crashDuringRecoveryRecovers() throws {
         do {
             let recoveries = try EngineHarness.enumerateCrashesDuringRecovery(seed: Self.seed)

@@ -49,3 +49,52 @@ import Testing
         try database.close()
     }
 }
+
+/// SPEC.md §5 limits are enforced with clear errors.
+@Suite struct LimitsTests {
+    @Test func keysOutsideTheLimitsAreRefused() throws {
+        let database = try Database.open(
+            at: "limits.db", options: .init(pageSize: 512, durability: .off, fileSystem: SimulatedFileSystem()))
+        try database.write { transaction in
+            let tree = try transaction.openTree(named: "t")
+            let longest = [UInt8](repeating: 1, count: tree.maximumKeyLength)
+            try tree.setValue([UInt8](repeating: 2, count: 3_000), forKey: longest)
+            #expect(try tree.value(forKey: longest) == [UInt8](repeating: 2, count: 3_000))
+            let tooLong = #expect(throws: StorageError.self) { try tree.setValue([], forKey: longest + [1]) }
+            #expect(tooLong?.code == .keyTooLarge)
+            let empty = #expect(throws: StorageError.self) { try tree.setValue([], forKey: []) }
+            #expect(empty?.code == .keyTooLarge)
+            let name = #expect(throws: StorageError.self) { _ = try transaction.openTree(named: "") }
+            #expect(name?.code == .invalidTreeName)
+        }
+        let readOnly = #expect(throws: StorageError.self) {
+            try database.read { try $0.tree(named: "t")?.setValue([1], forKey: [1]) }
+        }
+        #expect(readOnly?.code == .readOnly)
+        _ = try database.verify()
+        try database.close()
+        #expect(throws: StorageError.self) { try database.read { _ in 0 } }
+    }
+
+    @Test func unsupportedPageSizeIsRefused() {
+        let error = #expect(throws: StorageError.self) {
+            _ = try Database.open(at: "odd.db", options: .init(pageSize: 1_000, fileSystem: SimulatedFileSystem()))
+        }
+        #expect(error?.code == .invalidArgument)
+    }
+}
+
+/// Starting a write inside a write on the same thread fails at once instead of waiting.
+@Suite struct ReentrancyTests {
+    @Test func nestedWriteThrowsImmediately() throws {
+        var options = Database.Options(pageSize: 512, durability: .off, fileSystem: SimulatedFileSystem())
+        options.busyTimeout = 30
+        let database = try Database.open(at: "nested.db", options: options)
+        let error = #expect(throws: StorageError.self) {
+            try database.write { _ in try database.write { _ in } }
+        }
+        #expect(error?.code == .invalidArgument)
+        try database.write { try $0.openTree(named: "t").setValue([1], forKey: [1]) }
+        try database.close()
+    }
+}

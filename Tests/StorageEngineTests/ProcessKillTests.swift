@@ -70,4 +70,60 @@ import Testing
     }
 
     static func key(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(value).bigEndian) { Array($0) } }
+
+    @Test func killedSharedWriterNeverCostsAnotherHandleItsCommits() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.childExecutable.path) else {
+            Issue.record("\(Self.childExecutable.path) is missing: run `swift build` before `swift test`")
+            return
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-shared-kill-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("shared.db").path
+        var options = Database.Options()
+        options.multiProcess = true
+        options.busyTimeout = 5
+        let parent = try Database.open(at: path, options: options)
+        var random = SeededRandom(environmentOr: 8)
+        var acknowledged = 0
+        var parentCommits = 0
+        for kill in 0..<30 {
+            let process = Process()
+            process.executableURL = Self.childExecutable
+            process.arguments = ["engine-kill-child", "--iterations", "1", "--seed", "\(random.next() % 1_000_000)"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["OPENCOREDATA_ENGINE_CHILD"] = path
+            environment["OPENCOREDATA_ENGINE_CHILD_SHARED"] = "1"
+            process.environment = environment
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            var received = output.fileHandleForReading.availableData
+            usleep(UInt32(random.int(in: 0...20_000)))
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            received.append(output.fileHandleForReading.readDataToEndOfFile())
+            for line in String(decoding: received, as: UTF8.self).split(separator: "\n") {
+                if line.hasPrefix("ack "), let value = Int(line.dropFirst(4)) {
+                    acknowledged = max(acknowledged, value)
+                }
+            }
+            // The parent's handle stayed open across the kill: it must see every
+            // acknowledged commit, and its own commits must survive the dead writer.
+            let count = try parent.read { try $0.tree(named: "acks")?.count ?? 0 }
+            #expect(count >= acknowledged, "kill \(kill): \(count) visible, \(acknowledged) acknowledged")
+            acknowledged = count
+            try parent.write { try $0.openTree(named: "parent").setValue([1], forKey: Self.key(parentCommits)) }
+            parentCommits += 1
+            let mine = try parent.read { try $0.tree(named: "parent")?.count ?? 0 }
+            #expect(mine == parentCommits, "kill \(kill): the parent's commits were lost")
+        }
+        _ = try parent.verify()
+        try parent.close()
+        let reopened = try Database.open(at: path)
+        #expect(try reopened.read { try $0.tree(named: "parent")?.count ?? 0 } == parentCommits)
+        #expect(try reopened.read { try $0.tree(named: "acks")?.count ?? 0 } >= acknowledged)
+        _ = try reopened.verify()
+        try reopened.close()
+    }
 }

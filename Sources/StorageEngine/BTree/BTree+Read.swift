@@ -56,9 +56,13 @@ extension TransactionCore {
         var next = first
         var remaining = length
         var pagesLeft = (length + chunk - 1) / chunk
+        var visited = Set<UInt64>()
         while remaining > 0 {
             guard next != 0, pagesLeft > 0 else {
                 throw StorageError.corrupt("overflow chain from page \(first) ends \(remaining) bytes early")
+            }
+            guard visited.insert(next).inserted else {
+                throw StorageError.corrupt("overflow chain from page \(first) has a cycle")
             }
             let page = try self.page(next)
             guard page.kindByte == PageKind.overflow.rawValue else {
@@ -85,7 +89,9 @@ extension TransactionCore {
         var next = first
         let limit = (length + geometry.overflowPayload - 1) / geometry.overflowPayload
         while next != 0 {
-            guard pages.count < limit else { throw StorageError.corrupt("overflow chain from page \(first) too long") }
+            guard pages.count < limit, !pages.contains(next) || pages.count > 64 else {
+                throw StorageError.corrupt("overflow chain from page \(first) too long or cyclic")
+            }
             let page = try self.page(next)
             guard page.kindByte == PageKind.overflow.rawValue else {
                 throw StorageError.corrupt("page \(next): expected an overflow page")

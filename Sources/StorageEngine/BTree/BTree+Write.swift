@@ -45,6 +45,14 @@ extension TransactionCore {
         return (index, found)
     }
 
+    /// Whether the writer's path ends at the tree's last leaf (no separator above bounds it).
+    private func isRightmostPath(_ writer: WriterState) -> Bool {
+        for level in 0..<(writer.pathPages.count - 1) where writer.pathIndices[level] != writer.pathPages[level].count {
+            return false
+        }
+        return true
+    }
+
     /// Copies every page of the path that a committed state reaches, top down.
     private func makePathWritable(_ writer: WriterState, tree: TreeState) {
         for level in 0..<writer.pathPages.count {
@@ -94,8 +102,22 @@ extension TransactionCore {
             tree.count &+= 1
             return true
         }
-        let (index, found) = try descend(writer, root: tree.root, key: key)
-        makePathWritable(writer, tree: tree)
+        let index: Int
+        let found: Bool
+        if let hint = writer.appendHint, hint.tree === tree, hint.version == tree.version &- 1,
+            let last = writer.pathPages.last, last.count > 0,
+            compareKeys(
+                key.baseAddress!, key.count, last.leafKeyPointer(last.count - 1), last.leafKeyLength(last.count - 1))
+                > 0
+        {
+            // Append fast path: the previous put left the rightmost path of this tree,
+            // already copied, and the key sorts after everything in it.
+            (index, found) = (last.count, false)
+        } else {
+            (index, found) = try descend(writer, root: tree.root, key: key)
+            makePathWritable(writer, tree: tree)
+        }
+        writer.appendHint = nil
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         if found {
             if leaf.leafIsOverflow(index) {
@@ -109,6 +131,7 @@ extension TransactionCore {
             tree.count &+= 1
         }
         if leaf.insertCell(at: index, size: cellSize, { $0.copyMemory(from: scratch, byteCount: cellSize) }) {
+            if index == leaf.count - 1 && isRightmostPath(writer) { writer.appendHint = (tree, tree.version) }
             return !found
         }
         splitLeaf(
@@ -225,6 +248,7 @@ extension TransactionCore {
         let writer = try requireWriter()
         guard !tree.deleted else { throw StorageError(.treeDeleted, "tree \"\(tree.name)\" was deleted") }
         guard key.count >= 1, key.count <= geometry.maximumKey, tree.root != 0 else { return false }
+        writer.appendHint = nil
         let (index, found) = try descend(writer, root: tree.root, key: key)
         guard found else { return false }
         tree.version &+= 1

@@ -20,17 +20,24 @@ extension Database {
             }
         }
         guard writer.hasChanges else { return nil }
-        var newEntries = writer.held
-        newEntries.append(contentsOf: writer.reusable.map { FreeEntry(page: $0, freedAt: 0) })
-        newEntries.append(contentsOf: writer.freed.map { FreeEntry(page: $0, freedAt: writer.transaction) })
+        let bornInLog = store.logged(writer.freed)
         let state = CommitState(
             transaction: writer.transaction, catalogRoot: core.catalog.root, freeListHead: core.snapshot.freeListHead,
             pageCount: writer.pageCount)
         let pages = writer.dirty.values.sorted { $0.number < $1.number }
         for page in pages { page.seal(transaction: writer.transaction) }
-        if pages.count * geometry.pageSize >= options.checkpointThreshold, try beginExclusiveCheckpoint() {
+        let written = pages.reduce(0) { $0 + ($1.number >= core.snapshot.pageCount ? 1 : 0) }
+        let implicitGrowth = Int(writer.pageCount - core.snapshot.pageCount) - written
+        let large = pages.count * geometry.pageSize >= options.checkpointThreshold
+        if large || implicitGrowth > Database.implicitGrowthLimit, try beginExclusiveCheckpoint() {
             defer { endExclusiveCheckpoint() }
-            try flush(to: state, entries: newEntries, extraPages: pages)
+            var entries = writer.reusable.map { FreeEntry(page: $0, freedAt: 0) }
+            entries.append(contentsOf: freeList.entries)
+            for (page, born) in zip(writer.freed, bornInLog) {
+                entries.append(FreeEntry(page: page, freedAt: writer.transaction, bornInLog: born))
+            }
+            writer.freeListReturned = true
+            try flush(to: state, entries: entries, extraPages: pages)
             return nil
         }
         let frames = freeRecords(writer.freed, transaction: writer.transaction) + pages
@@ -44,7 +51,9 @@ extension Database {
             throw poisonHandle(error)
         }
         store.publish(frames, offsets: offsets)
-        freeEntries = newEntries
+        writer.freeListReturned = true
+        freeList.reusable = writer.reusable
+        freeList.append(freed: writer.freed, at: writer.transaction, bornInLog: bornInLog)
         try announceChange()
         stateLock.withLock { committed = state }
         syncCoordinator.noteWritten(loggedBytes)
@@ -123,7 +132,7 @@ extension Database {
     /// - Throws: ``StorageError``; an I/O error poisons the handle.
     public func checkpoint() throws {
         try checkUsable()
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         defer { writerGate.release() }
@@ -147,6 +156,9 @@ extension Database {
     /// Moves the log's newest pages, `extraPages` (a transaction committing directly) and a
     /// new free-list chain into the page file, flips the meta to `state` and resets the log.
     func flush(to state: CommitState, entries: [FreeEntry], extraPages: [Page]) throws {
+        // Announce before the first destructive write too: if this process dies halfway,
+        // other handles still see a new counter and reload from the files (L4).
+        try announceChange()
         do {
             let index = store.logIndexSnapshot()
             var excluded = Set(index.keys)

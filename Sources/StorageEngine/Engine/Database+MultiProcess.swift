@@ -98,7 +98,7 @@ extension Database {
         do {
             let counter = try Database.readCounter(lockFile)
             if stateLock.withLock({ knownCounter }) != counter {
-                guard writerGate.acquire(timeout: options.busyTimeout) else {
+                guard try writerGate.acquire(timeout: options.busyTimeout) else {
                     throw StorageError(.busy, "a writer held \(path) for \(options.busyTimeout) s")
                 }
                 defer { writerGate.release() }
@@ -130,6 +130,7 @@ extension Database {
         guard counter != stateLock.withLock({ knownCounter }) else { return }
         let (meta, slot, _) = try Database.readMeta(dataFile, path: path, options: options)
         let recovery = try log.recover(from: meta)
+        try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
         store.replaceAll(logIndex: recovery.index)
         checkpointed = meta
         metaSlot = slot

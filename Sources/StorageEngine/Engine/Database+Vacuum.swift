@@ -11,7 +11,7 @@ extension Database {
     /// - Complexity: O(entries).
     public func vacuum() throws {
         try checkUsable()
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         defer { writerGate.release() }
@@ -66,6 +66,7 @@ extension Database {
                 store = newStore
                 dataFile = newFile
                 committed = meta
+                catalogCache.clear()
             }
             checkpointed = meta
             metaSlot = slot

@@ -28,7 +28,7 @@ extension Database {
     /// - Complexity: O(pages).
     public func verify() throws -> VerificationReport {
         try checkUsable()
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         defer { writerGate.release() }

@@ -96,7 +96,12 @@ public final class Database: @unchecked Sendable {
     let syncCoordinator = SyncCoordinator()
     var checkpointed: CommitState
     var metaSlot: Int
-    var freeEntries: [FreeEntry]
+    var freeList = FreeList()
+    /// The free list as one list (checkpoints, verify); setting it resets the split.
+    var freeEntries: [FreeEntry] {
+        get { freeList.entries }
+        set { freeList = FreeList(entries: newValue) }
+    }
     var freeListPages: [UInt64]
     var loggedBytes: UInt64 = 0
     /// Multi-process mode: the change counter this handle's state reflects.
@@ -105,6 +110,8 @@ public final class Database: @unchecked Sendable {
     let readerLock = Lock()
     var checkpointLockShared = false
     var sharedReaders = 0
+    /// Catalog entries of the newest committed state, for short read transactions.
+    let catalogCache = CatalogCache()
     var saltGenerator = SystemRandomNumberGenerator()
 
     /// Opens the database at `url` (a file URL).
@@ -156,11 +163,11 @@ public final class Database: @unchecked Sendable {
             log = WriteAheadLog(file: logFile, pageSize: pageSize)
             store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
             let recovery = try log.recover(from: meta)
+            try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
             store.installLogIndex(recovery.index)
             committed = recovery.state
             checkpointed = meta
             metaSlot = slot
-            freeEntries = []
             freeListPages = []
             (freeEntries, freeListPages) = try Database.rebuildFreeList(
                 store, geometry: geometry, meta: meta, recovery: recovery)
@@ -225,6 +232,28 @@ public final class Database: @unchecked Sendable {
         }
         return best
     }
+
+    /// Pages that are neither in the page file nor in the log are free, and are listed in a
+    /// free-list chain page (256 entries each) or implied by at most `implicitGrowthLimit`
+    /// pages per logged transaction (SPEC.md §5); a larger page count is damage, and is
+    /// refused before anything allocates or loops by it.
+    static func checkPageCount(meta: CommitState, recovered: CommitState, dataFile: any StorageFile, log: WriteAheadLog)
+        throws
+    {
+        let pageSize = UInt64(log.pageSize)
+        let filePages = try dataFile.size() / pageSize
+        let logFrames = log.committedBytes / UInt64(log.frameSize)
+        let limit = 1 + filePages * 256 + logFrames * UInt64(implicitGrowthLimit + 1)
+        guard meta.pageCount <= 1 + filePages * 256, recovered.pageCount <= limit else {
+            throw StorageError.corrupt(
+                "page count \(recovered.pageCount) is impossible for a \(filePages)-page file and \(logFrames)-frame log"
+            )
+        }
+    }
+
+    /// The most pages one logged transaction may add without writing them (allocated and
+    /// freed within it); a transaction past this commits directly, writing a free-list chain.
+    static let implicitGrowthLimit = 4_096
 
     /// The free list of the recovered state: the chain the meta names, then each replayed
     /// transaction's allocations (its frames), file growth and free records (SPEC.md §2.6).
@@ -332,7 +361,8 @@ public final class Database: @unchecked Sendable {
             readers[id] = committed.transaction
             return (committed, id, self.store)
         }
-        let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: nil)
+        let core = TransactionCore(
+            store: store, snapshot: state, geometry: geometry, writer: nil, catalogCache: catalogCache)
         return ReadTransaction(database: self, core: core, readerID: id)
     }
 
@@ -353,13 +383,23 @@ public final class Database: @unchecked Sendable {
     ///   `poisoned`, `io`/`noSpace` (the handle is then poisoned), `corrupt`.
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try checkUsable()
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        let gathering = options.durability == .full
+        if gathering { syncCoordinator.committerStarted() }
+        var finished = false
+        defer { if gathering && !finished { syncCoordinator.committerFinished() } }
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
         var sequence: UInt64?
         let result: T
         do {
-            defer { writerGate.release() }
+            defer {
+                writerGate.release()
+                if gathering {
+                    finished = true
+                    syncCoordinator.committerFinished()
+                }
+            }
             try checkUsable()
             if options.multiProcess {
                 try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
@@ -367,7 +407,10 @@ public final class Database: @unchecked Sendable {
             }
             defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
             let transaction = beginWrite()
-            defer { transaction.core.isOpen = false }
+            defer {
+                transaction.core.isOpen = false
+                if let writer = transaction.core.writer { restoreFreeList(writer) }
+            }
             result = try body(transaction)
             sequence = try commit(transaction.core)
             if log.committedBytes >= UInt64(options.checkpointThreshold), try beginExclusiveCheckpoint() {
@@ -386,15 +429,28 @@ public final class Database: @unchecked Sendable {
     }
 
     private func beginWrite() -> WriteTransaction {
-        let (state, threshold) = stateLock.withLock { () -> (CommitState, UInt64) in
-            let oldestReader = readers.values.min() ?? committed.transaction
-            return (committed, min(oldestReader, checkpointed.transaction))
+        let (state, oldestReader) = stateLock.withLock { () -> (CommitState, UInt64) in
+            (committed, readers.values.min() ?? committed.transaction)
         }
+        freeList.release(
+            threshold: min(oldestReader, checkpointed.transaction), snapshotThreshold: oldestReader,
+            reuseLogBorn: !options.multiProcess)
+        let reusable = freeList.reusable
+        freeList.reusable = []
         let writer = WriterState(
-            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, free: freeEntries,
-            threshold: threshold)
+            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, reusable: reusable)
         let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: writer)
         return WriteTransaction(database: self, core: core)
+    }
+
+    /// After a write transaction that did not commit: gives back the reusable pages it was
+    /// handed (those it took included, pages past its starting count excluded).
+    func restoreFreeList(_ writer: WriterState) {
+        guard !writer.freeListReturned else { return }
+        writer.freeListReturned = true
+        var pages = Set(writer.reusable)
+        pages.formUnion(writer.taken)
+        freeList.reusable = pages.filter { $0 < writer.basePageCount }.sorted(by: >)
     }
 
     // MARK: Closing
@@ -404,7 +460,7 @@ public final class Database: @unchecked Sendable {
     public func close() throws {
         let alreadyClosed = stateLock.withLock { isClosed }
         if alreadyClosed { return }
-        guard writerGate.acquire(timeout: options.busyTimeout) else {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "a writer is still running on \(path)")
         }
         defer { writerGate.release() }

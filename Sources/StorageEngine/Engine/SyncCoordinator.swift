@@ -10,6 +10,26 @@ final class SyncCoordinator: @unchecked Sendable {
     private var synced: UInt64 = 0
     private var syncing = false
     private var failure: StorageError?
+    /// Write transactions begun (waiting for or holding the writer lock) and not yet
+    /// appended: a syncer waits briefly for them so one sync covers their commits too.
+    private var pendingCommitters = 0
+    /// The longest a syncer waits for pending committers, in seconds.
+    private let gatherWindow = 0.000_4
+
+    /// A write transaction is starting.
+    func committerStarted() {
+        condition.lock()
+        pendingCommitters += 1
+        condition.unlock()
+    }
+
+    /// A write transaction appended its frames, or ended without committing.
+    func committerFinished() {
+        condition.lock()
+        pendingCommitters -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
 
     /// Records that the log now holds `sequence` bytes.
     func noteWritten(_ sequence: UInt64) {
@@ -38,6 +58,8 @@ final class SyncCoordinator: @unchecked Sendable {
                 continue
             }
             syncing = true
+            let deadline = Date(timeIntervalSinceNow: gatherWindow)
+            while pendingCommitters > 0 && Date() < deadline { _ = condition.wait(until: deadline) }
             let target = written
             condition.unlock()
             var syncError: StorageError?
@@ -61,21 +83,31 @@ final class SyncCoordinator: @unchecked Sendable {
 final class WriterGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var held = false
+    private var owner: pthread_t?
 
-    func acquire(timeout: Double) -> Bool {
+    /// Takes the lock, waiting up to `timeout` seconds; false on timeout.
+    /// - Throws: `invalidArgument` when the calling thread already holds it (a write,
+    ///   checkpoint, verify or vacuum started inside a write transaction would wait forever).
+    func acquire(timeout: Double) throws -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        if held, let owner, pthread_equal(owner, pthread_self()) != 0 {
+            throw StorageError(
+                .invalidArgument, "a write, checkpoint, verify or vacuum cannot start inside a write transaction")
+        }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while held {
             if !condition.wait(until: deadline) && held { return false }
         }
         held = true
+        owner = pthread_self()
         return true
     }
 
     func release() {
         condition.lock()
         held = false
+        owner = nil
         condition.signal()
         condition.unlock()
     }

@@ -23,6 +23,10 @@ final class TreeState {
 struct FreeEntry: Equatable, Sendable {
     var page: UInt64
     var freedAt: UInt64
+    /// The page was first written after the durable meta (it had a frame in the current log
+    /// when freed), so the page file's image cannot reach it: only snapshots can (F1).
+    /// Kept in memory only; entries read from disk are conservatively false.
+    var bornInLog = false
 }
 
 /// The writer's private state.
@@ -33,8 +37,13 @@ final class WriterState {
     var dirty: [UInt64: Page] = [:]
     /// Free pages reusable in this transaction, largest first (so `popLast` takes the smallest).
     var reusable: [UInt64]
-    /// Free pages not yet reusable (a snapshot or the durable meta may reach them).
-    var held: [FreeEntry]
+    /// Pages taken from `reusable` (to restore the free list if the transaction ends
+    /// without committing).
+    var taken: [UInt64] = []
+    /// The page count the transaction started from.
+    let basePageCount: UInt64
+    /// Set once the free list was handed back to the database (committed or restored).
+    var freeListReturned = false
     /// Committed pages this transaction stopped reaching.
     var freed: [UInt64] = []
     /// Scratch space for building one cell.
@@ -43,19 +52,18 @@ final class WriterState {
     var pathPages: [Page] = []
     /// `pathIndices[i]` is the child index taken from `pathPages[i]`.
     var pathIndices: [Int] = []
+    /// Set when the last put appended to the rightmost leaf of `tree` (at `version`) and
+    /// left that path in `pathPages`, all of it already copied: the next larger key can be
+    /// appended without a descent.
+    var appendHint: (tree: TreeState, version: Int)?
 
-    init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, free: [FreeEntry], threshold: UInt64) {
+    /// A writer starting from `pageCount` pages, allowed to reuse `reusable`.
+    init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, reusable: [UInt64]) {
         self.transaction = transaction
         self.geometry = geometry
         self.pageCount = pageCount
-        var reusable: [UInt64] = []
-        var held: [FreeEntry] = []
-        for entry in free {
-            if entry.freedAt <= threshold { reusable.append(entry.page) } else { held.append(entry) }
-        }
-        reusable.sort(by: >)
+        basePageCount = pageCount
         self.reusable = reusable
-        self.held = held
         scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
     }
 
@@ -66,6 +74,7 @@ final class WriterState {
         let number: UInt64
         if let reused = reusable.popLast() {
             number = reused
+            taken.append(reused)
         } else {
             number = pageCount
             pageCount += 1
@@ -85,6 +94,7 @@ final class WriterState {
         let number: UInt64
         if let reused = reusable.popLast() {
             number = reused
+            taken.append(reused)
         } else {
             number = pageCount
             pageCount += 1
@@ -110,6 +120,44 @@ final class WriterState {
     var hasChanges: Bool { !dirty.isEmpty || !freed.isEmpty }
 }
 
+/// Catalog entries looked up by readers of one committed state, shared so that a short
+/// read transaction does not descend the catalog again.
+final class CatalogCache: @unchecked Sendable {
+    private let lock = Lock()
+    private var transaction: UInt64 = .max
+    /// The page store the entries belong to: a vacuum replaces it without a new transaction id.
+    private var store: ObjectIdentifier?
+    private var entries: [String: (root: UInt64, count: UInt64)] = [:]
+
+    /// Forgets everything (the file was replaced: same transaction id, new page numbers).
+    func clear() {
+        lock.withLock {
+            transaction = .max
+            entries.removeAll()
+        }
+    }
+
+    func lookup(_ name: String, transaction: UInt64, store: PageStore) -> (root: UInt64, count: UInt64)? {
+        lock.withLock {
+            self.transaction == transaction && self.store == ObjectIdentifier(store) ? entries[name] : nil
+        }
+    }
+
+    func store(_ name: String, transaction: UInt64, store: PageStore, root: UInt64, count: UInt64) {
+        lock.withLock {
+            if self.transaction != transaction || self.store != ObjectIdentifier(store) {
+                guard
+                    transaction > self.transaction || self.transaction == .max || self.store != ObjectIdentifier(store)
+                else { return }
+                self.transaction = transaction
+                self.store = ObjectIdentifier(store)
+                entries.removeAll(keepingCapacity: true)
+            }
+            if entries.count < 4_096 { entries[name] = (root, count) }
+        }
+    }
+}
+
 /// What every transaction reads through.
 final class TransactionCore {
     let store: PageStore
@@ -119,12 +167,17 @@ final class TransactionCore {
     var isOpen = true
     let catalog: TreeState
     var trees: [String: TreeState] = [:]
+    let catalogCache: CatalogCache?
 
-    init(store: PageStore, snapshot: CommitState, geometry: Geometry, writer: WriterState?) {
+    init(
+        store: PageStore, snapshot: CommitState, geometry: Geometry, writer: WriterState?,
+        catalogCache: CatalogCache? = nil
+    ) {
         self.store = store
         self.snapshot = snapshot
         self.geometry = geometry
         self.writer = writer
+        self.catalogCache = writer == nil ? catalogCache : nil
         catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
     }
 
@@ -158,6 +211,11 @@ final class TransactionCore {
     func tree(named name: String) throws -> TreeState? {
         try checkOpen()
         if let tree = trees[name] { return tree.deleted ? nil : tree }
+        if let cached = catalogCache?.lookup(name, transaction: snapshot.transaction, store: store) {
+            let tree = TreeState(name: name, root: cached.root, count: cached.count)
+            trees[name] = tree
+            return tree
+        }
         let key = Array(name.utf8)
         guard !key.isEmpty, key.count <= 255 else { throw StorageError(.invalidTreeName, "tree name \"\(name)\"") }
         guard let entry = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
@@ -169,6 +227,7 @@ final class TransactionCore {
         guard root < limit else { throw StorageError.corrupt("tree \"\(name)\" has root page \(root) past the end") }
         let tree = TreeState(name: name, root: root, count: get64(entry, 8))
         trees[name] = tree
+        catalogCache?.store(name, transaction: snapshot.transaction, store: store, root: root, count: tree.count)
         return tree
     }
 }

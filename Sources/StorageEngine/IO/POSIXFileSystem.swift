@@ -15,6 +15,7 @@ public struct POSIXFileSystem: StorageFileSystem {
     /// The real file system.
     public init() {}
 
+    /// Opens (or creates) the file at `path`.
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
         let descriptor = retryingInterrupts { open(path, flags, 0o644) }
@@ -22,18 +23,22 @@ public struct POSIXFileSystem: StorageFileSystem {
         return POSIXFile(descriptor: descriptor, path: path)
     }
 
+    /// Whether a file exists at `path`.
     public func fileExists(atPath path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
+    /// Removes the file at `path`, if any.
     public func removeFile(atPath path: String) throws {
         if unlink(path) != 0 && errno != ENOENT { throw POSIXFileSystem.error("unlink \(path)") }
     }
 
+    /// Renames `source` over `destination`.
     public func renameFile(atPath source: String, toPath destination: String) throws {
         if rename(source, destination) != 0 { throw POSIXFileSystem.error("rename \(source)") }
     }
 
+    /// Makes the directory entries durable.
     public func synchronizeDirectory(atPath path: String) throws {
         let descriptor = retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard descriptor >= 0 else { throw POSIXFileSystem.error("open directory \(path)") }

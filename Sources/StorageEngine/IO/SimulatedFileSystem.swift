@@ -6,6 +6,10 @@
 // `SimulatedFileSystem.Crash`), build the post-crash file system under a crash model,
 // and inject faults (fail the k-th operation once or from k on).
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An in-memory file system with crash simulation and fault injection.
 ///
 /// ```swift
@@ -73,6 +77,8 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         var directory: [String: Inode] = [:]
         var durableDirectory: [String: Inode] = [:]
         var operationCount = 0
+        var countsByKind: [Operation: Int] = [:]
+        var syncLatency: UInt32 = 0
         var crashPoint: Int?
         var crashed = false
         var faultPlan: FaultPlan?
@@ -95,6 +101,16 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
 
     /// How many counted operations have run.
     public var operationCount: Int { withState { $0.operationCount } }
+
+    /// Microseconds every sync takes (slept before it applies, while other threads may
+    /// write), to model a disk's sync latency.
+    public var syncLatency: UInt32 {
+        get { withState { $0.syncLatency } }
+        set { withState { $0.syncLatency = newValue } }
+    }
+
+    /// How many operations of `kind` have run.
+    public func count(of kind: Operation) -> Int { withState { $0.countsByKind[kind] ?? 0 } }
 
     /// Whether the crash point has been reached.
     public var hasCrashed: Bool { withState { $0.crashed } }
@@ -246,6 +262,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
             throw Crash()
         }
         state.operationCount += 1
+        state.countsByKind[operation, default: 0] += 1
         guard var plan = state.faultPlan, plan.operation == nil || plan.operation == operation else { return nil }
         let index = state.matchingCount
         state.matchingCount += 1
@@ -262,6 +279,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         return StorageError(.io, "simulated \(operation) failure (EIO)")
     }
 
+    /// Opens (or creates) the file at `path`.
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         try withState { state in
             if state.crashed { throw Crash() }
@@ -273,10 +291,12 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Whether a file exists at `path`.
     public func fileExists(atPath path: String) -> Bool {
         withState { $0.directory[path] != nil }
     }
 
+    /// Removes the file at `path`, if any.
     public func removeFile(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.remove, in: &state) { throw Self.error(for: fault, .remove) }
@@ -284,6 +304,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Renames `source` over `destination`.
     public func renameFile(atPath source: String, toPath destination: String) throws {
         try withState { state in
             if let fault = try begin(.rename, in: &state) { throw Self.error(for: fault, .rename) }
@@ -293,6 +314,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Makes the directory entries durable.
     public func synchronizeDirectory(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.directorySync, in: &state) { throw Self.error(for: fault, .directorySync) }
@@ -365,6 +387,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     }
 
     func synchronize(_ kind: SyncKind) throws {
+        let latency = system.withState { $0.syncLatency }
+        if latency > 0 { usleep(latency) }
         try system.withState { state in
             if let fault = try system.begin(.sync, in: &state) {
                 // A failed fsync may have written some pages and dropped the rest (A3):

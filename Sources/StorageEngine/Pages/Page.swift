@@ -43,6 +43,10 @@ enum PageHeader {
 final class Page: @unchecked Sendable {
     let bytes: UnsafeMutableRawPointer
     let size: Int
+    /// For immutable (committed) tree pages: each cell's first 8 key bytes as a big-endian
+    /// integer, so a search compares integers in one small array instead of touching a
+    /// scattered cell per probe. Nil on pages a writer may still change.
+    private(set) var prefixes: UnsafeMutablePointer<UInt64>?
 
     init(size: Int) {
         self.size = size
@@ -50,7 +54,27 @@ final class Page: @unchecked Sendable {
         memset(bytes, 0, size)
     }
 
-    deinit { bytes.deallocate() }
+    deinit {
+        bytes.deallocate()
+        prefixes?.deallocate()
+    }
+
+    /// Builds ``prefixes`` for a validated leaf or branch page that will not change again.
+    func buildPrefixes() {
+        guard prefixes == nil, kindByte == PageKind.leaf.rawValue || kindByte == PageKind.branch.rawValue else {
+            return
+        }
+        let count = self.count
+        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: max(count, 1))
+        let leaf = isLeaf
+        for index in 0..<count {
+            let offset = slot(index)
+            let keyOffset = leaf ? offset + LeafCell.headerSize : offset + BranchCell.headerSize
+            let keyCount = leaf ? u16(offset) : u16(offset + 8)
+            table[index] = keyPrefix(UnsafeRawPointer(bytes + keyOffset), keyCount)
+        }
+        prefixes = table
+    }
 
     /// A copy of this page (for copy-on-write).
     func copy() -> Page {
@@ -210,6 +234,18 @@ enum LeafCell {
 /// Branch cell layout: `u64 child, u16 keyLength, key`.
 enum BranchCell {
     static let headerSize = 10
+}
+
+/// A key's first 8 bytes as a big-endian integer, zero-padded: ordering prefixes orders
+/// keys, except that equal prefixes need a full comparison.
+@inline(__always)
+func keyPrefix(_ key: UnsafeRawPointer, _ count: Int) -> UInt64 {
+    if count >= 8 { return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) }
+    var value: UInt64 = 0
+    for index in 0..<count {
+        value |= UInt64(key.load(fromByteOffset: index, as: UInt8.self)) << (56 - 8 * UInt64(index))
+    }
+    return value
 }
 
 /// Byte-wise comparison of two keys (memcmp order, a prefix first).

@@ -42,6 +42,7 @@ final class PageStore: @unchecked Sendable {
             }
         }
         try page.validate(number: number, maximumTransaction: maximumTransaction)
+        page.buildPrefixes()
         insertLocked(page, at: index)
         return page
     }
@@ -71,6 +72,7 @@ final class PageStore: @unchecked Sendable {
     func publish(_ pages: [Page], offsets: [UInt64]) {
         lock.withLock {
             for (page, offset) in zip(pages, offsets) where page.number != 0 {
+                page.buildPrefixes()
                 logIndex[page.number] = offset
                 insertLocked(page, at: Int(page.number))
             }
@@ -81,10 +83,17 @@ final class PageStore: @unchecked Sendable {
     func publishDirect(_ pages: [Page]) {
         lock.withLock {
             for page in pages {
+                page.buildPrefixes()
                 logIndex[page.number] = nil
                 insertLocked(page, at: Int(page.number))
             }
         }
+    }
+
+    /// For each page, whether it has a frame in the current log (was written after the
+    /// durable meta).
+    func logged(_ pages: [UInt64]) -> [Bool] {
+        lock.withLock { pages.map { logIndex[$0] != nil } }
     }
 
     /// The log offset of page `number`'s newest image, if it is in the log.

@@ -95,3 +95,11 @@ enum XXH64 {
         return hash
     }
 }
+
+/// The checksum of SPEC.md §2 (XXH64), for tools and tests that inspect or forge files.
+public enum StorageChecksum {
+    /// XXH64 of `bytes` with `seed`.
+    public static func xxh64(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 {
+        checksum(bytes, seed: seed)
+    }
+}

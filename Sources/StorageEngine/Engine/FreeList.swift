@@ -1,0 +1,78 @@
+// The in-memory free list of the newest committed state (its on-disk forms are the
+// checkpoint's chain and the log's free records, SPEC.md §2.2). Kept split by when each
+// page may be reused (F1), so starting a write transaction costs O(pages that became
+// reusable), not O(free pages).
+
+/// Free pages: reusable now, and held until snapshots and the durable meta allow.
+struct FreeList {
+    /// Reusable now, largest first (`popLast` takes the smallest, keeping the file compact).
+    var reusable: [UInt64] = []
+    /// Held pages first written after the durable meta, ascending `freedAt`, from `bornStart`.
+    private var born: [FreeEntry] = []
+    private var bornStart = 0
+    /// Other held pages, ascending `freedAt`, from `oldStart`.
+    private var old: [FreeEntry] = []
+    private var oldStart = 0
+
+    init() {}
+
+    /// A free list holding `entries` (none reusable until ``release(threshold:snapshotThreshold:reuseLogBorn:)``).
+    init(entries: [FreeEntry]) {
+        for entry in entries.sorted(by: { $0.freedAt < $1.freedAt }) {
+            if entry.bornInLog { born.append(entry) } else { old.append(entry) }
+        }
+    }
+
+    /// Every entry; reusable pages are reported as freed at 0.
+    var entries: [FreeEntry] {
+        var result = reusable.map { FreeEntry(page: $0, freedAt: 0) }
+        result.append(contentsOf: born[bornStart...])
+        result.append(contentsOf: old[oldStart...])
+        return result
+    }
+
+    /// Moves the held pages F1 now allows into ``reusable``.
+    mutating func release(threshold: UInt64, snapshotThreshold: UInt64, reuseLogBorn: Bool) {
+        var moved: [UInt64] = []
+        while oldStart < old.count && old[oldStart].freedAt <= threshold {
+            moved.append(old[oldStart].page)
+            oldStart += 1
+        }
+        let bornLimit = reuseLogBorn ? max(threshold, snapshotThreshold) : threshold
+        while bornStart < born.count && born[bornStart].freedAt <= bornLimit {
+            moved.append(born[bornStart].page)
+            bornStart += 1
+        }
+        if oldStart > 64 && oldStart * 2 > old.count {
+            old.removeFirst(oldStart)
+            oldStart = 0
+        }
+        if bornStart > 64 && bornStart * 2 > born.count {
+            born.removeFirst(bornStart)
+            bornStart = 0
+        }
+        guard !moved.isEmpty else { return }
+        if moved.count > 16 {
+            reusable.append(contentsOf: moved)
+            reusable.sort(by: >)
+            return
+        }
+        for page in moved {
+            var low = 0
+            var high = reusable.count
+            while low < high {
+                let middle = (low + high) / 2
+                if reusable[middle] > page { low = middle + 1 } else { high = middle }
+            }
+            reusable.insert(page, at: low)
+        }
+    }
+
+    /// Records the committed pages transaction `transaction` freed.
+    mutating func append(freed: [UInt64], at transaction: UInt64, bornInLog: [Bool]) {
+        for (page, born) in zip(freed, bornInLog) {
+            let entry = FreeEntry(page: page, freedAt: transaction, bornInLog: born)
+            if born { self.born.append(entry) } else { old.append(entry) }
+        }
+    }
+}
