@@ -10,6 +10,7 @@ extension TransactionCore {
     func findLeaf(root: UInt64, key: UnsafeRawBufferPointer) throws -> (leaf: Page, index: Int, found: Bool)? {
         guard root != 0 else { return nil }
         let keyPointer = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        if writer == nil { return try readerFindLeaf(root: root, key: keyPointer, count: key.count) }
         var page = try self.page(root)
         var depth = 0
         while !page.isLeaf {
@@ -22,6 +23,36 @@ extension TransactionCore {
         }
         let (index, found) = page.leafLowerBound(keyPointer, key.count)
         return (page, index, found)
+    }
+
+    /// ``findLeaf(root:key:)`` for a read transaction: no dirty pages to consult, so the
+    /// whole descent runs under one hold of the page-store lock.
+    private func readerFindLeaf(root: UInt64, key: UnsafeRawPointer, count: Int) throws -> (
+        leaf: Page, index: Int, found: Bool
+    ) {
+        let limit = snapshot.pageCount
+        let maximumTransaction = snapshot.transaction
+        let store = self.store
+        store.lock.lock()
+        defer { store.lock.unlock() }
+        var number = root
+        var depth = 0
+        while true {
+            guard number >= 1 && number < limit else {
+                throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
+            }
+            let page = try store.pageLocked(number, maximumTransaction: maximumTransaction)
+            if page.isLeaf {
+                let (index, found) = page.leafLowerBound(key, count)
+                return (page, index, found)
+            }
+            guard page.kindByte == PageKind.branch.rawValue else {
+                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
+            }
+            depth += 1
+            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            number = page.child(page.branchChildIndex(key, count))
+        }
     }
 
     /// The value stored under `key` in `tree`, or nil.

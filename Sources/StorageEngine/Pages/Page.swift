@@ -46,7 +46,8 @@ final class Page: @unchecked Sendable {
     /// For immutable (committed) tree pages: each cell's first 8 key bytes as a big-endian
     /// integer, so a search compares integers in one small array instead of touching a
     /// scattered cell per probe. Nil on pages a writer may still change.
-    private(set) var prefixes: UnsafeMutablePointer<UInt64>?
+    /// Set once, before the page is shared, so reads need no exclusivity check.
+    @exclusivity(unchecked) private(set) var prefixes: UnsafeMutablePointer<UInt64>?
 
     init(size: Int) {
         self.size = size
