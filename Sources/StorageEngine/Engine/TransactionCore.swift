@@ -68,6 +68,13 @@ final class WriterState {
         basePageCount = pageCount
         self.reusable = reusable
         scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
+        // A one-row commit copies a root-to-leaf path and the catalog leaf: room for that
+        // up front saves the table and arrays regrowing three times in every small commit.
+        dirty.reserveCapacity(8)
+        freed.reserveCapacity(8)
+        taken.reserveCapacity(8)
+        pathPages.reserveCapacity(8)
+        pathIndices.reserveCapacity(8)
     }
 
     deinit { scratch.deallocate() }
@@ -82,7 +89,7 @@ final class WriterState {
             number = pageCount
             pageCount += 1
         }
-        let page = Page(size: geometry.pageSize)
+        let page = Page(size: geometry.pageSize, zeroed: false)
         page.format(kind, number: number)
         page.transaction = transaction
         dirty[number] = page
