@@ -42,6 +42,19 @@ extension TransactionCore {
                 throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
             }
             let page = try store.pageLocked(number, maximumTransaction: maximumTransaction)
+            if page.prefixes != nil {
+                // A validated leaf or branch: its search table answers without the header.
+                if page.tableIsLeaf {
+                    let (index, found) = page.leafLowerBound(key, count)
+                    return (page, index, found)
+                }
+                depth += 1
+                guard depth < maximumTreeDepth else {
+                    throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)")
+                }
+                number = page.tableChild(page.branchChildIndex(key, count))
+                continue
+            }
             if page.isLeaf {
                 let (index, found) = page.leafLowerBound(key, count)
                 return (page, index, found)
@@ -63,20 +76,27 @@ extension TransactionCore {
 
     /// The value of cell `index` of `leaf`.
     func value(of leaf: Page, at index: Int) throws -> [UInt8] {
-        let length = leaf.leafValueLength(index)
-        if leaf.leafIsOverflow(index) { return try readOverflow(first: leaf.leafOverflowPage(index), length: length) }
-        return Array(UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: length))
+        let offset = leaf.leafCellOffset(index)
+        let length = leaf.u32(offset + 3)
+        let payload = UnsafeRawPointer(leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset))
+        if leaf.u8(offset + 2) & 1 == 1 {
+            return try readOverflow(first: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)), length: length)
+        }
+        return Array(UnsafeRawBufferPointer(start: payload, count: length))
     }
 
     /// Calls `body` with the value of cell `index` of `leaf` without copying inline values.
     @inline(__always)
     func withValue<R>(of leaf: Page, at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        let length = leaf.leafValueLength(index)
-        if leaf.leafIsOverflow(index) {
-            let bytes = try readOverflow(first: leaf.leafOverflowPage(index), length: length)
+        let offset = leaf.leafCellOffset(index)
+        let length = leaf.u32(offset + 3)
+        let payload = UnsafeRawPointer(leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset))
+        if leaf.u8(offset + 2) & 1 == 1 {
+            let bytes = try readOverflow(
+                first: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)), length: length)
             return try bytes.withUnsafeBytes(body)
         }
-        return try body(UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: length))
+        return try body(UnsafeRawBufferPointer(start: payload, count: length))
     }
 
     /// Reassembles an overflow chain, checking every page and that the lengths add up.

@@ -47,7 +47,15 @@ final class Page: @unchecked Sendable {
     /// integer, so a search compares integers in one small array instead of touching a
     /// scattered cell per probe. Nil on pages a writer may still change.
     /// Set once, before the page is shared, so reads need no exclusivity check.
+    ///
+    /// The table holds `count` prefixes, then for a leaf each cell's offset (`count`
+    /// entries), for a branch each child page (`count + 1` entries, the leftmost first): a
+    /// lookup on a committed page reads the table and the one cell it wants, never the
+    /// header or the slot array (each a dependent cache miss on a cold page).
     @exclusivity(unchecked) private(set) var prefixes: UnsafeMutablePointer<UInt64>?
+    /// The cell count and kind, copied next to ``prefixes`` when it is built.
+    @exclusivity(unchecked) private(set) var tableCount = 0
+    @exclusivity(unchecked) private(set) var tableIsLeaf = false
 
     /// A page of `size` bytes, zeroed unless the caller overwrites every byte next (a copy,
     /// a full read, or ``format(_:number:)``): clearing 4 KiB twice was a visible part of
@@ -69,14 +77,18 @@ final class Page: @unchecked Sendable {
             return
         }
         let count = self.count
-        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: max(count, 1))
+        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 * count + 1)
         let leaf = isLeaf
         for index in 0..<count {
             let offset = slot(index)
             let keyOffset = leaf ? offset + LeafCell.headerSize : offset + BranchCell.headerSize
             let keyCount = leaf ? u16(offset) : u16(offset + 8)
             table[index] = keyPrefix(UnsafeRawPointer(bytes + keyOffset), keyCount)
+            table[count + index + (leaf ? 0 : 1)] = leaf ? UInt64(offset) : u64(offset)
         }
+        if !leaf { table[count] = link }
+        tableCount = count
+        tableIsLeaf = leaf
         prefixes = table
     }
 
