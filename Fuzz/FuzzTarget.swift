@@ -13,6 +13,8 @@ struct FuzzTarget: Sendable {
 
     static let all: [FuzzTarget] = [
         .randomSelfCheck,
+        .predicateLanguage,
+        .predicateDifferential,
         .engineFile, .engineDifferential, .engineKillChild,
     ]
 }

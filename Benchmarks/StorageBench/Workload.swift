@@ -12,7 +12,11 @@ struct Workload: Sendable {
 
     static let all: [Workload] =
         [
-            .clockSanity
+            .clockSanity,
+            .predicateEvaluate,
+            .predicateSort,
+            .predicateStore,
+            .objectInMemory,
         ] + Workload.engine
 }
 

@@ -13,7 +13,10 @@ public enum FileMutation: String, CaseIterable, Sendable {
         forgeMetaField,
         /// Changes bytes of a page and recomputes the page's checksum, so only the
         /// structural checks stand between the damage and the engine.
-        forgePage
+        forgePage,
+        /// Changes a log frame (header fields or page bytes) and recomputes its page
+        /// checksum and the checksum chain from there on: a well-formed but lying log.
+        forgeLogFrame
 }
 
 extension EngineHarness {
@@ -101,6 +104,36 @@ extension EngineHarness {
             }
             let sum = StorageChecksum.xxh64(Array(data[(base + 8)..<(base + pageSize)]))
             withUnsafeBytes(of: sum.littleEndian) { for index in 0..<8 { data[base + index] = $0[index] } }
+        case .forgeLogFrame:
+            let frameSize = 64 + pageSize
+            let frames = (log.count - 64) / frameSize
+            guard frames > 0 else { break }
+            let frame = random.int(in: 0...(frames - 1))
+            let base = 64 + frame * frameSize
+            for _ in 0..<random.int(in: 1...3) {
+                // Header fields (page number, transaction, flags, roots, page count) or page bytes.
+                let offset =
+                    random.chance(0.4)
+                    ? random.pick([0, 1, 8, 16, 24, 32, 40, 41, 44])
+                    : 64 + (random.chance(0.6) ? random.int(in: 16...63) : random.int(in: 8...(pageSize - 1)))
+                log[base + offset] =
+                    random.chance(0.5) ? UInt8.random(in: 0...255, using: &random) : log[base + offset] ^ 0x01
+            }
+            // Re-seal the page, then the chain from this frame on.
+            let pageSum = StorageChecksum.xxh64(Array(log[(base + 64 + 8)..<(base + frameSize)]))
+            withUnsafeBytes(of: pageSum.littleEndian) { for index in 0..<8 { log[base + 64 + index] = $0[index] } }
+            var previous: UInt64 =
+                frame == 0
+                ? log[16..<24].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+                : log[(base - frameSize + 56)..<(base - frameSize + 64)].enumerated().reduce(0) {
+                    $0 | UInt64($1.element) << (8 * UInt64($1.offset))
+                }
+            for index in frame..<frames {
+                let start = 64 + index * frameSize
+                let sealed = Array(log[start..<(start + 56)]) + Array(log[(start + 64)..<(start + 72)])
+                previous = StorageChecksum.xxh64(sealed, seed: previous)
+                withUnsafeBytes(of: previous.littleEndian) { for byte in 0..<8 { log[start + 56 + byte] = $0[byte] } }
+            }
         case .randomBytesInPage:
             let page = random.int(in: 1...(pages - 1))
             let start = page * pageSize + random.int(in: 0...(pageSize - 1))
@@ -115,8 +148,9 @@ extension EngineHarness {
         options.checkpointOnClose = false
         do {
             let database = try Database.open(at: "hostile.db", options: options)
-            let got = try EngineHarness.contents(of: database)
+            // verify() first: forged pages can hold anything, and only verify judges order.
             _ = try database.verify()
+            let got = try EngineHarness.contents(of: database)
             if mutation == .damageOneMetaSlot || mutation == .truncateLog || mutation == .garbageLogTail {
                 // Decidable: the result must be one of the committed states, never a mixture.
                 guard states.contains(where: { difference(got, $0) == nil }) else {

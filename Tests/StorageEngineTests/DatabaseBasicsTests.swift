@@ -98,3 +98,34 @@ import Testing
         try database.close()
     }
 }
+
+/// The example of the DocC overview (StorageEngine.docc), run as written.
+@Suite struct DocumentationExampleTests {
+    @Test func overviewExampleRuns() throws {
+        let path = DatabaseBasicsTests.temporaryPath("docc")
+        let database = try Database.open(at: path)
+        try database.write { transaction in
+            let people = try transaction.openTree(named: "people")
+            let byAge = try transaction.openTree(named: "people.age")
+            let id: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 42]
+            try people.setValue(Array("Ada Lovelace".utf8), forKey: id)
+            try byAge.setValue([], forKey: [36] + id)
+        }
+        var found: [[UInt8]] = []
+        try database.read { transaction in
+            guard let people = try transaction.tree(named: "people") else { return }
+            let name = try people.value(forKey: [0, 0, 0, 0, 0, 0, 0, 42])
+            #expect(name == Array("Ada Lovelace".utf8))
+            #expect(try people.count == 1)
+            try transaction.tree(named: "people.age")?.scan(from: [30], to: [40]) { key, _ in
+                found.append(Array(key))
+                return true
+            }
+        }
+        #expect(found == [[36, 0, 0, 0, 0, 0, 0, 0, 42]])
+        let generation = try database.snapshot()
+        #expect(try generation.tree(named: "people")?.count == 1)
+        generation.close()
+        try database.close()
+    }
+}

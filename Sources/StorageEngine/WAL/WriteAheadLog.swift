@@ -202,7 +202,9 @@ final class WriteAheadLog: @unchecked Sendable {
                     catalogRoot: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
                     freeListHead: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
                     pageCount: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 40, as: UInt64.self)))
-                guard state.pageCount < MetaSlot.maximumPageCount, state.catalogRoot < state.pageCount,
+                // Page counts never shrink (SPEC.md W2); a later count bounds every earlier one.
+                guard state.pageCount < MetaSlot.maximumPageCount, state.pageCount >= recovery.state.pageCount,
+                    state.catalogRoot < state.pageCount,
                     state.freeListHead < state.pageCount, pending.allSatisfy({ $0.page < state.pageCount }),
                     pendingFreed.allSatisfy({ $0 >= 1 && $0 < state.pageCount })
                 else { break scan }

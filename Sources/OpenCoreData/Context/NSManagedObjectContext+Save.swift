@@ -1,0 +1,212 @@
+// Saving: validate every changed object, then write the changes to the stores as
+// one save request of rows — or, for a child context, into the parent's objects.
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Saves the context's changes: to its parent context when it has one, else to the
+    /// coordinator's stores, atomically.
+    ///
+    /// Delete rules run first, then `willSave()` of each changed object, then
+    /// validation of every inserted, updated and deleted object.
+    ///
+    /// - Throws: the validation error of one object; `NSValidationMultipleErrorsError`
+    ///   (1560) with every error under `NSDetailedErrorsKey` when there are several;
+    ///   a store error (for example `NSManagedObjectMergeError`, 133020) otherwise.
+    ///   Nothing is saved when it throws.
+    public func save() throws {
+        processPendingChanges()
+        guard hasChanges else { return }
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self, userInfo: nil)
+        for object in inserted { object.willSave() }
+        for object in updated where object.hasDirtySlots { object.willSave() }
+        for object in deleted { object.willSave() }
+        processPendingChanges()
+        try validatePendingChanges()
+
+        let savedInserted = Array(inserted)
+        let savedUpdated = updated.filter { $0.hasDirtySlots }
+        let savedDeleted = Array(deleted)
+        if let parent {
+            try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
+            settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
+        } else {
+            let versions = try writeChangesToStores(
+                inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
+            settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: versions)
+        }
+        let changes = SavedChanges(
+            inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
+            deleted: savedDeleted.map(\.objectID))
+        var info: [AnyHashable: Any] = [
+            NSInsertedObjectsKey: Set(savedInserted), NSUpdatedObjectsKey: Set(savedUpdated),
+            NSDeletedObjectsKey: Set(savedDeleted),
+        ]
+        info[SavedChanges.userInfoKey] = changes
+        for object in savedInserted { object.didSave() }
+        for object in savedUpdated { object.didSave() }
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info)
+        notifyAutomaticMerging(changes)
+    }
+
+    private func validatePendingChanges() throws {
+        var errors: [Error] = []
+        func collect(_ body: () throws -> Void) {
+            do { try body() } catch {
+                let nsError = error as NSError
+                if nsError.domain == NSCocoaErrorDomain, nsError.code == NSValidationMultipleErrorsError,
+                    let details = nsError.userInfo[NSDetailedErrorsKey] as? [Error]
+                {
+                    errors.append(contentsOf: details)
+                } else {
+                    errors.append(error)
+                }
+            }
+        }
+        for object in inserted { collect { try object.validateForInsert() } }
+        for object in updated where object.hasDirtySlots { collect { try object.validateForUpdate() } }
+        for object in deleted { collect { try object.validateForDelete() } }
+        if let error = CoreDataError.combining(errors) { throw error }
+    }
+
+    /// Builds one save request of rows and hands it to the coordinator; returns the new row versions.
+    private func writeChangesToStores(
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]
+    ) throws -> [NSManagedObjectID: Int64] {
+        guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
+        let newObjects = inserted.filter { $0.objectID.isTemporaryID }
+        var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+        var permanentIDs: [NSManagedObjectID] = []
+        if !newObjects.isEmpty {
+            permanentIDs = try coordinator.obtainPermanentIDs(for: newObjects.map(\.entity))
+            guard permanentIDs.count == newObjects.count else {
+                throw CoreDataError.make(
+                    NSPersistentStoreSaveError, "the store returned the wrong number of object IDs")
+            }
+            // Only relationships need the temporary-to-permanent map.
+            if newObjects.first(where: { !$0.layout.relationshipSlots.isEmpty }) != nil {
+                mapping.reserveCapacity(permanentIDs.count)
+                for (object, id) in zip(newObjects, permanentIDs) { mapping[object.objectID] = id }
+            }
+        }
+        var request = StoreSaveRequest()
+        request.transactionAuthor = transactionAuthor
+        request.contextName = name
+        request.mergePolicyType = (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType
+        request.checksVersions = request.mergePolicyType == .errorMergePolicyType
+        request.insertedRows.reserveCapacity(inserted.count)
+        for (index, object) in newObjects.enumerated() {
+            request.insertedRows.append(
+                StoreRow(objectID: permanentIDs[index], version: 0, values: try object.storeValues(mapping: mapping)))
+        }
+        for object in inserted where !object.objectID.isTemporaryID {
+            request.insertedRows.append(
+                StoreRow(objectID: object.objectID, version: 0, values: try object.storeValues(mapping: mapping)))
+        }
+        for object in updated where !object.objectID.isTemporaryID {
+            var changes: [(slot: Int, value: StoreValue)] = []
+            for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
+                if object.layout.properties[slot].isTransient { continue }
+                changes.append((slot, try object.storeValue(slot: slot, mapping: mapping)))
+            }
+            if changes.isEmpty { continue }
+            request.updatedRows.append(
+                StoreRowUpdate(objectID: object.objectID, expectedVersion: object.version, changes: changes))
+        }
+        for object in deleted where !object.objectID.isTemporaryID {
+            request.deletedObjects.append((object.objectID, object.version))
+        }
+        let result = try coordinator.save(request)
+        registry.reserveCapacity(registry.count + newObjects.count)
+        for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: id) }
+        return result.versions
+    }
+
+    /// Applies this child's changes to `parent`'s objects, on the parent's queue.
+    private func pushChanges(
+        into parent: NSManagedObjectContext, inserted: [NSManagedObject], updated: [NSManagedObject],
+        deleted: [NSManagedObject]
+    ) throws {
+        let work = UncheckedBox((inserted, updated, deleted))
+        parent.performAndWait {
+            let (inserted, updated, deleted) = work.value
+            for object in inserted where parent.registry[object.objectID] == nil {
+                let copy = type(of: object).init(entity: object.entity, insertInto: nil)
+                copy.setObjectID(object.objectID)
+                copy.values = copy.layout.defaultValues
+                copy.faultFlag = false
+                copy.managedObjectContext = parent
+                copy.insertedFlag = true
+                parent.registry[copy.objectID] = copy
+                parent.inserted.insert(copy)
+                parent.noticeInserted.insert(copy)
+            }
+            for object in inserted + updated {
+                let target = parent.object(with: object.objectID)
+                let slots: [Int] =
+                    object.insertedFlag
+                    ? Array(object.values.indices)
+                    : object.dirtySlots.indices.filter { object.dirtySlots[$0] }
+                for slot in slots {
+                    target.storeSlot(slot, parent.translate(object.values[slot], slot: slot, of: object))
+                }
+            }
+            for object in deleted {
+                parent.delete(parent.object(with: object.objectID))
+            }
+            parent.processPendingChanges()
+        }
+    }
+
+    /// A child's slot value as this context's value: objects replaced by this context's ones.
+    private func translate(_ value: Any?, slot: Int, of object: NSManagedObject) -> Any? {
+        guard object.layout.relationshipBySlot[slot] != nil else { return value }
+        switch value {
+        case let destination as NSManagedObject:
+            return self.object(with: destination.objectID)
+        case let set as Set<NSManagedObject>:
+            return Set(set.map { self.object(with: $0.objectID) })
+        case let array as [NSManagedObject]:
+            return array.map { self.object(with: $0.objectID) }
+        case let unresolved as UnresolvedRelationship:
+            return unresolved
+        default:
+            return value
+        }
+    }
+
+    /// Marks the saved changes as committed in this context.
+    private func settleAfterSave(
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject],
+        versions: [NSManagedObjectID: Int64]
+    ) {
+        for object in inserted {
+            object.insertedFlag = false
+            object.dirtySlots = []
+            object.committed = object.values
+            object.version = 1
+        }
+        for object in updated {
+            object.updatedFlag = false
+            object.dirtySlots = []
+            object.committed = object.values
+            if let version = versions[object.objectID] { object.version = version }
+        }
+        for object in deleted {
+            registry[object.objectID] = nil
+            object.managedObjectContext = nil
+            object.deletedFlag = false
+        }
+        self.inserted = []
+        for object in self.updated { object.updatedFlag = false }
+        self.updated = []
+        self.deleted = []
+    }
+}
+
+/// The object IDs a save changed, as carried in its DidSave notification.
+struct SavedChanges: @unchecked Sendable {
+    static let userInfoKey = "OpenCoreDataSavedObjectIDs"
+    let inserted: [NSManagedObjectID]
+    let updated: [NSManagedObjectID]
+    let deleted: [NSManagedObjectID]
+}

@@ -1,0 +1,341 @@
+// The coordinator: one model, its stores, and the single gate every row passes
+// through. It serializes calls into its stores, so contexts on many threads can
+// share it and stores need no locking of their own.
+import Foundation
+
+/// Connects contexts to the persistent stores holding a model's objects.
+///
+/// ```swift
+/// let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+/// let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+/// context.persistentStoreCoordinator = coordinator
+/// ```
+open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    /// The model of the coordinator's stores; immutable from now on.
+    public let managedObjectModel: NSManagedObjectModel
+    /// The coordinator's name, for debugging.
+    open var name: String?
+    private let lock = NSRecursiveLock()
+    private var stores: [NSPersistentStore] = []
+    private var mergingContexts: [WeakContext] = []
+
+    nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
+        NSInMemoryStoreType: NSInMemoryStore.self
+    ]
+    private static let registryLock = NSLock()
+
+    /// A coordinator for `model`; the model becomes immutable.
+    public init(managedObjectModel model: NSManagedObjectModel) {
+        self.managedObjectModel = model
+        model.freeze()
+        super.init()
+    }
+
+    // MARK: Store types
+
+    /// Makes `storeClass` the store of type `storeType` (nil unregisters it).
+    open class func registerStoreClass(_ storeClass: AnyClass?, type storeType: String) {
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        storeClasses[storeType] = storeClass as? NSPersistentStore.Type
+    }
+
+    /// The registered store types.
+    open class var registeredStoreTypes: [String: NSValue] {
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        return Dictionary(uniqueKeysWithValues: storeClasses.keys.map { ($0, NSValue()) })
+    }
+
+    static func storeClass(for type: String) throws -> NSPersistentStore.Type {
+        registryLock.lock()
+        let found = storeClasses[type]
+        registryLock.unlock()
+        guard let found else {
+            throw CoreDataError.make(
+                NSPersistentStoreInvalidTypeError,
+                "unknown or not yet available persistent store type '\(type)' (available: "
+                    + "\(registeredStoreTypes.keys.sorted().joined(separator: ", ")))",
+                userInfo: [NSStoreTypeKey: type])
+        }
+        return found
+    }
+
+    /// The metadata of the store of `storeType` at `url`, without adding it.
+    ///
+    /// - Throws: `NSPersistentStoreInvalidTypeError` for an unknown type; the store's error.
+    open class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]?)
+        throws -> [String: Any]
+    {
+        try storeClass(for: storeType).metadataForPersistentStore(with: url)
+    }
+
+    // MARK: Stores
+
+    /// The coordinator's stores.
+    open var persistentStores: [NSPersistentStore] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stores
+    }
+
+    /// Adds a store of `storeType` at `url` (nil for the in-memory store).
+    ///
+    /// - Throws: `NSPersistentStoreInvalidTypeError` (134000) for an unknown store type;
+    ///   the store's error when it cannot open.
+    @discardableResult
+    open func addPersistentStore(
+        ofType storeType: String, configurationName configuration: String?, at url: URL?,
+        options: [AnyHashable: Any]?
+    ) throws -> NSPersistentStore {
+        let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
+        let store = type.init(
+            persistentStoreCoordinator: self, configurationName: configuration,
+            at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)
+        try store.loadMetadata()
+        lock.lock()
+        stores.append(store)
+        lock.unlock()
+        store.didAdd(to: self)
+        return store
+    }
+
+    /// Adds the store `description` describes and calls `completionHandler` with any error.
+    open func addPersistentStore(
+        with description: NSPersistentStoreDescription,
+        completionHandler: (NSPersistentStoreDescription, Error?) -> Void
+    ) {
+        do {
+            var options = description.options as [AnyHashable: Any]
+            if description.isReadOnly { options[NSReadOnlyPersistentStoreOption] = true }
+            options[NSMigratePersistentStoresAutomaticallyOption] = description.shouldMigrateStoreAutomatically
+            options[NSInferMappingModelAutomaticallyOption] = description.shouldInferMappingModelAutomatically
+            try addPersistentStore(
+                ofType: description.type, configurationName: description.configuration, at: description.url,
+                options: options)
+            completionHandler(description, nil)
+        } catch {
+            completionHandler(description, error)
+        }
+    }
+
+    /// Removes `store`; it closes its files.
+    ///
+    /// - Throws: `NSPersistentStoreOperationError` when the store is not the coordinator's.
+    open func remove(_ store: NSPersistentStore) throws {
+        lock.lock()
+        let index = stores.firstIndex { $0 === store }
+        if let index { stores.remove(at: index) }
+        lock.unlock()
+        guard index != nil else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store is not one of this coordinator's")
+        }
+        store.willRemove(from: self)
+    }
+
+    /// Copies every object of `store` into a new store of `storeType` at `url`, adds the new
+    /// store and removes `store`. Objects get new IDs in the new store; relationships follow.
+    ///
+    /// Contexts holding objects of the old store should be reset afterwards.
+    ///
+    /// - Throws: `NSPersistentStoreOperationError` when `store` is not the coordinator's;
+    ///   `NSPersistentStoreInvalidTypeError` for an unknown type; a store error. On error
+    ///   the new store is removed again and `store` stays.
+    /// - Complexity: O(rows) in memory.
+    @discardableResult
+    open func migratePersistentStore(
+        _ store: NSPersistentStore, to url: URL, options: [AnyHashable: Any]? = nil, type storeType: String
+    ) throws -> NSPersistentStore {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store is not one of this coordinator's")
+        }
+        let destination = try addPersistentStore(
+            ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+        do {
+            try withStores { try copyRows(from: store, to: destination) }
+        } catch {
+            try? remove(destination)
+            throw error
+        }
+        try remove(store)
+        return destination
+    }
+
+    private func copyRows(from source: NSPersistentStore, to destination: NSPersistentStore) throws {
+        var rows: [StoreRow] = []
+        for entity in managedObjectModel.entities where !entity.isAbstract {
+            let request = NSFetchRequest<NSFetchRequestResult>()
+            request.entity = entity
+            request.includesSubentities = false
+            rows += try source.fetchRows(request)
+        }
+        let newIDs = try destination.obtainPermanentIDs(for: rows.map(\.objectID.entity))
+        guard newIDs.count == rows.count else {
+            throw CoreDataError.make(NSMigrationError, "the destination store returned the wrong number of object IDs")
+        }
+        var map: [NSManagedObjectID: NSManagedObjectID] = [:]
+        for (row, id) in zip(rows, newIDs) { map[row.objectID] = id }
+        var request = StoreSaveRequest()
+        for (row, id) in zip(rows, newIDs) {
+            let layout = row.objectID.entity.layout
+            var values = row.values
+            for slot in values.indices {
+                let relationship = slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot] : nil
+                switch values[slot] {
+                case .objectID(let old):
+                    if let new = map[old] {
+                        values[slot] = .objectID(new)
+                    } else if relationship != nil {
+                        values[slot] = .null
+                    }
+                case .objectIDs(let old):
+                    values[slot] = .objectIDs(old.compactMap { map[$0] })
+                case .unresolved:
+                    if let relationship {
+                        let old = try source.objectIDs(forRelationship: relationship, of: row.objectID)
+                        values[slot] = .objectIDs(old.compactMap { map[$0] })
+                    }
+                default:
+                    break
+                }
+            }
+            request.insertedRows.append(StoreRow(objectID: id, version: 0, values: values))
+        }
+        _ = try destination.save(request)
+    }
+
+    /// The store at `url`, if the coordinator has one.
+    open func persistentStore(for url: URL) -> NSPersistentStore? {
+        persistentStores.first { $0.url?.standardizedFileURL == url.standardizedFileURL }
+    }
+
+    /// The metadata of `store`.
+    open func metadata(for store: NSPersistentStore) -> [String: Any] {
+        store.metadata ?? [:]
+    }
+
+    /// Replaces the metadata of `store` (saved with its next save).
+    open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        store.metadata = metadata ?? [:]
+    }
+
+    /// The object ID a URI from `uriRepresentation()` names, if one of the stores holds it.
+    open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host else { return nil }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()) else { return nil }
+        guard let store = persistentStores.first(where: { $0.identifier == host }),
+            let entity = managedObjectModel.entitiesByName[parts[0]]
+        else { return nil }
+        return store.newObjectID(for: entity, key: key)
+    }
+
+    // MARK: Rows (what contexts call)
+
+    private func withStores<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    private func storesFor(_ request: NSPersistentStoreRequest) -> [NSPersistentStore] {
+        request.affectedStores ?? stores
+    }
+
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+        try withStores {
+            var rows: [StoreRow] = []
+            for store in storesFor(request) { rows.append(contentsOf: try store.fetchRows(request)) }
+            return rows
+        }
+    }
+
+    func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
+        try withStores {
+            try storesFor(request).reduce(0) { $0 + (try $1.countRows(request)) }
+        }
+    }
+
+    func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        guard let store = objectID.persistentStore else { return nil }
+        return try withStores { stores.contains { $0 === store } ? try store.row(for: objectID) : nil }
+    }
+
+    func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) throws
+        -> [NSManagedObjectID]
+    {
+        guard let store = objectID.persistentStore else { return [] }
+        return try withStores { try store.objectIDs(forRelationship: relationship, of: objectID) }
+    }
+
+    /// New permanent IDs in the first store (the store new objects are assigned to).
+    func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
+        try withStores {
+            guard let store = stores.first else {
+                throw CoreDataError.make(
+                    NSPersistentStoreSaveError, "the coordinator has no persistent store to save objects in")
+            }
+            return try store.obtainPermanentIDs(for: entities)
+        }
+    }
+
+    /// Splits a save by store and applies it.
+    func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        try withStores {
+            if stores.count == 1, let store = stores.first, belongsEntirely(request, to: store) {
+                return try store.save(request)
+            }
+            var byStore: [ObjectIdentifier: StoreSaveRequest] = [:]
+            func part(_ store: NSPersistentStore?) -> ObjectIdentifier? {
+                guard let store else { return nil }
+                if byStore[ObjectIdentifier(store)] == nil {
+                    var empty = StoreSaveRequest()
+                    empty.checksVersions = request.checksVersions
+                    empty.mergePolicyType = request.mergePolicyType
+                    empty.transactionAuthor = request.transactionAuthor
+                    empty.contextName = request.contextName
+                    byStore[ObjectIdentifier(store)] = empty
+                }
+                return ObjectIdentifier(store)
+            }
+            for row in request.insertedRows {
+                if let key = part(row.objectID.persistentStore) { byStore[key]?.insertedRows.append(row) }
+            }
+            for update in request.updatedRows {
+                if let key = part(update.objectID.persistentStore) { byStore[key]?.updatedRows.append(update) }
+            }
+            for deletion in request.deletedObjects {
+                if let key = part(deletion.objectID.persistentStore) { byStore[key]?.deletedObjects.append(deletion) }
+            }
+            var result = StoreSaveResult()
+            for store in stores {
+                guard let part = byStore[ObjectIdentifier(store)], !part.isEmpty else { continue }
+                let saved = try store.save(part)
+                result.versions.merge(saved.versions) { _, new in new }
+            }
+            return result
+        }
+    }
+
+    private func belongsEntirely(_ request: StoreSaveRequest, to store: NSPersistentStore) -> Bool {
+        request.insertedRows.allSatisfy { $0.objectID.persistentStore === store }
+            && request.updatedRows.allSatisfy { $0.objectID.persistentStore === store }
+            && request.deletedObjects.allSatisfy { $0.objectID.persistentStore === store }
+    }
+
+    // MARK: Automatic merging
+
+    func registerAutomaticMerging(_ context: NSManagedObjectContext) {
+        withStores {
+            mergingContexts.removeAll { $0.context == nil || $0.context === context }
+            mergingContexts.append(WeakContext(context: context))
+        }
+    }
+
+    var automaticallyMergingContexts: [NSManagedObjectContext] {
+        withStores {
+            mergingContexts.compactMap(\.context).filter { $0.automaticallyMergesChangesFromParent && $0.parent == nil }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+// The fetch path, in one place. A fetch runs these stages in order:
+//
+//   1. resolve      the request's entity (unknown name: a thrown error)
+//   2. candidates   the coordinator's stores return matching ROWS (the store
+//                   evaluates the predicate, compiled for the entity, on StoreRowView)
+//   3. pending      with includesPendingChanges: objects inserted or updated in this
+//                   context or its ancestors are re-evaluated in memory; deleted ones
+//                   drop out
+//   4. materialize  rows become registered objects (or stay IDs)
+//   5. sort         sortDescriptors, compiled for the entity (sortResults)
+//   6. window       fetchOffset, then fetchLimit (dictionary results: after grouping)
+//   7. shape        resultType: objects, object IDs, dictionaries
+//                   (FetchDictionaryResults.swift) or a count
+//
+// Stores return every matching row; limit and offset are applied here, after pending
+// changes are merged. fetchBatchSize is accepted and does not change results.
+import Foundation
+
+/// Predicate evaluation and entity sets shared by stores and contexts.
+enum FetchEvaluation {
+    /// Whether `object` satisfies `predicate`. The one place fetches evaluate predicates.
+    static func matches(_ predicate: NSPredicate, _ object: Any?) throws -> Bool {
+        try predicate.evaluateThrowing(with: object)
+    }
+
+    /// `predicate` compiled for the objects and rows of `entity` (keys resolved to slots).
+    ///
+    /// - Throws: the predicate's parse error; `KeyValueCodingError.unknownKey` for a key the
+    ///   entity does not have.
+    static func compile(_ predicate: NSPredicate, for entity: NSEntityDescription) throws -> CompiledPredicate {
+        try predicate.compiled(for: entity.frozenLayoutIfAny)
+    }
+
+    /// `entity` and, when asked, all of its sub-entities, depth first.
+    static func entities(_ entity: NSEntityDescription, includingSubentities: Bool) -> [NSEntityDescription] {
+        guard includingSubentities else { return [entity] }
+        var result: [NSEntityDescription] = [entity]
+        var index = 0
+        while index < result.count {
+            result.append(contentsOf: result[index].subentities)
+            index += 1
+        }
+        return result
+    }
+}
+
+/// One candidate result: an object ID, with its store row when it came from a store.
+struct FetchCandidate {
+    let objectID: NSManagedObjectID
+    let row: StoreRow?
+    var object: NSManagedObject?
+}
+
+extension NSManagedObjectContext {
+    /// The objects (or IDs, dictionaries, count) matching `request`.
+    ///
+    /// - Throws: `NSCoreDataError` (134060) for an entity the model lacks; the store's
+    ///   error; `NSCoreDataError` when `ResultType` does not match the result type.
+    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        let results = try executeFetch(request.untyped())
+        var typed: [T] = []
+        typed.reserveCapacity(results.count)
+        for result in results {
+            guard let value = result as? T else {
+                throw CoreDataError.make(
+                    NSCoreDataError,
+                    "fetch: a result of type \(type(of: result)) does not match the request's result type \(T.self)")
+            }
+            typed.append(value)
+        }
+        return typed
+    }
+
+    /// The number of objects `request` would return.
+    ///
+    /// - Throws: as ``fetch(_:)``.
+    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        let untyped = request.untyped()
+        processPendingChanges()
+        _ = try resolveEntity(of: untyped)
+        let coordinator = try requireCoordinator()
+        if !untyped.includesPendingChanges || !chainHasChanges(), untyped.fetchOffset == 0, untyped.fetchLimit == 0 {
+            return try coordinator.countRows(untyped)
+        }
+        return window(try candidates(for: untyped), offset: untyped.fetchOffset, limit: untyped.fetchLimit).count
+    }
+
+    /// Executes `request` and returns results shaped by its result type.
+    func executeFetch(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [Any] {
+        var candidates = try candidates(for: request)
+        let needsObjects =
+            request.resultType == .managedObjectResultType || request.resultType == .dictionaryResultType
+            || !(request.sortDescriptors ?? []).isEmpty
+        if needsObjects { materialize(&candidates) }
+        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+            candidates = try sortResults(candidates, by: descriptors, entity: try resolveEntity(of: request))
+        }
+        if request.resultType == .dictionaryResultType {
+            // Groups form before the window: limit and offset count dictionaries.
+            let dictionaries = try dictionaryResults(candidates.compactMap(\.object), request)
+            let start = min(max(request.fetchOffset, 0), dictionaries.count)
+            let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, dictionaries.count) : dictionaries.count
+            return Array(dictionaries[start..<end])
+        }
+        candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
+        switch request.resultType {
+        case .managedObjectIDResultType:
+            return candidates.map(\.objectID)
+        case .countResultType:
+            return [NSNumber(value: candidates.count)]
+        default:
+            return candidates.compactMap(\.object)
+        }
+    }
+
+    // MARK: Stages 1-3
+
+    private func requireCoordinator() throws -> NSPersistentStoreCoordinator {
+        guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
+        return coordinator
+    }
+
+    func resolveEntity(of request: NSFetchRequest<NSFetchRequestResult>) throws -> NSEntityDescription {
+        let coordinator = try requireCoordinator()
+        if let entity = request.storage.entity { return entity }
+        guard let name = request.storage.entityName else {
+            throw CoreDataError.make(NSCoreDataError, "fetch request has neither an entity nor an entity name")
+        }
+        guard let entity = coordinator.managedObjectModel.entitiesByName[name] else {
+            throw CoreDataError.make(
+                NSCoreDataError, "fetch request names entity '\(name)', which the model does not have",
+                userInfo: ["entityName": name])
+        }
+        request.storage.entity = entity
+        return entity
+    }
+
+    /// Stages 1-3: the IDs (and rows) of the matching objects, store rows first, then pending inserts.
+    func candidates(for request: NSFetchRequest<NSFetchRequestResult>) throws -> [FetchCandidate] {
+        processPendingChanges()
+        let entity = try resolveEntity(of: request)
+        let coordinator = try requireCoordinator()
+        let rows = try coordinator.fetchRows(request)
+        guard request.includesPendingChanges else {
+            return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
+        }
+        let pending = pendingChanges()
+        var result: [FetchCandidate] = []
+        result.reserveCapacity(rows.count)
+        for row in rows where !pending.deleted.contains(row.objectID) && !pending.changed.contains(row.objectID) {
+            result.append(FetchCandidate(objectID: row.objectID, row: row, object: nil))
+        }
+        let family = Set(
+            FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities).map(
+                ObjectIdentifier.init))
+        for id in pending.changedInOrder where family.contains(ObjectIdentifier(id.entity)) {
+            if pending.deleted.contains(id) { continue }
+            let object = self.object(with: id)
+            if object.deletedFlag { continue }
+            if let predicate = request.predicate, !(try FetchEvaluation.matches(predicate, object)) { continue }
+            result.append(FetchCandidate(objectID: id, row: nil, object: object))
+        }
+        return result
+    }
+
+    /// Whether this context or an ancestor has unsaved changes.
+    func chainHasChanges() -> Bool {
+        if hasChanges { return true }
+        guard let parent else { return false }
+        return parent.performAndWait { parent.chainHasChanges() }
+    }
+
+    /// IDs inserted or updated (in order, inserted first) and deleted, in this context and its ancestors.
+    func pendingChanges() -> (
+        changedInOrder: [NSManagedObjectID], changed: Set<NSManagedObjectID>,
+        deleted: Set<NSManagedObjectID>
+    ) {
+        var order: [NSManagedObjectID] = []
+        var changed: Set<NSManagedObjectID> = []
+        var deletedIDs: Set<NSManagedObjectID> = []
+        if let parent {
+            let inherited = parent.performAndWait { parent.pendingChanges() }
+            order = inherited.changedInOrder
+            changed = inherited.changed
+            deletedIDs = inherited.deleted
+        }
+        for object in inserted where changed.insert(object.objectID).inserted { order.append(object.objectID) }
+        for object in updated where object.hasDirtySlots && changed.insert(object.objectID).inserted {
+            order.append(object.objectID)
+        }
+        for object in deleted { deletedIDs.insert(object.objectID) }
+        return (order, changed, deletedIDs)
+    }
+
+    // MARK: Stages 4-7
+
+    /// Stage 4: turns rows into registered objects (a registered object keeps its state).
+    func materialize(_ candidates: inout [FetchCandidate]) {
+        for index in candidates.indices where candidates[index].object == nil {
+            let id = candidates[index].objectID
+            let object = self.object(with: id)
+            if object.faultFlag, parent == nil, let row = candidates[index].row {
+                fill(object, values: row.values, version: row.version)
+            }
+            candidates[index].object = object
+        }
+    }
+
+    /// Stage 5: orders candidates by `descriptors` (a stable sort, compiled for the entity).
+    func sortResults(_ candidates: [FetchCandidate], by descriptors: [NSSortDescriptor], entity: NSEntityDescription)
+        throws -> [FetchCandidate]
+    {
+        let compiled = try CompiledSortDescriptors(descriptors, schema: entity.frozenLayoutIfAny)
+        let objects = try compiled.sort(records: candidates.compactMap(\.object))
+        var byObject: [ObjectIdentifier: FetchCandidate] = [:]
+        byObject.reserveCapacity(candidates.count)
+        for candidate in candidates {
+            if let object = candidate.object { byObject[ObjectIdentifier(object)] = candidate }
+        }
+        return objects.compactMap { byObject[ObjectIdentifier($0)] }
+    }
+
+    /// Stage 6: skips `offset` candidates and keeps at most `limit` (0: all).
+    func window(_ candidates: [FetchCandidate], offset: Int, limit: Int) -> [FetchCandidate] {
+        let start = min(max(offset, 0), candidates.count)
+        let end = limit > 0 ? min(start + limit, candidates.count) : candidates.count
+        if start == 0 && end == candidates.count { return candidates }
+        return Array(candidates[start..<end])
+    }
+
+}
+
+/// A request that knows how to execute itself in a context: history, batch and
+/// asynchronous requests conform to it and plug into `execute(_:)`.
+protocol ContextExecutableRequest {
+    /// Runs the request in `context` and returns its result.
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult
+}
+
+/// The result of executing a fetch request through `execute(_:)`: the fetched objects.
+public final class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreResult, @unchecked Sendable {
+    /// The fetched results.
+    public let finalResult: [ResultType]?
+
+    init(finalResult: [ResultType]?) {
+        self.finalResult = finalResult
+        super.init()
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Executes `request` in the context and returns its result.
+    ///
+    /// A fetch request returns an `NSAsynchronousFetchResult` holding its results;
+    /// other request kinds return their own result type.
+    ///
+    /// - Throws: `NSPersistentStoreUnsupportedRequestTypeError` (134091) for a request kind
+    ///   no store implements yet; the request's own errors.
+    public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+        if let executable = request as? ContextExecutableRequest { return try executable.execute(in: self) }
+        if let fetch = request as? NSFetchRequest<NSFetchRequestResult> {
+            return NSAsynchronousFetchResult<NSFetchRequestResult>(
+                finalResult: try executeFetch(fetch).compactMap { $0 as? NSFetchRequestResult })
+        }
+        throw CoreDataError.make(
+            NSPersistentStoreUnsupportedRequestTypeError,
+            "execute(_:): requests of type \(type(of: request)) are not supported yet")
+    }
+}

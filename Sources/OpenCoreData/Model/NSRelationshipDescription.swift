@@ -1,0 +1,49 @@
+// A relationship: a reference from one entity's objects to another's.
+import Foundation
+
+/// A reference from the objects of one entity to objects of another (or the same) entity.
+///
+/// A relationship with `maxCount == 1` is to-one; any other `maxCount` (0 means no
+/// limit) makes it to-many. Set `inverseRelationship` on both sides: contexts keep
+/// the two sides consistent on every edit.
+open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The entity of the objects this relationship points to.
+    open weak var destinationEntity: NSEntityDescription? {
+        willSet { assertEditable("destinationEntity") }
+    }
+    /// The relationship on the destination that points back.
+    open weak var inverseRelationship: NSRelationshipDescription? {
+        willSet { assertEditable("inverseRelationship") }
+    }
+    /// The smallest number of destinations a valid object has (to-many).
+    open var minCount: Int = 0 {
+        willSet { assertEditable("minCount") }
+    }
+    /// The largest number of destinations a valid object has; 0 means no limit, 1 means to-one.
+    open var maxCount: Int = 1 {
+        willSet { assertEditable("maxCount") }
+    }
+    /// What deleting the source object does to the destinations.
+    open var deleteRule: NSDeleteRule = .nullifyDeleteRule {
+        willSet { assertEditable("deleteRule") }
+    }
+    /// Whether a to-many relationship keeps its destinations in order (`NSOrderedSet`).
+    open var isOrdered: Bool = false {
+        willSet { assertEditable("isOrdered") }
+    }
+
+    /// Whether this relationship holds any number of destinations.
+    open var isToMany: Bool { maxCount != 1 }
+
+    /// Creates a to-one relationship with no destination.
+    public override init() {
+        super.init()
+    }
+
+    override var versionHashComponents: [String] {
+        super.versionHashComponents + [
+            "relationship", destinationEntity?.name ?? "", inverseRelationship?.name ?? "",
+            String(minCount), String(maxCount), String(isOrdered),
+        ]
+    }
+}

@@ -1,0 +1,203 @@
+// @Managed: typed properties of managed object subclasses, where Core Data uses
+// @NSManaged (which needs the Objective-C runtime).
+//
+// The wrapper's static enclosing-instance subscript receives the storage key path,
+// not the property's name. The name is found once per key path: a marker is written
+// into that storage, the object is reflected with Mirror, and the child holding the
+// marker names the property ("_age" -> "age"). The slot number is then cached per
+// (key path, entity layout) pair, by identity. (Caching it in each object's storage
+// was slower: reading and writing through a class key path costs more than the
+// shared lookup, and most objects are touched only a few times.)
+import Foundation
+import Synchronization
+
+/// A typed property of a managed object subclass, backed by the entity's property of the same name.
+///
+/// ```swift
+/// final class Employee: NSManagedObject {
+///     @Managed var name: String?
+///     @Managed var age: Int16
+///     @Managed var company: Company?
+///     @Managed var projects: Set<Project>
+/// }
+/// ```
+///
+/// Attributes use their Swift type (optional or not); to-one relationships the
+/// destination class, optional; to-many relationships `Set<Destination>`
+/// (ordered: `NSOrderedSet`). Assigning a relationship keeps its inverse consistent.
+/// A non-optional property reads the type's zero value while it has none.
+@propertyWrapper
+public struct Managed<Value>: ManagedStorage {
+    /// Written only while the property's name is looked up (see ManagedPropertyNames).
+    var probe: Int = 0
+
+    /// A property backed by the entity's property of the same name.
+    public init() {}
+
+    /// Unavailable: `@Managed` works only on properties of `NSManagedObject` subclasses.
+    @available(*, unavailable, message: "@Managed can only be applied to properties of NSManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        // swift-format-ignore
+        set { fatalError("unreachable") }
+    }
+
+    /// Reads and writes the entity property backing the wrapped property of `object`.
+    public static subscript<Object: NSManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        get {
+            let slot = ManagedPropertyNames.slot(of: storageKeyPath, in: object, valueType: Value.self).slot
+            return object.typedValue(slot: slot, as: Value.self)
+        }
+        set {
+            let (slot, isOptional) = ManagedPropertyNames.slot(of: storageKeyPath, in: object, valueType: Value.self)
+            // Only an optional Value needs the (costlier) dynamic cast that unwraps it.
+            let value: Any? = isOptional ? dynamicCast(newValue, to: Any?.self) ?? nil : newValue
+            object.setTypedValue(value, slot: slot)
+        }
+    }
+
+    var probeSlot: Int {
+        get { probe }
+        set { probe = newValue }
+    }
+
+}
+
+/// The wrapper storage, as Mirror sees it.
+protocol ManagedStorage {
+    var probeSlot: Int { get set }
+}
+
+/// Storage key path to property name (found once per key path with Mirror), and to
+/// slot number per entity layout.
+enum ManagedPropertyNames {
+    /// A (key path, layout) pair by identity. The cache entry retains both objects, so
+    /// their identifiers cannot be reused while the entry exists.
+    private struct SlotKey: Hashable {
+        let keyPath: ObjectIdentifier
+        let layout: ObjectIdentifier
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var names: [AnyKeyPath: String] = [:]
+    /// Keeps every key path and layout of `slots` alive, so their identifiers stay unique.
+    nonisolated(unsafe) private static var retained: [AnyObject] = []
+    private static let slots = Mutex<[SlotKey: Entry]>([:])
+
+    /// A cached slot, and whether the property's type is an Optional.
+    struct Entry: Sendable {
+        let slot: Int
+        let isOptional: Bool
+    }
+    private static let marker = Int.min + 7
+
+    /// The slot of the property stored at `storage` in `object`'s entity.
+    static func slot<Object: NSManagedObject, Storage: ManagedStorage, Value>(
+        of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object, valueType: Value.Type
+    ) -> (slot: Int, isOptional: Bool) {
+        let key = SlotKey(keyPath: ObjectIdentifier(storage), layout: ObjectIdentifier(object.layout))
+        if let known = slots.withLock({ $0[key] }) { return (known.slot, known.isOptional) }
+        let name = name(of: storage, in: object)
+        guard let slot = object.layout.slotsByName[name] else {
+            preconditionFailure(
+                "OpenCoreData: @Managed var \(name) of \(type(of: object)): entity "
+                    + "'\(object.entity.name ?? "?")' has no property named '\(name)'")
+        }
+        lock.lock()
+        retained.append(storage)
+        retained.append(object.layout)
+        lock.unlock()
+        let isOptional = Value.self is ExpressibleByNilLiteral.Type
+        slots.withLock { $0[key] = Entry(slot: slot, isOptional: isOptional) }
+        return (slot, isOptional)
+    }
+
+    static func name<Object: NSManagedObject, Storage: ManagedStorage>(
+        of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object
+    ) -> String {
+        lock.lock()
+        let known = names[storage]
+        lock.unlock()
+        if let known { return known }
+        let saved = object[keyPath: storage].probeSlot
+        object[keyPath: storage].probeSlot = marker
+        defer { object[keyPath: storage].probeSlot = saved }
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let current = mirror {
+            for child in current.children {
+                guard let label = child.label, let value = child.value as? any ManagedStorage,
+                    value.probeSlot == marker
+                else { continue }
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                lock.lock()
+                names[storage] = name
+                lock.unlock()
+                return name
+            }
+            mirror = current.superclassMirror
+        }
+        preconditionFailure("OpenCoreData: could not find the @Managed property of \(type(of: object)) by reflection")
+    }
+}
+
+/// Types with a zero value that a non-optional `@Managed` property reads while unset.
+protocol ManagedZeroValue {
+    static var managedZero: Any { get }
+}
+
+extension Int16: ManagedZeroValue { static var managedZero: Any { Int16(0) } }
+extension Int32: ManagedZeroValue { static var managedZero: Any { Int32(0) } }
+extension Int64: ManagedZeroValue { static var managedZero: Any { Int64(0) } }
+extension Int: ManagedZeroValue { static var managedZero: Any { 0 } }
+extension Double: ManagedZeroValue { static var managedZero: Any { 0.0 } }
+extension Float: ManagedZeroValue { static var managedZero: Any { Float(0) } }
+extension Bool: ManagedZeroValue { static var managedZero: Any { false } }
+extension String: ManagedZeroValue { static var managedZero: Any { "" } }
+extension Decimal: ManagedZeroValue { static var managedZero: Any { Decimal(0) } }
+extension Data: ManagedZeroValue { static var managedZero: Any { Data() } }
+extension Date: ManagedZeroValue { static var managedZero: Any { Date(timeIntervalSinceReferenceDate: 0) } }
+extension UUID: ManagedZeroValue {
+    static var managedZero: Any { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+}
+extension Set: ManagedZeroValue { static var managedZero: Any { Set<Element>() } }
+extension Array: ManagedZeroValue { static var managedZero: Any { [Element]() } }
+extension NSOrderedSet: ManagedZeroValue { static var managedZero: Any { NSOrderedSet() } }
+
+/// `value as? T` where the compiler cannot see `T` (it would fold a literal `as? Any?`).
+/// A cast to `Optional<Any>` flattens an optional value (nil stays nil); it is cheaper
+/// than a cast to a protocol existential.
+@inline(__always)
+private func dynamicCast<T>(_ value: some Any, to type: T.Type) -> T? {
+    value as? T
+}
+
+extension NSManagedObject {
+    /// The value of `slot` as `Value` for a `@Managed` property.
+    func typedValue<Value>(slot: Int, as type: Value.Type) -> Value {
+        let raw = publicValue(slot)
+        if let value = raw as? Value { return value }
+        if raw == nil, let zero = (Value.self as? ManagedZeroValue.Type)?.managedZero as? Value { return zero }
+        if let relationship = layout.relationshipBySlot[slot], relationship.isToMany,
+            let zero = (Value.self as? ManagedZeroValue.Type)?.managedZero as? Value
+        {
+            return zero
+        }
+        preconditionFailure(
+            "OpenCoreData: @Managed var \(layout.properties[slot].name): \(Value.self) of \(entity.name ?? "?") "
+                + "holds \(raw.map { "a \(Swift.type(of: $0))" } ?? "no value"), which is not a \(Value.self)")
+    }
+
+    /// Sets `slot` from a `@Managed` property (`value` already unwrapped when optional).
+    func setTypedValue(_ value: Any?, slot: Int) {
+        do {
+            try assign(value, slot: slot, strict: false)
+        } catch {
+            preconditionFailure(
+                "OpenCoreData: @Managed var \(layout.properties[slot].name): \(error.localizedDescription)")
+        }
+    }
+}

@@ -1,0 +1,277 @@
+// Slot-level access: loading faults, resolving relationships, recording changes and
+// keeping both sides of a relationship consistent on every edit.
+import Foundation
+
+extension NSManagedObject {
+    /// Loads the object's values when it is a fault.
+    @inline(__always) func fireFaultIfNeeded() {
+        if faultFlag { fireFault() }
+    }
+
+    private func fireFault() {
+        if let context = managedObjectContext {
+            context.fulfillFault(self)
+        }
+        if faultFlag {
+            // Nothing to load from: the object's row is gone. Its values read as defaults.
+            faultFlag = false
+            values = layout.defaultValues
+        }
+    }
+
+    /// The current value of `slot`, relationships resolved into objects.
+    func slotValue(_ slot: Int) -> Any? {
+        fireFaultIfNeeded()
+        guard slot < values.count else { return nil }
+        let value = values[slot]
+        if layout.relationshipBySlot[slot] != nil, let unresolved = value as? UnresolvedRelationship {
+            return resolve(slot: slot, unresolved)
+        }
+        return value
+    }
+
+    private func resolve(slot: Int, _ unresolved: UnresolvedRelationship) -> Any? {
+        guard let relationship = layout.relationshipBySlot[slot] else { return nil }
+        var objects: [NSManagedObject] = []
+        if let context = managedObjectContext {
+            let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
+            objects = ids.map { context.object(with: $0) }
+        }
+        let resolved: Any?
+        if !relationship.isToMany {
+            resolved = objects.first
+        } else if relationship.isOrdered {
+            resolved = objects
+        } else {
+            resolved = Set(objects)
+        }
+        values[slot] = resolved
+        if let committedValue = committed?[slot] as? UnresolvedRelationship, committedValue === unresolved {
+            committed?[slot] = resolved
+        }
+        return resolved
+    }
+
+    /// Sets `slot` to `value` without touching inverses, and records the change.
+    func storeSlot(_ slot: Int, _ value: Any?) {
+        fireFaultIfNeeded()
+        guard slot < values.count else { return }
+        values[slot] = value
+        markDirty(slot)
+    }
+
+    func markDirty(_ slot: Int) {
+        // An inserted object is saved whole: no per-slot tracking until it is saved.
+        if insertedFlag { return }
+        if dirtySlots.isEmpty { dirtySlots = Array(repeating: false, count: layout.properties.count) }
+        dirtySlots[slot] = true
+        managedObjectContext?.objectDidChange(self)
+    }
+
+    // MARK: Relationships
+
+    /// The destinations of a to-many slot, in order.
+    func toManyObjects(_ slot: Int) -> [NSManagedObject] {
+        switch slotValue(slot) {
+        case let set as Set<NSManagedObject>: Array(set)
+        case let array as [NSManagedObject]: array
+        default: []
+        }
+    }
+
+    func toOneObject(_ slot: Int) -> NSManagedObject? {
+        slotValue(slot) as? NSManagedObject
+    }
+
+    /// Sets a to-one relationship and keeps its inverse consistent.
+    func setToOne(_ slot: Int, _ destination: NSManagedObject?) {
+        let old = toOneObject(slot)
+        if old === destination { return }
+        storeSlot(slot, destination)
+        guard let inverseSlot = layout.inverseSlotBySlot[slot],
+            let inverse = layout.relationshipBySlot[slot]?.inverseRelationship
+        else { return }
+        if let old { old.detach(self, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany) }
+        if let destination {
+            destination.attach(self, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany, backSlot: slot)
+        }
+    }
+
+    /// Sets a to-many relationship to `destinations` and keeps the inverses consistent.
+    func setToMany(_ slot: Int, _ destinations: [NSManagedObject]) {
+        guard let relationship = layout.relationshipBySlot[slot] else { return }
+        let old = toManyObjects(slot)
+        let oldSet = Set(old)
+        let newSet = Set(destinations)
+        if relationship.isOrdered {
+            var seen: Set<NSManagedObject> = []
+            let unique = destinations.filter { seen.insert($0).inserted }
+            if unique == old { return }
+            storeSlot(slot, unique)
+        } else {
+            if oldSet == newSet { return }
+            storeSlot(slot, newSet)
+        }
+        guard let inverseSlot = layout.inverseSlotBySlot[slot], let inverse = relationship.inverseRelationship else {
+            return
+        }
+        for removed in old where !newSet.contains(removed) {
+            removed.detach(self, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany)
+        }
+        for added in destinations where !oldSet.contains(added) {
+            added.attach(self, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany, backSlot: slot)
+        }
+    }
+
+    /// Adds one destination to a to-many relationship, maintaining the inverse.
+    func addToMany(_ slot: Int, _ destination: NSManagedObject) {
+        var current = toManyObjects(slot)
+        if current.contains(destination) { return }
+        current.append(destination)
+        setToMany(slot, current)
+    }
+
+    /// Removes one destination from a to-many relationship, maintaining the inverse.
+    func removeFromToMany(_ slot: Int, _ destination: NSManagedObject) {
+        var current = toManyObjects(slot)
+        guard let index = current.firstIndex(of: destination) else { return }
+        current.remove(at: index)
+        setToMany(slot, current)
+    }
+
+    /// `source` no longer points here through the relationship whose inverse is `inverseSlot`.
+    func detach(_ source: NSManagedObject, inverseSlot: Int, inverseIsToMany: Bool) {
+        // A destination of another entity can only come from a primitive setter: no inverse to keep.
+        guard layout.relationshipBySlot.indices.contains(inverseSlot) else { return }
+        if inverseIsToMany {
+            rawRemove(source, slot: inverseSlot)
+        } else if toOneObject(inverseSlot) === source {
+            storeSlot(inverseSlot, nil)
+        }
+    }
+
+    /// `source` now points here through its `backSlot`; make the inverse at `inverseSlot` point back.
+    func attach(_ source: NSManagedObject, inverseSlot: Int, inverseIsToMany: Bool, backSlot: Int) {
+        guard layout.relationshipBySlot.indices.contains(inverseSlot) else { return }
+        if inverseIsToMany {
+            rawAdd(source, slot: inverseSlot)
+            return
+        }
+        let previous = toOneObject(inverseSlot)
+        if previous === source { return }
+        // One-to-one or many-to-one: the previous source loses this object from its back slot.
+        if let previous, previous.layout.relationshipBySlot.indices.contains(backSlot),
+            let relationship = previous.layout.relationshipBySlot[backSlot]
+        {
+            if relationship.isToMany {
+                previous.rawRemove(self, slot: backSlot)
+            } else if previous.toOneObject(backSlot) === self {
+                previous.storeSlot(backSlot, nil)
+            }
+        }
+        storeSlot(inverseSlot, source)
+    }
+
+    func rawAdd(_ object: NSManagedObject, slot: Int) {
+        guard layout.relationshipBySlot.indices.contains(slot) else { return }
+        switch slotValue(slot) {
+        case var set as Set<NSManagedObject>:
+            if set.insert(object).inserted { storeSlot(slot, set) }
+        case var array as [NSManagedObject]:
+            if !array.contains(object) {
+                array.append(object)
+                storeSlot(slot, array)
+            }
+        default:
+            let ordered = layout.relationshipBySlot[slot]?.isOrdered ?? false
+            storeSlot(slot, ordered ? [object] as Any : Set([object]) as Any)
+        }
+    }
+
+    func rawRemove(_ object: NSManagedObject, slot: Int) {
+        guard layout.relationshipBySlot.indices.contains(slot) else { return }
+        switch slotValue(slot) {
+        case var set as Set<NSManagedObject>:
+            if set.remove(object) != nil { storeSlot(slot, set) }
+        case var array as [NSManagedObject]:
+            if let index = array.firstIndex(of: object) {
+                array.remove(at: index)
+                storeSlot(slot, array)
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: Context-neutral values
+
+    /// The object's values in stored form (relationships as object IDs), for a store row
+    /// or a child context. `map` replaces IDs (temporary to permanent at save).
+    func storeValues(mapping map: [NSManagedObjectID: NSManagedObjectID] = [:]) throws -> [StoreValue] {
+        fireFaultIfNeeded()
+        var result: [StoreValue] = []
+        result.reserveCapacity(values.count)
+        for slot in values.indices {
+            result.append(try storeValue(slot: slot, mapping: map))
+        }
+        return result
+    }
+
+    /// The stored form of one slot.
+    func storeValue(slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws -> StoreValue {
+        if let attribute = layout.attributeBySlot[slot] {
+            if layout.transientBySlot[slot] { return .null }
+            guard let value = values[slot] else { return .null }
+            if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
+                let stored = StoreValue(canonical: value, of: attribute.attributeType)
+            {
+                return stored
+            }
+            return try attribute.storeValue(value)
+        }
+        guard let relationship = layout.relationshipBySlot[slot] else { return .null }
+        if let unresolved = values[slot] as? UnresolvedRelationship {
+            guard let ids = unresolved.objectIDs else { return .unresolved }
+            let mapped = ids.map { map[$0] ?? $0 }
+            return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
+        }
+        if relationship.isToMany {
+            let objects: [NSManagedObject]
+            switch values[slot] {
+            case let set as Set<NSManagedObject>: objects = Array(set)
+            case let array as [NSManagedObject]: objects = array
+            default: objects = []
+            }
+            return .objectIDs(objects.map { map[$0.objectID] ?? $0.objectID })
+        }
+        guard let destination = values[slot] as? NSManagedObject else { return .null }
+        return .objectID(map[destination.objectID] ?? destination.objectID)
+    }
+
+    /// Values for this object from stored form (relationships left unresolved).
+    func objectValues(from stored: [StoreValue]) -> [Any?] {
+        var result: [Any?] = []
+        result.reserveCapacity(layout.properties.count)
+        for slot in layout.properties.indices {
+            let value = slot < stored.count ? stored[slot] : .null
+            if let attribute = layout.attributeBySlot[slot] {
+                result.append(attribute.attributeValue(value))
+            } else if let relationship = layout.relationshipBySlot[slot] {
+                switch value {
+                case .objectID(let id): result.append(UnresolvedRelationship(objectIDs: [id]))
+                case .objectIDs(let ids): result.append(UnresolvedRelationship(objectIDs: ids))
+                case .unresolved: result.append(UnresolvedRelationship(objectIDs: nil))
+                default:
+                    if relationship.isToMany {
+                        result.append(relationship.isOrdered ? [NSManagedObject]() as Any : Set<NSManagedObject>())
+                    } else {
+                        result.append(nil)
+                    }
+                }
+            } else {
+                result.append(nil)
+            }
+        }
+        return result
+    }
+}

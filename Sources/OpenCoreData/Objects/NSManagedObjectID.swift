@@ -1,0 +1,96 @@
+// Object IDs: the identity of a managed object across contexts and stores.
+import Foundation
+import Synchronization
+
+/// The identity of a managed object: its entity, its store and its key in the store.
+///
+/// A new object has a temporary ID until its context saves (or calls
+/// `obtainPermanentIDs(for:)`). IDs are values: two IDs of the same object are equal,
+/// hash alike and may be passed between threads and contexts freely.
+public final class NSManagedObjectID: NSObject, @unchecked Sendable {
+    /// The entity of the object.
+    public let entity: NSEntityDescription
+    /// The store holding the object; nil while the ID is temporary.
+    public let persistentStore: NSPersistentStore?
+    /// The key within the store (permanent) or within the process (temporary).
+    let key: Int64
+    /// Whether the ID is temporary.
+    public let isTemporaryID: Bool
+
+    private static let temporaryCounter = Atomic<Int64>(0)
+    /// Distinguishes temporary IDs of this process in URIs.
+    private static let processToken = UUID().uuidString
+
+    init(entity: NSEntityDescription, store: NSPersistentStore, key: Int64) {
+        self.entity = entity
+        self.persistentStore = store
+        self.key = key
+        self.isTemporaryID = false
+        super.init()
+    }
+
+    private init(temporaryFor entity: NSEntityDescription, key: Int64) {
+        self.entity = entity
+        self.persistentStore = nil
+        self.key = key
+        self.isTemporaryID = true
+        super.init()
+    }
+
+    /// A fresh temporary ID for a new object of `entity`.
+    static func temporary(for entity: NSEntityDescription) -> NSManagedObjectID {
+        let key = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        return NSManagedObjectID(temporaryFor: entity, key: key)
+    }
+
+    /// A plain value identifying the ID, for fast dictionary keys inside the library.
+    struct Key: Hashable {
+        let entity: ObjectIdentifier
+        let store: ObjectIdentifier?
+        let key: Int64
+        let isTemporary: Bool
+    }
+
+    /// This ID as a plain value key.
+    var registryKey: Key {
+        Key(
+            entity: ObjectIdentifier(entity), store: persistentStore.map { ObjectIdentifier($0) }, key: key,
+            isTemporary: isTemporaryID)
+    }
+
+    /// The primary key of a permanent ID in its store.
+    public var storeKey: Int64? { isTemporaryID ? nil : key }
+
+    /// A URL naming the object: `x-coredata://STORE-UUID/Entity/pKEY` for a permanent
+    /// ID, `x-coredata:///Entity/tTOKEN-KEY` for a temporary one. The coordinator maps
+    /// it back with `managedObjectID(forURIRepresentation:)`.
+    public func uriRepresentation() -> URL {
+        let entityName = entity.name ?? ""
+        let text: String
+        if isTemporaryID {
+            text = "x-coredata:///\(entityName)/t\(NSManagedObjectID.processToken)-\(key)"
+        } else {
+            text = "x-coredata://\(persistentStore?.identifier ?? "")/\(entityName)/p\(key)"
+        }
+        return URL(string: text) ?? URL(fileURLWithPath: "/")
+    }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObjectID else { return false }
+        if other === self { return true }
+        return other.key == key && other.isTemporaryID == isTemporaryID
+            && other.persistentStore === persistentStore
+            && (other.entity === entity || other.entity.name == entity.name)
+    }
+
+    public override var hash: Int {
+        var hasher = Hasher()
+        hasher.combine(key)
+        hasher.combine(isTemporaryID)
+        return hasher.finalize()
+    }
+
+    public override var description: String {
+        "<NSManagedObjectID \(uriRepresentation().absoluteString)>"
+    }
+}

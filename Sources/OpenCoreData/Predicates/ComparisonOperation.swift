@@ -1,0 +1,233 @@
+// The operators of comparison predicates over classified values. `prepared(right:)`
+// does the per-predicate work once when the right side is a constant: classifying
+// it, folding its case and diacritics, compiling LIKE and MATCHES patterns, hashing
+// IN lists — so per-object work is the left value only.
+import Foundation
+
+/// One operator with its string options.
+struct ComparisonOperation {
+    let type: NSComparisonPredicate.Operator
+    let options: StringComparisonOptions
+    let rawOptions: NSComparisonPredicate.Options
+
+    init(type: NSComparisonPredicate.Operator, options: NSComparisonPredicate.Options) {
+        self.type = type
+        self.rawOptions = options
+        self.options = StringComparisonOptions(options)
+    }
+
+    private var name: String {
+        switch type {
+        case .lessThan: "<"
+        case .lessThanOrEqualTo: "<="
+        case .greaterThan: ">"
+        case .greaterThanOrEqualTo: ">="
+        case .equalTo: "=="
+        case .notEqualTo: "!="
+        case .matches: "MATCHES"
+        case .like: "LIKE"
+        case .beginsWith: "BEGINSWITH"
+        case .endsWith: "ENDSWITH"
+        case .in: "IN"
+        case .customSelector: "a custom selector"
+        case .contains: "CONTAINS"
+        case .between: "BETWEEN"
+        }
+    }
+
+    /// Compares two raw values.
+    func evaluate(_ left: Any?, _ right: Any?) throws -> Bool {
+        try evaluate(PredicateValue(left), PredicateValue(right))
+    }
+
+    /// Compares two classified values.
+    func evaluate(_ left: PredicateValue, _ right: PredicateValue) throws -> Bool {
+        switch type {
+        case .equalTo: return left.isEqual(to: right, options: options)
+        case .notEqualTo: return !left.isEqual(to: right, options: options)
+        case .lessThan: return try left.order(against: right, options: options) == .orderedAscending
+        case .lessThanOrEqualTo:
+            guard let order = try left.order(against: right, options: options) else { return false }
+            return order != .orderedDescending
+        case .greaterThan: return try left.order(against: right, options: options) == .orderedDescending
+        case .greaterThanOrEqualTo:
+            guard let order = try left.order(against: right, options: options) else { return false }
+            return order != .orderedAscending
+        case .between:
+            guard case .collection(let bounds, _) = right, bounds.count == 2 else {
+                if case .null = right { return false }
+                throw PredicateLanguageError.typeMismatch("BETWEEN needs a collection of two bounds, {low, high}")
+            }
+            return try between(left, PredicateValue(bounds[0]), PredicateValue(bounds[1]))
+        case .in: return try membership(element: left, container: right)
+        case .contains: return try membership(element: right, container: left)
+        case .beginsWith, .endsWith, .like, .matches:
+            guard let (subject, pattern) = try strings(left, right) else { return false }
+            switch type {
+            case .beginsWith: return !pattern.isEmpty && options.fold(subject).hasPrefix(options.fold(pattern))
+            case .endsWith: return !pattern.isEmpty && options.fold(subject).hasSuffix(options.fold(pattern))
+            case .like: return LikePattern(options.fold(pattern)).matches(options.fold(subject))
+            default:
+                let expression = try RegularExpressionPattern(
+                    options.diacriticInsensitive ? options.fold(pattern) : pattern,
+                    caseInsensitive: options.caseInsensitive)
+                return expression.matches(options.diacriticInsensitive ? options.fold(subject) : subject)
+            }
+        case .customSelector:
+            throw PredicateLanguageError(.unsupported, "custom selector comparisons need an Objective-C runtime")
+        }
+    }
+
+    private func between(_ value: PredicateValue, _ low: PredicateValue, _ high: PredicateValue) throws -> Bool {
+        guard let lower = try value.order(against: low, options: options), lower != .orderedAscending else {
+            return false
+        }
+        guard let upper = try value.order(against: high, options: options) else { return false }
+        return upper != .orderedDescending
+    }
+
+    /// The two strings of a string operator; nil when either is nil.
+    private func strings(_ left: PredicateValue, _ right: PredicateValue) throws -> (String, String)? {
+        switch (left, right) {
+        case (.null, _), (_, .null): return nil
+        case (.string(let subject), .string(let pattern)): return (subject, pattern)
+        default:
+            let offender = left.kindName == "string" ? right : left
+            throw PredicateLanguageError.typeMismatch("\(name) needs strings, not a \(offender.kindName)")
+        }
+    }
+
+    /// IN / CONTAINS: membership for collections and dictionaries (their values), substring for strings.
+    private func membership(element: PredicateValue, container: PredicateValue) throws -> Bool {
+        switch container {
+        case .null: return false
+        case .collection(let elements, _):
+            return elements.contains { PredicateValue($0).isEqual(to: element, options: options) }
+        case .dictionary(let dictionary):
+            return dictionary.values.contains { PredicateValue($0).isEqual(to: element, options: options) }
+        case .string(let text):
+            switch element {
+            case .null: return false
+            case .string(let part): return !part.isEmpty && options.fold(text).contains(options.fold(part))
+            default:
+                throw PredicateLanguageError.typeMismatch(
+                    "\(name) on a string needs a string, not a \(element.kindName)")
+            }
+        default:
+            throw PredicateLanguageError.typeMismatch(
+                "\(name) needs a collection or a string, not a \(container.kindName)")
+        }
+    }
+
+    /// A test of left values against the constant `right`, with the constant's work done once.
+    func prepared(right constant: Any?) throws -> (Any?) throws -> Bool {
+        let right = PredicateValue(constant)
+        switch (type, right) {
+        case (.equalTo, .string(let text)), (.notEqualTo, .string(let text)):
+            let folded = options.fold(text)
+            let wanted = type == .equalTo
+            return { value in
+                if let subject = FastValue.string(value) { return (options.fold(subject) == folded) == wanted }
+                if case .string(let subject) = PredicateValue(value) {
+                    return (options.fold(subject) == folded) == wanted
+                }
+                return !wanted
+            }
+        case (.equalTo, .integer(let number)), (.notEqualTo, .integer(let number)):
+            let wanted = type == .equalTo
+            return { value in
+                if let subject = FastValue.integer(value) { return (subject == number) == wanted }
+                let left = PredicateValue(value)
+                if case .integer(let subject) = left { return (subject == number) == wanted }
+                return left.isEqual(to: right, options: options) == wanted
+            }
+        case (.lessThan, .integer), (.lessThanOrEqualTo, .integer), (.greaterThan, .integer),
+            (.greaterThanOrEqualTo, .integer), (.lessThan, .double), (.lessThanOrEqualTo, .double),
+            (.greaterThan, .double), (.greaterThanOrEqualTo, .double):
+            // Numbers against a numeric constant: compare without the general ordering dispatch.
+            let bound = right.doubleValue ?? .nan
+            let type = type
+            return { value in
+                if let number = FastValue.number(value), !bound.isNaN {
+                    switch type {
+                    case .lessThan: return number < bound
+                    case .lessThanOrEqualTo: return number <= bound
+                    case .greaterThan: return number > bound
+                    default: return number >= bound
+                    }
+                }
+                let left = PredicateValue(value)
+                let number: Double
+                switch left {
+                case .integer(let integer) where integer.magnitude < 1 << 53: number = Double(integer)
+                case .double(let double): number = double
+                case .null: return false
+                default: return try evaluate(left, right)
+                }
+                if number.isNaN || bound.isNaN { return try evaluate(left, right) }
+                switch type {
+                case .lessThan: return number < bound
+                case .lessThanOrEqualTo: return number <= bound
+                case .greaterThan: return number > bound
+                default: return number >= bound
+                }
+            }
+        case (.like, .string(let pattern)):
+            let compiled = LikePattern(options.fold(pattern))
+            return { value in
+                switch PredicateValue(value) {
+                case .null: return false
+                case .string(let subject): return compiled.matches(options.fold(subject))
+                case let other: throw PredicateLanguageError.typeMismatch("LIKE needs strings, not a \(other.kindName)")
+                }
+            }
+        case (.matches, .string(let pattern)):
+            let fold = options.diacriticInsensitive
+            let compiled = try RegularExpressionPattern(
+                fold ? options.fold(pattern) : pattern, caseInsensitive: options.caseInsensitive)
+            return { value in
+                switch PredicateValue(value) {
+                case .null: return false
+                case .string(let subject): return compiled.matches(fold ? options.fold(subject) : subject)
+                case let other:
+                    throw PredicateLanguageError.typeMismatch("MATCHES needs strings, not a \(other.kindName)")
+                }
+            }
+        case (.beginsWith, .string(let part)), (.endsWith, .string(let part)):
+            let folded = options.fold(part)
+            let prefix = type == .beginsWith
+            return { value in
+                if let subject = FastValue.string(value) {
+                    guard !folded.isEmpty else { return false }
+                    let text = options.fold(subject)
+                    return prefix ? text.hasPrefix(folded) : text.hasSuffix(folded)
+                }
+                switch PredicateValue(value) {
+                case .null: return false
+                case .string(let subject):
+                    guard !folded.isEmpty else { return false }
+                    let text = options.fold(subject)
+                    return prefix ? text.hasPrefix(folded) : text.hasSuffix(folded)
+                case let other:
+                    throw PredicateLanguageError.typeMismatch("\(name) needs strings, not a \(other.kindName)")
+                }
+            }
+        case (.in, .collection(let elements, _)):
+            let members = elements.map { PredicateValue($0) }
+            if !options.folds {
+                let set = PredicateValueSet(members)
+                return { value in set.contains(PredicateValue(value)) }
+            }
+            return { value in
+                let left = PredicateValue(value)
+                return members.contains { $0.isEqual(to: left, options: options) }
+            }
+        case (.between, .collection(let bounds, _)) where bounds.count == 2:
+            let low = PredicateValue(bounds[0])
+            let high = PredicateValue(bounds[1])
+            return { value in try between(PredicateValue(value), low, high) }
+        default:
+            return { value in try evaluate(PredicateValue(value), right) }
+        }
+    }
+}

@@ -1,0 +1,592 @@
+// A recursive-descent parser for Apple's predicate format grammar ("BNF Definition of
+// Cocoa Predicates"). Precedence, loosest first:
+//
+//   OR ||   <   AND &&   <   NOT !   <   comparison (== != < <= > >= BETWEEN IN CONTAINS
+//   BEGINSWITH ENDSWITH LIKE MATCHES, with ANY/SOME/ALL/NONE and [cdnl])
+//   expressions:  UNION INTERSECT MINUS  <  + -  <  * /  <  ** (right-assoc)  <
+//   unary -  <  postfix . [index]  <  primary
+//
+// Nesting is bounded (`maximumDepth`) so hostile input cannot exhaust the stack.
+import Foundation
+
+/// Parses format strings into predicate and expression trees.
+struct PredicateParser {
+    /// The deepest nesting of parentheses, NOT, unary minus and subqueries accepted.
+    static let maximumDepth = 64
+
+    private let tokens: [PredicateToken]
+    private var index = 0
+    private let arguments: [Any]
+    private var argumentIndex = 0
+    private var depth = 0
+
+    private init(tokens: [PredicateToken], arguments: [Any]) {
+        self.tokens = tokens
+        self.arguments = arguments
+    }
+
+    /// Parses a whole predicate format.
+    static func parsePredicate(_ format: String, arguments: [Any]) throws -> NSPredicate {
+        try explained(format) {
+            var lexer = PredicateLexer(format)
+            var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+            let predicate = try parser.parseOr()
+            try parser.expectEnd()
+            return predicate
+        }
+    }
+
+    /// Parses a whole expression format.
+    static func parseExpression(_ format: String, arguments: [Any]) throws -> NSExpression {
+        try explained(format) {
+            var lexer = PredicateLexer(format)
+            var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+            let expression = try parser.parseExpression()
+            try parser.expectEnd()
+            return expression
+        }
+    }
+
+    /// Runs `parse`, rewriting its error to name the format and show where it went wrong:
+    /// `Unable to parse the format string "age >> 3" at position 5 (near ">> 3"): ...`.
+    private static func explained<T>(_ format: String, _ parse: () throws -> T) throws -> T {
+        do {
+            return try parse()
+        } catch let error as PredicateLanguageError {
+            guard let position = error.position else { throw error }
+            let scalars = Array(format.unicodeScalars)
+            func text(_ slice: ArraySlice<Unicode.Scalar>) -> String {
+                var view = String.UnicodeScalarView()
+                view.append(contentsOf: slice)
+                return String(view)
+            }
+            let shown = scalars.count <= 120 ? format : text(scalars.prefix(117)) + "..."
+            let start = min(position, scalars.count)
+            let near =
+                start < scalars.count
+                ? " (near \"" + text(scalars[start..<min(scalars.count, start + 20)]) + "\")" : " (at the end)"
+            throw PredicateLanguageError(
+                error.kind,
+                "Unable to parse the format string \"\(shown)\" at position \(position)\(near): \(error.message)")
+        }
+    }
+
+    // MARK: Tokens
+
+    private var current: PredicateToken { tokens[min(index, tokens.count - 1)] }
+
+    private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
+
+    private func keyword(_ token: PredicateToken) -> String? {
+        if case .identifier(let word, false) = token.kind { return word.uppercased() }
+        return nil
+    }
+
+    private func isKeyword(_ names: String...) -> Bool {
+        guard let word = keyword(current) else { return false }
+        return names.contains(word)
+    }
+
+    private func isSymbol(_ symbols: String...) -> Bool {
+        if case .symbol(let symbol) = current.kind { return symbols.contains(symbol) }
+        return false
+    }
+
+    private mutating func expectSymbol(_ symbol: String, _ context: String) throws {
+        guard isSymbol(symbol) else { throw error("expected '\(symbol)' \(context)") }
+        advance()
+    }
+
+    private func expectEnd() throws {
+        guard case .end = current.kind else {
+            throw error("unexpected \(describe(current)) after a complete predicate")
+        }
+    }
+
+    private func describe(_ token: PredicateToken) -> String {
+        switch token.kind {
+        case .identifier(let word, _): "'\(word)'"
+        case .collectionOperator(let name): "'\(name)'"
+        case .variable(let name): "'$\(name)'"
+        case .string(let text): "string \"\(text)\""
+        case .integer(let value): "number \(value)"
+        case .double(let value): "number \(value)"
+        case .placeholder(let letters): "'%\(letters)'"
+        case .symbol(let symbol): "'\(symbol)'"
+        case .end: "end of the format"
+        }
+    }
+
+    private func error(_ reason: String, at position: Int? = nil) -> PredicateLanguageError {
+        let position = position ?? current.position
+        return PredicateLanguageError(
+            .malformedFormat(position: position), reason
+        )
+    }
+
+    private mutating func enter() throws {
+        depth += 1
+        if depth > Self.maximumDepth {
+            throw PredicateLanguageError(
+                .malformedFormat(position: current.position),
+                "nesting deeper than \(Self.maximumDepth) levels"
+            )
+        }
+    }
+
+    private mutating func leave() { depth -= 1 }
+
+    /// Refuses trees taller than the evaluator accepts (long operator chains nest without parentheses).
+    private func checked(_ expression: NSExpression) throws -> NSExpression {
+        guard expression.depth <= PredicateCompiler.maximumDepth else {
+            throw error("the expression nests deeper than \(PredicateCompiler.maximumDepth) levels")
+        }
+        return expression
+    }
+
+    // MARK: Predicates
+
+    private mutating func parseOr() throws -> NSPredicate {
+        try enter()
+        defer { leave() }
+        var operands = [try parseAnd()]
+        while isKeyword("OR") || isSymbol("||") {
+            advance()
+            operands.append(try parseAnd())
+        }
+        return operands.count == 1 ? operands[0] : NSCompoundPredicate(type: .or, subpredicates: operands)
+    }
+
+    private mutating func parseAnd() throws -> NSPredicate {
+        var operands = [try parseNot()]
+        while isKeyword("AND") || isSymbol("&&") {
+            advance()
+            operands.append(try parseNot())
+        }
+        return operands.count == 1 ? operands[0] : NSCompoundPredicate(type: .and, subpredicates: operands)
+    }
+
+    private mutating func parseNot() throws -> NSPredicate {
+        if isKeyword("NOT") || isSymbol("!") {
+            advance()
+            try enter()
+            defer { leave() }
+            return NSCompoundPredicate(type: .not, subpredicates: [try parseNot()])
+        }
+        return try parsePrimaryPredicate()
+    }
+
+    private mutating func parsePrimaryPredicate() throws -> NSPredicate {
+        if isKeyword("TRUEPREDICATE") {
+            advance()
+            return NSPredicate(value: true)
+        }
+        if isKeyword("FALSEPREDICATE") {
+            advance()
+            return NSPredicate(value: false)
+        }
+        if isSymbol("(") {
+            // `(a > 1)` is a predicate; `(a + 1) > 2` a comparison of a parenthesized expression.
+            let saved = (index, argumentIndex, depth)
+            advance()
+            var failure: PredicateLanguageError?
+            do {
+                let inner = try parseOr()
+                if isSymbol(")") {
+                    advance()
+                    if !startsOperatorOrArithmetic() { return inner }
+                } else {
+                    failure = error("expected ')' to close the '(' at position \(tokens[saved.0].position)")
+                }
+            } catch let parseError as PredicateLanguageError {
+                failure = parseError
+            }
+            (index, argumentIndex, depth) = saved
+            do {
+                return try parseComparison()
+            } catch let comparisonError as PredicateLanguageError {
+                if let failure, (failure.position ?? 0) > (comparisonError.position ?? 0) { throw failure }
+                throw comparisonError
+            }
+        }
+        return try parseComparison()
+    }
+
+    private func startsOperatorOrArithmetic() -> Bool {
+        if isSymbol("==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>", "+", "-", "*", "/", "**", ".", "[") {
+            return true
+        }
+        return isKeyword(
+            "BETWEEN", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "UNION", "INTERSECT", "MINUS")
+    }
+
+    private mutating func parseComparison() throws -> NSPredicate {
+        var modifier = NSComparisonPredicate.Modifier.direct
+        var negate = false
+        if isKeyword("ANY", "SOME") {
+            modifier = .any
+            advance()
+        } else if isKeyword("ALL") {
+            modifier = .all
+            advance()
+        } else if isKeyword("NONE") {
+            modifier = .any
+            negate = true
+            advance()
+        }
+        let left = try parseExpression()
+        let operatorPosition = current.position
+        guard let type = parseOperator() else {
+            throw error("expected a comparison operator, found \(describe(current))", at: operatorPosition)
+        }
+        let options = try parseOptions()
+        let right = try parseExpression()
+        let comparison = NSComparisonPredicate(
+            leftExpression: left, rightExpression: right, modifier: modifier, type: type, options: options)
+        return negate ? NSCompoundPredicate(type: .not, subpredicates: [comparison]) : comparison
+    }
+
+    private mutating func parseOperator() -> NSComparisonPredicate.Operator? {
+        let symbols: [String: NSComparisonPredicate.Operator] = [
+            "==": .equalTo, "=": .equalTo, "!=": .notEqualTo, "<>": .notEqualTo, "<": .lessThan,
+            "<=": .lessThanOrEqualTo, "=<": .lessThanOrEqualTo, ">": .greaterThan, ">=": .greaterThanOrEqualTo,
+            "=>": .greaterThanOrEqualTo,
+        ]
+        let words: [String: NSComparisonPredicate.Operator] = [
+            "BETWEEN": .between, "IN": .in, "CONTAINS": .contains, "BEGINSWITH": .beginsWith, "ENDSWITH": .endsWith,
+            "LIKE": .like, "MATCHES": .matches,
+        ]
+        if case .symbol(let symbol) = current.kind, let type = symbols[symbol] {
+            advance()
+            return type
+        }
+        if let word = keyword(current), let type = words[word] {
+            advance()
+            return type
+        }
+        return nil
+    }
+
+    private mutating func parseOptions() throws -> NSComparisonPredicate.Options {
+        guard isSymbol("["), index + 2 < tokens.count, case .identifier(let letters, false) = tokens[index + 1].kind,
+            case .symbol("]") = tokens[index + 2].kind
+        else { return [] }
+        var options: NSComparisonPredicate.Options = []
+        for letter in letters.lowercased() {
+            switch letter {
+            case "c": options.insert(.caseInsensitive)
+            case "d": options.insert(.diacriticInsensitive)
+            case "n": options.insert(.normalized)
+            case "l": options.insert(.localeSensitive)
+            default:
+                throw error(
+                    "unknown comparison option '\(letter)' (expected c, d, n or l)", at: tokens[index + 1].position)
+            }
+        }
+        index += 3
+        return options
+    }
+
+    // MARK: Expressions
+
+    mutating func parseExpression() throws -> NSExpression {
+        var left = try parseAdditive()
+        while let word = keyword(current), ["UNION", "INTERSECT", "MINUS"].contains(word) {
+            advance()
+            let right = try parseAdditive()
+            switch word {
+            case "UNION": left = NSExpression(forUnionSet: left, with: right)
+            case "INTERSECT": left = NSExpression(forIntersectSet: left, with: right)
+            default: left = NSExpression(forMinusSet: left, with: right)
+            }
+            left = try checked(left)
+        }
+        return left
+    }
+
+    private mutating func parseAdditive() throws -> NSExpression {
+        var left = try parseMultiplicative()
+        while isSymbol("+", "-") {
+            let isAddition = isSymbol("+")
+            advance()
+            let right = try parseMultiplicative()
+            left = try checked(NSExpression(node: .function(isAddition ? "add:to:" : "from:subtract:", [left, right])))
+        }
+        return left
+    }
+
+    private mutating func parseMultiplicative() throws -> NSExpression {
+        var left = try parsePower()
+        while isSymbol("*", "/") {
+            let isMultiplication = isSymbol("*")
+            advance()
+            let right = try parsePower()
+            left = try checked(
+                NSExpression(node: .function(isMultiplication ? "multiply:by:" : "divide:by:", [left, right])))
+        }
+        return left
+    }
+
+    private mutating func parsePower() throws -> NSExpression {
+        let base = try parseUnary()
+        guard isSymbol("**") else { return base }
+        advance()
+        try enter()
+        defer { leave() }
+        return NSExpression(node: .function("raise:toPower:", [base, try parsePower()]))
+    }
+
+    private mutating func parseUnary() throws -> NSExpression {
+        guard isSymbol("-") else { return try parsePostfix() }
+        advance()
+        try enter()
+        defer { leave() }
+        let operand = try parseUnary()
+        if case .constant(let value) = operand.node {
+            switch value {
+            case let number as Int64: return NSExpression(forConstantValue: number == .min ? -Double(number) : -number)
+            case let number as Int: return NSExpression(forConstantValue: number == .min ? -Double(number) : -number)
+            case let number as Double: return NSExpression(forConstantValue: -number)
+            default: break
+            }
+        }
+        return NSExpression(node: .function("from:subtract:", [NSExpression(forConstantValue: 0), operand]))
+    }
+
+    private mutating func parsePostfix() throws -> NSExpression {
+        var expression = try parsePrimary()
+        while true {
+            if isSymbol(".") {
+                advance()
+                let key: String
+                switch current.kind {
+                case .identifier(let word, _): key = word
+                case .collectionOperator(let name): key = name
+                default: throw error("expected a key after '.', found \(describe(current))")
+                }
+                advance()
+                switch expression.node {
+                case .keyPath(let path): expression = NSExpression(forKeyPath: path + "." + key)
+                case .evaluatedObject: expression = NSExpression(forKeyPath: key)
+                case .member(let base, let path): expression = NSExpression(node: .member(base, path + "." + key))
+                default: expression = try checked(NSExpression(node: .member(expression, key)))
+                }
+            } else if isSymbol("[") {
+                advance()
+                let specifier: NSExpression.IndexSpecifier
+                if isKeyword("FIRST") {
+                    specifier = .first
+                    advance()
+                } else if isKeyword("LAST") {
+                    specifier = .last
+                    advance()
+                } else if isKeyword("SIZE") {
+                    specifier = .size
+                    advance()
+                } else {
+                    try enter()
+                    defer { leave() }
+                    specifier = .expression(try parseExpression())
+                }
+                try expectSymbol("]", "to close an index")
+                expression = try checked(NSExpression(node: .index(expression, specifier)))
+            } else {
+                return expression
+            }
+        }
+    }
+
+    private mutating func parsePrimary() throws -> NSExpression {
+        let token = current
+        switch token.kind {
+        case .string(let text):
+            advance()
+            return NSExpression(forConstantValue: text)
+        case .integer(let value):
+            advance()
+            return NSExpression(forConstantValue: Int(value))
+        case .double(let value):
+            advance()
+            return NSExpression(forConstantValue: value)
+        case .variable(let name):
+            advance()
+            if isSymbol(":=") { throw error("variable assignment ':=' is not supported") }
+            return NSExpression(forVariable: name)
+        case .collectionOperator(let name):
+            advance()
+            return NSExpression(forKeyPath: name)
+        case .placeholder(let letters):
+            advance()
+            return try placeholder(letters, at: token.position)
+        case .symbol("("):
+            advance()
+            try enter()
+            defer { leave() }
+            let inner = try parseExpression()
+            try expectSymbol(")", "to close '('")
+            return inner
+        case .symbol("{"):
+            advance()
+            try enter()
+            defer { leave() }
+            var elements: [NSExpression] = []
+            if !isSymbol("}") {
+                elements.append(try parseExpression())
+                while isSymbol(",") {
+                    advance()
+                    elements.append(try parseExpression())
+                }
+            }
+            try expectSymbol("}", "to close '{'")
+            return Self.aggregate(elements)
+        case .identifier(let word, let escaped):
+            advance()
+            if escaped { return NSExpression(forKeyPath: word) }
+            return try identifier(word, at: token.position)
+        case .end:
+            throw error("expected an expression, found the end of the format")
+        default:
+            throw error("expected an expression, found \(describe(token))")
+        }
+    }
+
+    /// An aggregate of constants becomes a constant array, as an array argument is.
+    static func aggregate(_ elements: [NSExpression]) -> NSExpression {
+        var values: [Any] = []
+        for element in elements {
+            guard case .constant(let value) = element.node, let value else {
+                return NSExpression(forAggregate: elements)
+            }
+            values.append(value)
+        }
+        return NSExpression(forConstantValue: values)
+    }
+
+    private mutating func identifier(_ word: String, at position: Int) throws -> NSExpression {
+        switch word.uppercased() {
+        case "TRUE", "YES": return NSExpression(forConstantValue: true)
+        case "FALSE", "NO": return NSExpression(forConstantValue: false)
+        case "NULL", "NIL": return NSExpression(forConstantValue: nil)
+        case "SELF": return NSExpression.expressionForEvaluatedObject()
+        case "ANYKEY": return NSExpression.expressionForAnyKey()
+        case "SUBQUERY":
+            try expectSymbol("(", "after SUBQUERY")
+            try enter()
+            defer { leave() }
+            let collection = try parseExpression()
+            try expectSymbol(",", "after the SUBQUERY collection")
+            guard case .variable(let name) = current.kind else { throw error("SUBQUERY needs a $variable") }
+            advance()
+            try expectSymbol(",", "after the SUBQUERY variable")
+            let predicate = try parseOr()
+            try expectSymbol(")", "to close SUBQUERY")
+            return NSExpression(forSubquery: collection, usingIteratorVariable: name, predicate: predicate)
+        case "TERNARY":
+            try expectSymbol("(", "after TERNARY")
+            try enter()
+            defer { leave() }
+            let predicate = try parseOr()
+            try expectSymbol(",", "after the TERNARY condition")
+            let yes = try parseExpression()
+            try expectSymbol(",", "after the TERNARY true expression")
+            let no = try parseExpression()
+            try expectSymbol(")", "to close TERNARY")
+            return NSExpression(forConditional: predicate, trueExpression: yes, falseExpression: no)
+        case "FUNCTION":
+            try expectSymbol("(", "after FUNCTION")
+            let arguments = try parseArgumentList(closing: true)
+            guard arguments.count >= 2, case .constant(let selector as String) = arguments[1].node else {
+                throw error("FUNCTION needs a receiver and a selector name string", at: position)
+            }
+            return NSExpression(
+                forFunction: arguments[0], selectorName: selector, arguments: Array(arguments.dropFirst(2)))
+        case "CAST":
+            try expectSymbol("(", "after CAST")
+            let arguments = try parseArgumentList(closing: true)
+            guard arguments.count == 2 else { throw error("CAST takes a value and a type name", at: position) }
+            // A cast of constants is a constant: that is how dates, data and UUIDs print and re-parse.
+            if case .constant(let value) = arguments[0].node, case .constant(let type) = arguments[1].node {
+                do {
+                    return NSExpression(forConstantValue: try ExpressionFunctions.cast(value, to: type))
+                } catch let failure as PredicateLanguageError {
+                    throw error(failure.message, at: position)
+                }
+            }
+            return NSExpression(node: .function("castObject:toType:", arguments))
+        default: break
+        }
+        if ExpressionFunctions.reservedWords.contains(word.uppercased()) {
+            throw error("'\(word)' is a reserved word; write #\(word) to use it as a key", at: position)
+        }
+        // A function call: `name(args)` or Apple's selector form `name:(args)`, `add:to:(a, b)`.
+        var selector = word
+        var lookahead = index
+        while case .symbol(":") = tokens[lookahead].kind {
+            selector += ":"
+            lookahead += 1
+            if case .identifier(let part, false) = tokens[lookahead].kind,
+                case .symbol(":") = tokens[lookahead + 1].kind
+            {
+                selector += part
+                lookahead += 1
+            }
+        }
+        if case .symbol("(") = tokens[lookahead].kind {
+            let name = ExpressionFunctions.canonicalName(selector)
+            guard let name else { throw error("unknown function '\(selector)'", at: position) }
+            index = lookahead
+            advance()
+            return NSExpression(node: .function(name, try parseArgumentList(closing: true)))
+        }
+        return NSExpression(forKeyPath: word)
+    }
+
+    private mutating func parseArgumentList(closing: Bool) throws -> [NSExpression] {
+        try enter()
+        defer { leave() }
+        var arguments: [NSExpression] = []
+        if !isSymbol(")") {
+            arguments.append(try parseExpression())
+            while isSymbol(",") {
+                advance()
+                arguments.append(try parseExpression())
+            }
+        }
+        try expectSymbol(")", "to close the argument list")
+        return arguments
+    }
+
+    private mutating func placeholder(_ letters: String, at position: Int) throws -> NSExpression {
+        if letters == "%" { throw error("'%%' (a literal percent sign) can only appear inside a string", at: position) }
+        guard argumentIndex < arguments.count else {
+            throw PredicateLanguageError(
+                .missingArgument(position: position),
+                "no argument for '%\(letters)'")
+        }
+        let argument = unwrapOptional(arguments[argumentIndex])
+        argumentIndex += 1
+        switch letters {
+        case "K":
+            guard let key = argument as? String ?? (argument as? NSString).map({ String(describing: $0) }), !key.isEmpty
+            else {
+                throw error("'%K' needs a key path string argument", at: position)
+            }
+            return NSExpression(forKeyPath: key)
+        case "@":
+            if let expression = argument as? NSExpression { return expression }
+            return NSExpression(forConstantValue: argument)
+        case "c":
+            guard let argument else { return NSExpression(forConstantValue: nil) }
+            return NSExpression(forConstantValue: "\(argument)")
+        default:
+            let value = PredicateValue(argument)
+            guard value.isNumber || argument == nil else {
+                throw error("'%\(letters)' needs a number argument, got a \(value.kindName)", at: position)
+            }
+            if ["f", "lf", "e", "g"].contains(letters), let double = value.doubleValue {
+                return NSExpression(forConstantValue: double)
+            }
+            return NSExpression(forConstantValue: argument)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+// NSInMemoryStoreType: a real store behind the row protocol. It keeps rows — typed
+// values by slot, with versions — in dictionaries, never live objects, so the object
+// layer above it works exactly as it will on the on-disk store.
+import Foundation
+
+/// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
+/// is removed from its coordinator.
+public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
+    /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
+    private var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
+    private var nextKey: Int64 = 1
+
+    public override var type: String { NSInMemoryStoreType }
+
+    public override func loadMetadata() throws {
+        try super.loadMetadata()
+        if let model = persistentStoreCoordinator?.managedObjectModel {
+            metadata[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+        }
+    }
+
+    public override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+        guard let entity = request.entity else {
+            throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
+        }
+        var result: [StoreRow] = []
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] in self.storedRow(for: $0) }
+        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
+            [unowned self] in try self.objectIDs(forRelationship: $0, of: $1)
+        }
+        for candidate in FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities) {
+            guard let rows = rowsByEntity[ObjectIdentifier(candidate)] else { continue }
+            // Compiled once per entity: keys resolve to slots here, not per row.
+            let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: candidate) }
+            for key in rows.keys.sorted() {
+                guard let row = rows[key] else { continue }
+                if let compiled {
+                    let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
+                    guard try compiled.evaluate(record: view) else { continue }
+                }
+                result.append(row)
+            }
+        }
+        return result
+    }
+
+    public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        storedRow(for: objectID)
+    }
+
+    private func storedRow(for objectID: NSManagedObjectID) -> StoreRow? {
+        guard objectID.persistentStore === self else { return nil }
+        return rowsByEntity[ObjectIdentifier(objectID.entity)]?[objectID.key]
+    }
+
+    public override func objectIDs(
+        forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
+    ) throws -> [NSManagedObjectID] {
+        guard let row = storedRow(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
+            slot < row.values.count
+        else { return [] }
+        switch row.values[slot] {
+        case .objectIDs(let destinations): return destinations
+        case .objectID(let destination): return [destination]
+        default: return []
+        }
+    }
+
+    public override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
+        entities.map { entity in
+            defer { nextKey += 1 }
+            return newObjectID(for: entity, key: nextKey)
+        }
+    }
+
+    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        if isReadOnly {
+            throw CoreDataError.make(NSPersistentStoreSaveError, "the in-memory store was added read-only")
+        }
+        // Check everything first so a failing save changes nothing.
+        for inserted in request.insertedRows where inserted.objectID.persistentStore !== self {
+            throw CoreDataError.make(
+                NSPersistentStoreSaveError, "inserted row \(inserted.objectID) does not have an ID of this store")
+        }
+        var conflicts: [NSManagedObjectID] = []
+        for update in request.updatedRows {
+            guard let row = storedRow(for: update.objectID) else {
+                throw CoreDataError.make(
+                    NSManagedObjectReferentialIntegrityError,
+                    "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
+            }
+            if request.checksVersions, row.version != update.expectedVersion { conflicts.append(update.objectID) }
+        }
+        for deleted in request.deletedObjects {
+            if let row = storedRow(for: deleted.objectID), request.checksVersions,
+                row.version != deleted.expectedVersion
+            {
+                conflicts.append(deleted.objectID)
+            }
+        }
+        if !conflicts.isEmpty {
+            throw CoreDataError.make(
+                NSManagedObjectMergeError,
+                "optimistic locking failure: \(conflicts.count) object(s) changed in the store since they were read",
+                userInfo: [NSAffectedObjectsErrorKey: conflicts])
+        }
+        var result = StoreSaveResult()
+        for inserted in request.insertedRows {
+            var row = inserted
+            row.version = 1
+            rowsByEntity[ObjectIdentifier(row.objectID.entity), default: [:]][row.objectID.key] = row
+        }
+        for update in request.updatedRows {
+            let entity = ObjectIdentifier(update.objectID.entity)
+            guard var row = rowsByEntity[entity]?[update.objectID.key] else { continue }
+            for change in update.changes where change.slot < row.values.count {
+                row.values[change.slot] = change.value
+            }
+            row.version += 1
+            rowsByEntity[entity]?[update.objectID.key] = row
+            result.versions[row.objectID] = row.version
+        }
+        for deleted in request.deletedObjects {
+            rowsByEntity[ObjectIdentifier(deleted.objectID.entity)]?[deleted.objectID.key] = nil
+        }
+        return result
+    }
+}

@@ -1,0 +1,128 @@
+// The store protocol: what every persistent store implements, shaped after Core
+// Data's NSIncrementalStore. Rows, not objects, cross it (see StoreRow.swift).
+//
+// A store subclass overrides:
+//   loadMetadata()                     open or create the store; set `metadata`
+//   fetchRows(_:)                      rows of the request's entity matching its predicate
+//   countRows(_:)                      how many (default: fetchRows(_:).count)
+//   row(for:)                          the stored values of one object
+//   objectIDs(forRelationship:of:)     a to-many relationship a row left `.unresolved`
+//   obtainPermanentIDs(for:)           new keys for inserted objects
+//   save(_:)                           apply inserted/updated/deleted rows atomically
+// The coordinator serializes every call into one store, so a store needs no locking of
+// its own against the contexts of one coordinator.
+import Foundation
+
+/// A persistent store: where a coordinator keeps the rows of its objects.
+///
+/// Subclass it to write your own store and register the subclass with
+/// `NSPersistentStoreCoordinator.registerStoreClass(_:type:)`; override the row
+/// methods below. Every row method of this base class throws
+/// `NSPersistentStoreUnsupportedRequestTypeError`.
+open class NSPersistentStore: NSObject, @unchecked Sendable {
+    /// The store's type string (for example `NSInMemoryStoreType`).
+    open var type: String { String(describing: Swift.type(of: self)) }
+    /// The store's unique identifier (its `NSStoreUUIDKey`); it prefixes object ID URIs.
+    open var identifier: String!
+    /// The store's location.
+    open var url: URL?
+    /// The options the store was added with.
+    open private(set) var options: [AnyHashable: Any]?
+    /// The name of the model configuration the store holds.
+    open private(set) var configurationName: String
+    /// Whether saves to the store are refused.
+    open var isReadOnly: Bool = false
+    /// The store's metadata: type, UUID, model version hashes, and your own keys.
+    open var metadata: [String: Any]!
+    /// The coordinator the store belongs to.
+    open private(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+
+    /// Creates a store for `coordinator` at `url`. Call ``loadMetadata()`` before use
+    /// (the coordinator does).
+    public required init(
+        persistentStoreCoordinator coordinator: NSPersistentStoreCoordinator?, configurationName: String?,
+        at url: URL, options: [AnyHashable: Any]?
+    ) {
+        self.persistentStoreCoordinator = coordinator
+        self.configurationName = configurationName ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        self.url = url
+        self.options = options
+        self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        super.init()
+    }
+
+    /// The metadata of the store at `url` without adding it to a coordinator.
+    ///
+    /// - Throws: `NSPersistentStoreInvalidTypeError` in this base class.
+    open class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        throw CoreDataError.make(
+            NSPersistentStoreInvalidTypeError, "\(self) cannot read store metadata at \(url.path)")
+    }
+
+    /// Opens or creates the store and sets `identifier` and `metadata`.
+    open func loadMetadata() throws {
+        let uuid = UUID().uuidString
+        identifier = uuid
+        metadata = [NSStoreTypeKey: type, NSStoreUUIDKey: uuid]
+    }
+
+    /// Called after the coordinator added the store.
+    open func didAdd(to coordinator: NSPersistentStoreCoordinator) {}
+
+    /// Called before the coordinator removes the store: close files here.
+    open func willRemove(from coordinator: NSPersistentStoreCoordinator?) {}
+
+    // MARK: Rows
+
+    /// The rows of `request.entity` (and of its sub-entities when
+    /// `includesSubentities`) that match `request.predicate`, in a stable order.
+    ///
+    /// The context has resolved `request.entity`. The store evaluates the predicate
+    /// against each row (compile it once with `predicate.compiled(for:)` and evaluate
+    /// ``StoreRowView``s) and returns EVERY matching row: it must not apply
+    /// `fetchOffset` or `fetchLimit`, which the context applies after merging its
+    /// pending changes and sorting. Row order is the store's own (stable) order.
+    open func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+        throw unsupported("fetchRows")
+    }
+
+    /// How many rows `fetchRows(_:)` would return (ignoring `fetchOffset` and `fetchLimit`).
+    open func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
+        try fetchRows(request).count
+    }
+
+    /// The stored row of `objectID`, or nil when the store has no such object.
+    open func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        throw unsupported("row(for:)")
+    }
+
+    /// The destinations of a to-many `relationship` of `objectID`, for rows that leave it `.unresolved`.
+    open func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID)
+        throws -> [NSManagedObjectID]
+    {
+        throw unsupported("objectIDs(forRelationship:of:)")
+    }
+
+    /// One new permanent ID for each entity in `entities` (one per inserted object).
+    open func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
+        throw unsupported("obtainPermanentIDs(for:)")
+    }
+
+    /// Applies `request` atomically: all of it or, when it throws, none of it.
+    ///
+    /// - Throws: `NSManagedObjectMergeError` (133020) when `request.checksVersions` and a
+    ///   row's version differs from the expected one; `NSPersistentStoreSaveError` otherwise.
+    open func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        throw unsupported("save(_:)")
+    }
+
+    /// A permanent object ID of this store: for stores to build the IDs of their rows.
+    public func newObjectID(for entity: NSEntityDescription, key: Int64) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, store: self, key: key)
+    }
+
+    private func unsupported(_ what: String) -> NSError {
+        CoreDataError.make(
+            NSPersistentStoreUnsupportedRequestTypeError, "the store type '\(type)' does not implement \(what)")
+    }
+}

@@ -1,0 +1,118 @@
+// What crosses the store boundary: rows of typed values addressed by property slot,
+// never live objects. A context turns its object changes into these; a store turns
+// them into its own storage.
+import Foundation
+
+/// One stored value, typed, as a store keeps it.
+///
+/// Attributes map to the case of their type (all integer widths to `.integer`).
+/// A to-one relationship is `.objectID` or `.null`; a to-many relationship is
+/// `.objectIDs` (in order for an ordered relationship) or `.unresolved` when the
+/// store computes it on demand through
+/// ``NSPersistentStore/objectIDs(forRelationship:of:)``.
+public enum StoreValue: Sendable, Hashable {
+    /// No value.
+    case null
+    /// An integer of any width, or a Boolean stored as 0/1 by stores that prefer it.
+    case integer(Int64)
+    /// A double-precision number.
+    case double(Double)
+    /// A single-precision number.
+    case float(Float)
+    /// A Boolean.
+    case boolean(Bool)
+    /// A string.
+    case string(String)
+    /// A decimal number.
+    case decimal(Decimal)
+    /// A date.
+    case date(Date)
+    /// Bytes (binary data, or a transformable value after its transformer).
+    case binary(Data)
+    /// A UUID.
+    case uuid(UUID)
+    /// A URL.
+    case uri(URL)
+    /// An object ID attribute, or a to-one relationship's destination.
+    case objectID(NSManagedObjectID)
+    /// A to-many relationship's destinations.
+    case objectIDs([NSManagedObjectID])
+    /// A to-many relationship the store resolves on demand.
+    case unresolved
+}
+
+/// One object's stored state: its ID, its version and one value per property slot.
+///
+/// Slot `k` holds the value of the `k`-th property of the entity, inherited
+/// properties first (a sub-entity's slots extend its superentity's). Transient
+/// properties have slots too and are always `.null` in a store.
+public struct StoreRow: Sendable {
+    /// The object's ID (its entity is `objectID.entity`).
+    public var objectID: NSManagedObjectID
+    /// Incremented by the store at each saved update; used for optimistic locking.
+    public var version: Int64
+    /// One value per property slot.
+    public var values: [StoreValue]
+
+    /// A row of `values` for `objectID` at `version`.
+    public init(objectID: NSManagedObjectID, version: Int64, values: [StoreValue]) {
+        self.objectID = objectID
+        self.version = version
+        self.values = values
+    }
+}
+
+/// The changed properties of one updated object.
+public struct StoreRowUpdate: Sendable {
+    /// The updated object.
+    public var objectID: NSManagedObjectID
+    /// The row version the context last saw; a store checking versions refuses a different one.
+    public var expectedVersion: Int64
+    /// The changed slots and their new values, in slot order.
+    public var changes: [(slot: Int, value: StoreValue)]
+
+    /// An update of `changes` to the object `objectID` last seen at `expectedVersion`.
+    public init(objectID: NSManagedObjectID, expectedVersion: Int64, changes: [(slot: Int, value: StoreValue)]) {
+        self.objectID = objectID
+        self.expectedVersion = expectedVersion
+        self.changes = changes
+    }
+}
+
+/// One save, all or nothing: what a store must apply atomically.
+public struct StoreSaveRequest: Sendable {
+    /// New rows; their IDs are already permanent IDs of this store.
+    public var insertedRows: [StoreRow] = []
+    /// Changed properties of existing rows.
+    public var updatedRows: [StoreRowUpdate] = []
+    /// Deleted objects with the version the context last saw.
+    public var deletedObjects: [(objectID: NSManagedObjectID, expectedVersion: Int64)] = []
+    /// Whether a stale `expectedVersion` must fail the save with `NSManagedObjectMergeError`
+    /// (the context's merge policy is `NSErrorMergePolicy`), rather than the newer save win.
+    public var checksVersions: Bool = false
+    /// The saving context's merge policy, for stores that resolve conflicts themselves
+    /// (uniqueness-constraint upserts with a trump policy, store-trump merges).
+    public var mergePolicyType: NSMergePolicyType = .errorMergePolicyType
+    /// The saving context's `transactionAuthor`, for history.
+    public var transactionAuthor: String?
+    /// The saving context's `name`, for history.
+    public var contextName: String?
+
+    /// An empty save request.
+    public init() {}
+
+    /// Whether the request changes nothing.
+    public var isEmpty: Bool { insertedRows.isEmpty && updatedRows.isEmpty && deletedObjects.isEmpty }
+}
+
+/// What a store reports back from a save: the new version of each updated row.
+/// Inserted rows start at version 1 and are not listed.
+public struct StoreSaveResult: Sendable {
+    /// The version of each updated row after the save.
+    public var versions: [NSManagedObjectID: Int64]
+
+    /// A result reporting `versions`.
+    public init(versions: [NSManagedObjectID: Int64] = [:]) {
+        self.versions = versions
+    }
+}
