@@ -10,6 +10,7 @@ extension TransactionCore {
     func findLeaf(root: UInt64, key: UnsafeRawBufferPointer) throws -> (leaf: Page, index: Int, found: Bool)? {
         guard root != 0 else { return nil }
         let keyPointer = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        if writer == nil { return try readerFindLeaf(root: root, key: keyPointer, count: key.count) }
         var page = try self.page(root)
         var depth = 0
         while !page.isLeaf {
@@ -24,6 +25,49 @@ extension TransactionCore {
         return (page, index, found)
     }
 
+    /// ``findLeaf(root:key:)`` for a read transaction: no dirty pages to consult, so the
+    /// whole descent runs under one hold of the page-store lock.
+    private func readerFindLeaf(root: UInt64, key: UnsafeRawPointer, count: Int) throws -> (
+        leaf: Page, index: Int, found: Bool
+    ) {
+        let limit = snapshot.pageCount
+        let maximumTransaction = snapshot.transaction
+        let store = self.store
+        store.lock.lock()
+        defer { store.lock.unlock() }
+        var number = root
+        var depth = 0
+        while true {
+            guard number >= 1 && number < limit else {
+                throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
+            }
+            let page = try store.pageLocked(number, maximumTransaction: maximumTransaction)
+            if page.prefixes != nil {
+                // A validated leaf or branch: its search table answers without the header.
+                if page.tableIsLeaf {
+                    let (index, found) = page.leafLowerBound(key, count)
+                    return (page, index, found)
+                }
+                depth += 1
+                guard depth < maximumTreeDepth else {
+                    throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)")
+                }
+                number = page.tableChild(page.branchChildIndex(key, count))
+                continue
+            }
+            if page.isLeaf {
+                let (index, found) = page.leafLowerBound(key, count)
+                return (page, index, found)
+            }
+            guard page.kindByte == PageKind.branch.rawValue else {
+                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
+            }
+            depth += 1
+            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            number = page.child(page.branchChildIndex(key, count))
+        }
+    }
+
     /// The value stored under `key` in `tree`, or nil.
     func value(in tree: TreeState, key: UnsafeRawBufferPointer) throws -> [UInt8]? {
         guard let (leaf, index, found) = try findLeaf(root: tree.root, key: key), found else { return nil }
@@ -32,20 +76,27 @@ extension TransactionCore {
 
     /// The value of cell `index` of `leaf`.
     func value(of leaf: Page, at index: Int) throws -> [UInt8] {
-        let length = leaf.leafValueLength(index)
-        if leaf.leafIsOverflow(index) { return try readOverflow(first: leaf.leafOverflowPage(index), length: length) }
-        return Array(UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: length))
+        let offset = leaf.leafCellOffset(index)
+        let length = leaf.u32(offset + 3)
+        let payload = UnsafeRawPointer(leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset))
+        if leaf.u8(offset + 2) & 1 == 1 {
+            return try readOverflow(first: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)), length: length)
+        }
+        return Array(UnsafeRawBufferPointer(start: payload, count: length))
     }
 
     /// Calls `body` with the value of cell `index` of `leaf` without copying inline values.
     @inline(__always)
     func withValue<R>(of leaf: Page, at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        let length = leaf.leafValueLength(index)
-        if leaf.leafIsOverflow(index) {
-            let bytes = try readOverflow(first: leaf.leafOverflowPage(index), length: length)
+        let offset = leaf.leafCellOffset(index)
+        let length = leaf.u32(offset + 3)
+        let payload = UnsafeRawPointer(leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset))
+        if leaf.u8(offset + 2) & 1 == 1 {
+            let bytes = try readOverflow(
+                first: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)), length: length)
             return try bytes.withUnsafeBytes(body)
         }
-        return try body(UnsafeRawBufferPointer(start: leaf.leafPayloadPointer(index), count: length))
+        return try body(UnsafeRawBufferPointer(start: payload, count: length))
     }
 
     /// Reassembles an overflow chain, checking every page and that the lengths add up.

@@ -94,14 +94,25 @@ extension Page {
 
     // MARK: Search
 
+    /// Child `index` of a committed branch, from the search table (no header or cell read).
+    @inline(__always) func tableChild(_ index: Int) -> UInt64 {
+        guard let prefixes else { return child(index) }
+        return prefixes[tableCount + index]
+    }
+
+    /// The offset of leaf cell `index`: from the search table when the page has one.
+    @inline(__always) func leafCellOffset(_ index: Int) -> Int {
+        guard let prefixes else { return slot(index) }
+        return Int(truncatingIfNeeded: prefixes[tableCount + index])
+    }
+
     /// The first index whose key is >= `key`, and whether it is equal.
     @inline(__always)
     func leafLowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = count
         if let prefixes {
+            let count = tableCount
             let probe = keyPrefix(key, keyCount)
-            (low, high) = narrowByInterpolation(prefixes, count: high, probe: probe)
+            var (low, high) = narrowByInterpolation(prefixes, count: count, probe: probe)
             while low < high {
                 let middle = (low + high) >> 1
                 let prefix = prefixes[middle]
@@ -113,7 +124,7 @@ extension Page {
                     high = middle
                     continue
                 }
-                let offset = slot(middle)
+                let offset = Int(truncatingIfNeeded: prefixes[count + middle])
                 let order = compareKeys(bytes + offset + LeafCell.headerSize, u16(offset), key, keyCount)
                 if order < 0 {
                     low = middle + 1
@@ -125,6 +136,8 @@ extension Page {
             }
             return (low, false)
         }
+        var low = 0
+        var high = count
         while low < high {
             let middle = (low + high) >> 1
             let offset = slot(middle)
@@ -143,11 +156,10 @@ extension Page {
     /// The child index under which `key` lives: the number of separators <= key.
     @inline(__always)
     func branchChildIndex(_ key: UnsafeRawPointer, _ keyCount: Int) -> Int {
-        var low = 0
-        var high = count
         if let prefixes {
+            let count = tableCount
             let probe = keyPrefix(key, keyCount)
-            (low, high) = narrowByInterpolation(prefixes, count: high, probe: probe)
+            var (low, high) = narrowByInterpolation(prefixes, count: count, probe: probe)
             while low < high {
                 let middle = (low + high) >> 1
                 let prefix = prefixes[middle]
@@ -166,6 +178,8 @@ extension Page {
             }
             return low
         }
+        var low = 0
+        var high = count
         while low < high {
             let middle = (low + high) >> 1
             let offset = slot(middle)

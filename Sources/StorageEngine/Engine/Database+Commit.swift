@@ -68,7 +68,7 @@ extension Database {
         var start = 0
         while start < freed.count {
             let count = min(perPage, freed.count - start)
-            let page = Page(size: geometry.pageSize)
+            let page = Page(size: geometry.pageSize, zeroed: false)
             page.format(.freeRecord, number: 0)
             page.contentStart = 0
             for index in 0..<count { page.setU64(PageHeader.size + 8 * index, freed[start + index]) }
@@ -105,7 +105,7 @@ extension Database {
         var pages: [Page] = []
         var cursor = 0
         for (position, number) in chain.enumerated() {
-            let page = Page(size: geometry.pageSize)
+            let page = Page(size: geometry.pageSize, zeroed: false)
             page.format(.freeList, number: number)
             page.contentStart = 0
             let count = min(perPage, listed.count - cursor)

@@ -4,13 +4,15 @@
 /// A named tree's root and entry count as one transaction sees them.
 final class TreeState {
     let name: String
-    var root: UInt64
-    var count: UInt64
+    // A transaction's state is used by one thread at a time; the dynamic exclusivity
+    // checks on these hot fields cost a runtime call per access on every lookup and put.
+    @exclusivity(unchecked) var root: UInt64
+    @exclusivity(unchecked) var count: UInt64
     /// Root or count changed in this transaction: the catalog entry is rewritten at commit.
-    var changed = false
-    var deleted = false
+    @exclusivity(unchecked) var changed = false
+    @exclusivity(unchecked) var deleted = false
     /// Bumped on every change so open cursors notice.
-    var version = 0
+    @exclusivity(unchecked) var version = 0
 
     init(name: String, root: UInt64, count: UInt64) {
         self.name = name
@@ -30,32 +32,33 @@ struct FreeEntry: Equatable, Sendable {
 }
 
 /// The writer's private state.
+/// Used by the writer's thread only, so its fields skip dynamic exclusivity checks.
 final class WriterState {
     let transaction: UInt64
     let geometry: Geometry
-    var pageCount: UInt64
-    var dirty: [UInt64: Page] = [:]
+    @exclusivity(unchecked) var pageCount: UInt64
+    @exclusivity(unchecked) var dirty: [UInt64: Page] = [:]
     /// Free pages reusable in this transaction, largest first (so `popLast` takes the smallest).
-    var reusable: [UInt64]
+    @exclusivity(unchecked) var reusable: [UInt64]
     /// Pages taken from `reusable` (to restore the free list if the transaction ends
     /// without committing).
-    var taken: [UInt64] = []
+    @exclusivity(unchecked) var taken: [UInt64] = []
     /// The page count the transaction started from.
     let basePageCount: UInt64
     /// Set once the free list was handed back to the database (committed or restored).
-    var freeListReturned = false
+    @exclusivity(unchecked) var freeListReturned = false
     /// Committed pages this transaction stopped reaching.
-    var freed: [UInt64] = []
+    @exclusivity(unchecked) var freed: [UInt64] = []
     /// Scratch space for building one cell.
     let scratch: UnsafeMutableRawPointer
     /// The root-to-leaf path of the current operation (reused to avoid allocation).
-    var pathPages: [Page] = []
+    @exclusivity(unchecked) var pathPages: [Page] = []
     /// `pathIndices[i]` is the child index taken from `pathPages[i]`.
-    var pathIndices: [Int] = []
+    @exclusivity(unchecked) var pathIndices: [Int] = []
     /// Set when the last put appended to the rightmost leaf of `tree` (at `version`) and
     /// left that path in `pathPages`, all of it already copied: the next larger key can be
     /// appended without a descent.
-    var appendHint: (tree: TreeState, version: Int)?
+    @exclusivity(unchecked) var appendHint: (tree: TreeState, version: Int)?
 
     /// A writer starting from `pageCount` pages, allowed to reuse `reusable`.
     init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, reusable: [UInt64]) {
@@ -65,6 +68,13 @@ final class WriterState {
         basePageCount = pageCount
         self.reusable = reusable
         scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
+        // A one-row commit copies a root-to-leaf path and the catalog leaf: room for that
+        // up front saves the table and arrays regrowing three times in every small commit.
+        dirty.reserveCapacity(8)
+        freed.reserveCapacity(8)
+        taken.reserveCapacity(8)
+        pathPages.reserveCapacity(8)
+        pathIndices.reserveCapacity(8)
     }
 
     deinit { scratch.deallocate() }
@@ -79,7 +89,7 @@ final class WriterState {
             number = pageCount
             pageCount += 1
         }
-        let page = Page(size: geometry.pageSize)
+        let page = Page(size: geometry.pageSize, zeroed: false)
         page.format(kind, number: number)
         page.transaction = transaction
         dirty[number] = page
@@ -164,9 +174,9 @@ final class TransactionCore {
     let snapshot: CommitState
     let geometry: Geometry
     let writer: WriterState?
-    var isOpen = true
+    @exclusivity(unchecked) var isOpen = true
     let catalog: TreeState
-    var trees: [String: TreeState] = [:]
+    @exclusivity(unchecked) var trees: [String: TreeState] = [:]
     let catalogCache: CatalogCache?
 
     init(

@@ -46,12 +46,24 @@ final class Page: @unchecked Sendable {
     /// For immutable (committed) tree pages: each cell's first 8 key bytes as a big-endian
     /// integer, so a search compares integers in one small array instead of touching a
     /// scattered cell per probe. Nil on pages a writer may still change.
-    private(set) var prefixes: UnsafeMutablePointer<UInt64>?
+    /// Set once, before the page is shared, so reads need no exclusivity check.
+    ///
+    /// The table holds `count` prefixes, then for a leaf each cell's offset (`count`
+    /// entries), for a branch each child page (`count + 1` entries, the leftmost first): a
+    /// lookup on a committed page reads the table and the one cell it wants, never the
+    /// header or the slot array (each a dependent cache miss on a cold page).
+    @exclusivity(unchecked) private(set) var prefixes: UnsafeMutablePointer<UInt64>?
+    /// The cell count and kind, copied next to ``prefixes`` when it is built.
+    @exclusivity(unchecked) private(set) var tableCount = 0
+    @exclusivity(unchecked) private(set) var tableIsLeaf = false
 
-    init(size: Int) {
+    /// A page of `size` bytes, zeroed unless the caller overwrites every byte next (a copy,
+    /// a full read, or ``format(_:number:)``): clearing 4 KiB twice was a visible part of
+    /// a small commit.
+    init(size: Int, zeroed: Bool = true) {
         self.size = size
         bytes = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        memset(bytes, 0, size)
+        if zeroed { memset(bytes, 0, size) }
     }
 
     deinit {
@@ -65,20 +77,24 @@ final class Page: @unchecked Sendable {
             return
         }
         let count = self.count
-        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: max(count, 1))
+        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 * count + 1)
         let leaf = isLeaf
         for index in 0..<count {
             let offset = slot(index)
             let keyOffset = leaf ? offset + LeafCell.headerSize : offset + BranchCell.headerSize
             let keyCount = leaf ? u16(offset) : u16(offset + 8)
             table[index] = keyPrefix(UnsafeRawPointer(bytes + keyOffset), keyCount)
+            table[count + index + (leaf ? 0 : 1)] = leaf ? UInt64(offset) : u64(offset)
         }
+        if !leaf { table[count] = link }
+        tableCount = count
+        tableIsLeaf = leaf
         prefixes = table
     }
 
     /// A copy of this page (for copy-on-write).
     func copy() -> Page {
-        let page = Page(size: size)
+        let page = Page(size: size, zeroed: false)
         page.bytes.copyMemory(from: bytes, byteCount: size)
         return page
     }

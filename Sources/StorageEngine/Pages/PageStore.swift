@@ -11,12 +11,14 @@ final class PageStore: @unchecked Sendable {
     /// Guards the cache and the log index, and each miss's lookup-and-read so a checkpoint
     /// cannot move a page between the two.
     let lock = Lock()
-    private var cache: ContiguousArray<Page?> = []
-    private var cachedCount = 0
+    // Every access to these happens under `lock`, so the per-access dynamic exclusivity
+    // checks (a runtime call each, on every level of every lookup) buy nothing.
+    @exclusivity(unchecked) private var cache: ContiguousArray<Page?> = []
+    @exclusivity(unchecked) private var cachedCount = 0
     private let capacity: Int
-    private var clockHand = 0
+    @exclusivity(unchecked) private var clockHand = 0
     /// Page number -> offset of its newest committed image in the log.
-    private(set) var logIndex: [UInt64: UInt64] = [:]
+    @exclusivity(unchecked) private(set) var logIndex: [UInt64: UInt64] = [:]
 
     init(dataFile: any StorageFile, log: WriteAheadLog, pageSize: Int, cacheBytes: Int) {
         self.dataFile = dataFile
@@ -29,8 +31,21 @@ final class PageStore: @unchecked Sendable {
     func page(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
         lock.lock()
         defer { lock.unlock() }
+        return try pageLocked(number, maximumTransaction: maximumTransaction)
+    }
+
+    /// ``page(_:maximumTransaction:)`` for a caller holding `lock` (a reader's whole
+    /// descent takes the lock once instead of once per level).
+    @inline(__always)
+    func pageLocked(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
         let index = Int(number)
         if index < cache.count, let page = cache[index] { return page }
+        return try loadLocked(number, maximumTransaction: maximumTransaction)
+    }
+
+    /// A cache miss: reads, validates and caches page `number`. The caller holds `lock`.
+    private func loadLocked(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
+        let index = Int(number)
         let page = Page(size: pageSize)
         if let offset = logIndex[number] {
             try log.readImage(at: offset, into: page)
