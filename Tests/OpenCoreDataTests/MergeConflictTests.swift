@@ -130,6 +130,22 @@ import Testing
         #expect(try scenario.stored() == ["Augusta", "King", "60"])
     }
 
+    @Test(arguments: storeTypes)
+    func aStaleDeleteIsAConflictUnderErrorAndProceedsUnderTrump(storeType: String) throws {
+        let scenario = try StaleScenario(storeType: storeType)
+        scenario.stale.delete(scenario.copy)
+        var caught: NSError?
+        do { try scenario.stale.save() } catch { caught = error as NSError }
+        let conflicts = caught?.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [NSMergeConflict]
+        #expect(caught?.code == NSManagedObjectMergeError)
+        #expect(conflicts?.first?.sourceObject === scenario.copy)
+        #expect(try scenario.stored() == ["Augusta", "Lovelace", "40"])
+        scenario.stale.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        try scenario.stale.save()
+        let reader = PageFileFixtures.context(scenario.coordinator)
+        #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).isEmpty)
+    }
+
     @Test func aSubclassedPolicySeesTheConflicts() throws {
         final class CountingPolicy: NSMergePolicy, @unchecked Sendable {
             nonisolated(unsafe) var seen: [NSMergeConflict] = []

@@ -4,23 +4,49 @@
 import Foundation
 
 /// A row changed in the store since the saving context read it (optimistic locking).
-struct StoreVersionConflict: Sendable {
+///
+/// A store refusing a stale save throws `NSManagedObjectMergeError` (133020) with an
+/// array of these under `NSPersistentStoreSaveConflictsErrorKey`; the saving context
+/// hands them to its merge policy as ``NSMergeConflict`` objects and saves again.
+public struct StoreVersionConflict: Sendable {
     /// The object the save updates or deletes.
-    let objectID: NSManagedObjectID
+    public let objectID: NSManagedObjectID
     /// The row as stored now; nil when it is gone.
-    let persistedRow: StoreRow?
+    public let persistedRow: StoreRow?
     /// The version the saving context last saw.
-    let expectedVersion: Int64
+    public let expectedVersion: Int64
+
+    /// A conflict of `objectID`, seen at `expectedVersion` and stored now as `persistedRow`.
+    public init(objectID: NSManagedObjectID, persistedRow: StoreRow?, expectedVersion: Int64) {
+        self.objectID = objectID
+        self.persistedRow = persistedRow
+        self.expectedVersion = expectedVersion
+    }
 }
 
 /// An insert or update that would give a uniqueness constraint's values to a second row.
-struct StoreConstraintConflict: Sendable {
+///
+/// A store throws `NSManagedObjectConstraintMergeError` (133021) with an array of these
+/// under `NSPersistentStoreSaveConflictsErrorKey`; the saving context reports them as
+/// ``NSConstraintConflict`` objects.
+public struct StoreConstraintConflict: Sendable {
     /// The constraint's property names.
-    let constraint: [String]
+    public let constraint: [String]
     /// The constraint's values in the conflicting row (stored form), by property name.
-    let constraintValues: [String: StoreValue]
+    public let constraintValues: [String: StoreValue]
     /// The row already holding those values.
-    let databaseRow: StoreRow?
+    public let databaseRow: StoreRow?
     /// The objects of the save that clash with it.
-    let conflictingObjectIDs: [NSManagedObjectID]
+    public let conflictingObjectIDs: [NSManagedObjectID]
+
+    /// A clash on `constraint` between `conflictingObjectIDs` and `databaseRow`.
+    public init(
+        constraint: [String], constraintValues: [String: StoreValue], databaseRow: StoreRow?,
+        conflictingObjectIDs: [NSManagedObjectID]
+    ) {
+        self.constraint = constraint
+        self.constraintValues = constraintValues
+        self.databaseRow = databaseRow
+        self.conflictingObjectIDs = conflictingObjectIDs
+    }
 }
