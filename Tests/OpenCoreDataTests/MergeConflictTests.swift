@@ -146,6 +146,19 @@ import Testing
         #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).isEmpty)
     }
 
+    @Test(arguments: storeTypes)
+    func aStaleDeleteOfAnUnreadFaultProceedsUnderTrump(storeType: String) throws {
+        let scenario = try StaleScenario(storeType: storeType)
+        let other = PageFileFixtures.context(scenario.coordinator)
+        other.mergePolicy = NSMergeByPropertyStoreTrumpMergePolicy
+        let fault = other.object(with: scenario.copy.objectID)
+        #expect(fault.isFault)
+        other.delete(fault)
+        try other.save()
+        let reader = PageFileFixtures.context(scenario.coordinator)
+        #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).isEmpty)
+    }
+
     @Test func aSubclassedPolicySeesTheConflicts() throws {
         final class CountingPolicy: NSMergePolicy, @unchecked Sendable {
             nonisolated(unsafe) var seen: [NSMergeConflict] = []

@@ -48,7 +48,15 @@ extension NSManagedObjectContext {
                     let conflicts = mergeConflicts(details, updated: updated, deleted: deleted)
                     guard conflicts.count == details.count else { throw error }
                     try policy.resolve(optimisticLockingConflicts: conflicts)
-                    guard attempt < Self.conflictRetryLimit else { throw error }
+                    guard attempt < Self.conflictRetryLimit else {
+                        throw CoreDataError.make(
+                            NSManagedObjectMergeError,
+                            "the save still conflicted after \(attempt) merges: other saves keep changing its objects",
+                            userInfo: [
+                                NSPersistentStoreSaveConflictsErrorKey: conflicts,
+                                NSAffectedObjectsErrorKey: conflicts.map(\.sourceObject.objectID),
+                            ])
+                    }
                     request.updatedRows = []
                     request.deletedObjects = []
                     try addChanges(updated: updated, deleted: deleted, to: &request, mapping: mapping)

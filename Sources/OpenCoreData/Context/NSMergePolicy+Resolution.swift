@@ -6,7 +6,12 @@ extension NSMergePolicy {
     func merge(_ conflict: NSMergeConflict) {
         let object = conflict.sourceObject
         // Deleted in the store: nothing to merge into; the retried save reports it.
-        guard let persisted = conflict.persistedValues, !object.faultFlag else { return }
+        guard let persisted = conflict.persistedValues else { return }
+        // A fault (deleted without being read) has no values to merge, only a version.
+        guard !object.faultFlag else {
+            object.version = Int64(conflict.newVersionNumber)
+            return
+        }
         let layout = object.layout
         let stored = object.objectValues(from: persisted)
         let cachedStore = object.cachedStoreValues()
