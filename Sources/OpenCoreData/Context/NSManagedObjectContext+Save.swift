@@ -24,7 +24,7 @@ extension NSManagedObjectContext {
         try validatePendingChanges()
 
         let savedInserted = Array(inserted)
-        let savedUpdated = updated.filter { $0.hasDirtySlots }
+        var savedUpdated = updated.filter { $0.hasDirtySlots }
         let savedDeleted = Array(deleted)
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
@@ -32,7 +32,11 @@ extension NSManagedObjectContext {
         } else {
             let versions = try writeChangesToStores(
                 inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
+            // A conflict resolved by discarding an object's changes leaves nothing to report for it.
+            let rolledBack = savedUpdated.filter { !$0.hasDirtySlots }
+            savedUpdated.removeAll { !$0.hasDirtySlots }
             settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: versions)
+            for object in rolledBack { object.updatedFlag = false }
         }
         let changes = SavedChanges(
             inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
@@ -92,7 +96,8 @@ extension NSManagedObjectContext {
         request.transactionAuthor = transactionAuthor
         request.contextName = name
         request.mergePolicyType = (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType
-        request.checksVersions = request.mergePolicyType == .errorMergePolicyType
+        // Stale rows always fail in the store; the context's policy resolves them and retries.
+        request.checksVersions = true
         request.insertedRows.reserveCapacity(inserted.count)
         for (index, object) in newObjects.enumerated() {
             request.insertedRows.append(
@@ -102,20 +107,10 @@ extension NSManagedObjectContext {
             request.insertedRows.append(
                 StoreRow(objectID: object.objectID, version: 0, values: try object.storeValues(mapping: mapping)))
         }
-        for object in updated where !object.objectID.isTemporaryID {
-            var changes: [(slot: Int, value: StoreValue)] = []
-            for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
-                if object.layout.properties[slot].isTransient { continue }
-                changes.append((slot, try object.storeValue(slot: slot, mapping: mapping)))
-            }
-            if changes.isEmpty { continue }
-            request.updatedRows.append(
-                StoreRowUpdate(objectID: object.objectID, expectedVersion: object.version, changes: changes))
-        }
-        for object in deleted where !object.objectID.isTemporaryID {
-            request.deletedObjects.append((object.objectID, object.version))
-        }
-        let result = try coordinator.save(request)
+        try addChanges(updated: updated, deleted: deleted, to: &request, mapping: mapping)
+        let result = try saveResolvingConflicts(
+            request, updated: updated, deleted: deleted, mapping: mapping,
+            inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first })
         registry.reserveCapacity(registry.count + newObjects.count)
         for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: result.replacedObjectIDs[id] ?? id) }
         return result.versions

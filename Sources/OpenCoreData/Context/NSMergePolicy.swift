@@ -1,10 +1,9 @@
 // Merge policies: how a save resolves conflicts with changes saved meanwhile.
 //
-// The five policies exist with Core Data's names. What they do today: the error
-// policy makes a store refuse a stale row (NSManagedObjectMergeError, 133020); the
-// other four let the save write its changed properties over the stored ones.
-// Per-policy conflict resolution (rollback, overwrite of whole objects, constraint
-// upserts) is completed with the on-disk store.
+// A store refuses a stale row (133020); the saving context hands the conflicts to its
+// policy's resolve(optimisticLockingConflicts:), which throws (error policy) or
+// rewrites the objects to the merged state, and the save retries against the new
+// versions. Uniqueness-constraint upserts under the trump policies happen in the store.
 import Foundation
 
 /// The kinds of merge policy.
@@ -30,6 +29,51 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     public init(merge type: NSMergePolicyType) {
         self.mergeType = type
         super.init()
+    }
+
+    /// Resolves optimistic locking conflicts by the policy's type, leaving each source
+    /// object in the state the retried save writes and at the stored version.
+    ///
+    /// - Throws: `NSManagedObjectMergeError` (133020) with the conflicts under
+    ///   `NSPersistentStoreSaveConflictsErrorKey` for the error policy.
+    open func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
+        if mergeType == .errorMergePolicyType {
+            throw CoreDataError.make(
+                NSManagedObjectMergeError,
+                "optimistic locking failure: \(list.count) object(s) changed in the store since they were read",
+                userInfo: [
+                    NSPersistentStoreSaveConflictsErrorKey: list,
+                    NSAffectedObjectsErrorKey: list.map(\.sourceObject.objectID),
+                ])
+        }
+        for conflict in list { merge(conflict) }
+    }
+
+    /// Resolves uniqueness constraint conflicts the store could not resolve itself.
+    ///
+    /// Stores turn a clashing insert into an update of the stored object (an upsert)
+    /// under the trump and overwrite policies, so what reaches a policy is a clash it
+    /// cannot merge: an update that takes another object's constraint values, or any
+    /// clash under the error policy.
+    ///
+    /// - Throws: `NSManagedObjectConstraintMergeError` (133021) with the conflicts under
+    ///   `NSPersistentStoreSaveConflictsErrorKey`.
+    open func resolve(constraintConflicts list: [NSConstraintConflict]) throws {
+        let described = list.map { "\($0.constraint) = \($0.constraintValues)" }.joined(separator: "; ")
+        throw CoreDataError.make(
+            NSManagedObjectConstraintMergeError, "uniqueness constraint violated: \(described)",
+            userInfo: [
+                NSPersistentStoreSaveConflictsErrorKey: list,
+                NSAffectedObjectsErrorKey: list.flatMap { $0.conflictingObjects.map(\.objectID) },
+            ])
+    }
+
+    /// Resolves conflicts of either kind, as Core Data's `resolve(mergeConflicts:)`.
+    open func resolve(mergeConflicts list: [Any]) throws {
+        let optimistic = list.compactMap { $0 as? NSMergeConflict }
+        if !optimistic.isEmpty { try resolve(optimisticLockingConflicts: optimistic) }
+        let constraints = list.compactMap { $0 as? NSConstraintConflict }
+        if !constraints.isEmpty { try resolve(constraintConflicts: constraints) }
     }
 
     /// A conflict fails the save (the default).

@@ -125,7 +125,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Applies `request` atomically: all of it or, when it throws, none of it.
     ///
     /// - Throws: `NSManagedObjectMergeError` (133020) when `request.checksVersions` and a
-    ///   row's version differs from the expected one; `NSPersistentStoreSaveError` otherwise.
+    ///   row's version differs from the expected one, with ``StoreVersionConflict`` values
+    ///   under `NSPersistentStoreSaveConflictsErrorKey` so the context's merge policy can
+    ///   resolve them; `NSManagedObjectConstraintMergeError` (133021) with
+    ///   ``StoreConstraintConflict`` values for a uniqueness clash;
+    ///   `NSPersistentStoreSaveError` otherwise.
     open func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         throw unsupported("save(_:)")
     }

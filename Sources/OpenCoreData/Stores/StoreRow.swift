@@ -88,7 +88,9 @@ public struct StoreSaveRequest: Sendable {
     /// Deleted objects with the version the context last saw.
     public var deletedObjects: [(objectID: NSManagedObjectID, expectedVersion: Int64)] = []
     /// Whether a stale `expectedVersion` must fail the save with `NSManagedObjectMergeError`
-    /// (the context's merge policy is `NSErrorMergePolicy`), rather than the newer save win.
+    /// (133020), its details under `NSPersistentStoreSaveConflictsErrorKey`, rather than the
+    /// newer save win. A context always asks for it and resolves the conflicts by its merge
+    /// policy before saving again.
     public var checksVersions: Bool = false
     /// The saving context's merge policy, for stores that resolve conflicts themselves
     /// (uniqueness-constraint upserts with a trump policy, store-trump merges).

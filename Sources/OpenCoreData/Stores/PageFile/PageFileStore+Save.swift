@@ -33,7 +33,7 @@ extension PageFileStore {
         // 1. Optimistic locking: every updated or deleted row must be at the version the context saw.
         var stored: [NSManagedObjectID: StoreRow] = [:]
         var conflicts: [NSManagedObjectID] = []
-        var conflictDetails: [[String: Any]] = []
+        var conflictDetails: [StoreVersionConflict] = []
         for update in request.updatedRows {
             guard let row = try loadRow(update.objectID.entity, key: update.objectID.key, in: transaction, codec: codec)
             else {
@@ -44,7 +44,9 @@ extension PageFileStore {
             stored[update.objectID] = row
             if request.checksVersions, row.version != update.expectedVersion {
                 conflicts.append(update.objectID)
-                conflictDetails.append(conflictDetail(update.objectID, row: row, expected: update.expectedVersion))
+                conflictDetails.append(
+                    StoreVersionConflict(
+                        objectID: update.objectID, persistedRow: row, expectedVersion: update.expectedVersion))
             }
         }
         for deleted in request.deletedObjects {
@@ -54,7 +56,9 @@ extension PageFileStore {
             stored[deleted.objectID] = row
             if request.checksVersions, row.version != deleted.expectedVersion {
                 conflicts.append(deleted.objectID)
-                conflictDetails.append(conflictDetail(deleted.objectID, row: row, expected: deleted.expectedVersion))
+                conflictDetails.append(
+                    StoreVersionConflict(
+                        objectID: deleted.objectID, persistedRow: row, expectedVersion: deleted.expectedVersion))
             }
         }
         if !conflicts.isEmpty {
@@ -93,7 +97,8 @@ extension PageFileStore {
             }
             row.version += 1
             if let owner = try uniqueOwner(of: row, info: info, in: transaction) {
-                throw constraintError(row: row, existing: owner.key, index: owner.index)
+                throw try constraintError(
+                    row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
             }
             try write(row, info: info, in: transaction, pending: &pending)
             result.versions[row.objectID] = row.version
@@ -110,7 +115,8 @@ extension PageFileStore {
             let info = try info(for: row.objectID.entity)
             if let owner = try uniqueOwner(of: row, info: info, in: transaction) {
                 guard request.mergePolicyType != .errorMergePolicyType else {
-                    throw constraintError(row: row, existing: owner.key, index: owner.index)
+                    throw try constraintError(
+                        row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
                 }
                 let existingID = newObjectID(for: row.objectID.entity, key: owner.key)
                 guard var existing = try loadRow(row.objectID.entity, key: owner.key, in: transaction, codec: codec)
@@ -161,22 +167,22 @@ extension PageFileStore {
         return result
     }
 
-    private func conflictDetail(_ id: NSManagedObjectID, row: StoreRow, expected: Int64) -> [String: Any] {
-        ["objectID": id, "newVersionNumber": row.version, "oldVersionNumber": expected]
-    }
-
-    private func constraintError(row: StoreRow, existing: Int64, index: PageFileIndex) -> NSError {
+    private func constraintError(
+        row: StoreRow, existing: Int64, index: PageFileIndex, in transaction: WriteTransaction, codec: PageFileRowCodec
+    ) throws -> NSError {
         let layout = row.objectID.entity.layout
         let names = index.slots.map { layout.properties[$0].name }
         var values: [String: Any] = [:]
+        var storedValues: [String: StoreValue] = [:]
         for slot in index.slots where slot < row.values.count {
             values[layout.properties[slot].name] = layout.attributeBySlot[slot]?.attributeValue(row.values[slot])
+            storedValues[layout.properties[slot].name] = row.values[slot]
         }
         let existingID = newObjectID(for: row.objectID.entity, key: existing)
-        let detail: [String: Any] = [
-            "constraint": names, "constraintValues": values, "databaseObject": existingID,
-            "conflictingObjects": [row.objectID],
-        ]
+        let databaseRow = try loadRow(row.objectID.entity, key: existing, in: transaction, codec: codec)
+        let detail = StoreConstraintConflict(
+            constraint: names, constraintValues: storedValues, databaseRow: databaseRow,
+            conflictingObjectIDs: [row.objectID])
         return CoreDataError.make(
             NSManagedObjectConstraintMergeError,
             "uniqueness constraint \(names) of \(row.objectID.entity.name ?? "?") violated: \(values) "

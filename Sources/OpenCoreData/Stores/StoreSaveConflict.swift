@@ -1,0 +1,52 @@
+// What a store reports when it refuses a save: the rows and versions involved, by
+// object ID. The saving context turns these into NSMergeConflict and
+// NSConstraintConflict objects, which need its live objects.
+import Foundation
+
+/// A row changed in the store since the saving context read it (optimistic locking).
+///
+/// A store refusing a stale save throws `NSManagedObjectMergeError` (133020) with an
+/// array of these under `NSPersistentStoreSaveConflictsErrorKey`; the saving context
+/// hands them to its merge policy as ``NSMergeConflict`` objects and saves again.
+public struct StoreVersionConflict: Sendable {
+    /// The object the save updates or deletes.
+    public let objectID: NSManagedObjectID
+    /// The row as stored now; nil when it is gone.
+    public let persistedRow: StoreRow?
+    /// The version the saving context last saw.
+    public let expectedVersion: Int64
+
+    /// A conflict of `objectID`, seen at `expectedVersion` and stored now as `persistedRow`.
+    public init(objectID: NSManagedObjectID, persistedRow: StoreRow?, expectedVersion: Int64) {
+        self.objectID = objectID
+        self.persistedRow = persistedRow
+        self.expectedVersion = expectedVersion
+    }
+}
+
+/// An insert or update that would give a uniqueness constraint's values to a second row.
+///
+/// A store throws `NSManagedObjectConstraintMergeError` (133021) with an array of these
+/// under `NSPersistentStoreSaveConflictsErrorKey`; the saving context reports them as
+/// ``NSConstraintConflict`` objects.
+public struct StoreConstraintConflict: Sendable {
+    /// The constraint's property names.
+    public let constraint: [String]
+    /// The constraint's values in the conflicting row (stored form), by property name.
+    public let constraintValues: [String: StoreValue]
+    /// The row already holding those values.
+    public let databaseRow: StoreRow?
+    /// The objects of the save that clash with it.
+    public let conflictingObjectIDs: [NSManagedObjectID]
+
+    /// A clash on `constraint` between `conflictingObjectIDs` and `databaseRow`.
+    public init(
+        constraint: [String], constraintValues: [String: StoreValue], databaseRow: StoreRow?,
+        conflictingObjectIDs: [NSManagedObjectID]
+    ) {
+        self.constraint = constraint
+        self.constraintValues = constraintValues
+        self.databaseRow = databaseRow
+        self.conflictingObjectIDs = conflictingObjectIDs
+    }
+}
