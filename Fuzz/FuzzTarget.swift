@@ -16,6 +16,7 @@ struct FuzzTarget: Sendable {
         .predicateLanguage,
         .predicateDifferential,
         .engineFile, .engineDifferential, .engineKillChild,
+        .binaryStoreFile,
     ]
 }
 

@@ -17,6 +17,9 @@ struct Workload: Sendable {
             .predicateSort,
             .predicateStore,
             .objectInMemory,
+            .storeDefault,
+            .storeInMemory,
+            .storeBinary,
         ] + Workload.engine
 }
 

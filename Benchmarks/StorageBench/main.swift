@@ -8,6 +8,13 @@
 // --smoke runs everything at 1% scale (CI). Numbers print as "workload  label  value unit".
 import Foundation
 
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "check" {
+    exit(runStoreCheck(path: CommandLine.arguments[2]))
+}
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "store-kill-child" {
+    exit(runStoreKillChild(path: CommandLine.arguments[2]))
+}
+
 var scale = 1.0
 var prefixes: [String] = []
 var arguments = Array(CommandLine.arguments.dropFirst())

@@ -71,12 +71,17 @@ import Testing
 
     @Test func unknownStoreTypeIsAClearError() throws {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.makeModel())
-        for type in ["NoSuchStore", NSBinaryStoreType, NSSQLiteStoreType] {
+        for type in ["NoSuchStore"] {
             #expect {
                 try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: nil, options: nil)
             } throws: { ($0 as NSError).code == NSPersistentStoreInvalidTypeError }
         }
+        // The default store exists and needs a file URL.
+        #expect {
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: nil, options: nil)
+        } throws: { ($0 as NSError).code == NSPersistentStoreOpenError }
         let container = NSPersistentContainer(name: "Nothing", managedObjectModel: TestStack.makeModel())
+        container.persistentStoreDescriptions[0].type = "NoSuchStore"
         var loadError: Error?
         container.loadPersistentStores { _, error in loadError = error }
         #expect((loadError as NSError?)?.code == NSPersistentStoreInvalidTypeError)

@@ -175,6 +175,7 @@ extension NSManagedObjectContext {
         guard object.managedObjectContext === self, !object.insertedFlag else { return }
         if !flag || !object.hasDirtySlots {
             object.willTurnIntoFault()
+            object.pendingFault = nil
             object.values = []
             object.committed = nil
             object.dirtySlots = []

@@ -117,7 +117,7 @@ extension NSManagedObjectContext {
         }
         let result = try coordinator.save(request)
         registry.reserveCapacity(registry.count + newObjects.count)
-        for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: id) }
+        for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: result.replacedObjectIDs[id] ?? id) }
         return result.versions
     }
 

@@ -267,11 +267,22 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Loads a fault's values (called when a fault fires).
     func fulfillFault(_ object: NSManagedObject) {
-        guard let snapshot = try? snapshot(for: object.objectID) else { return }
-        fill(object, values: snapshot.values, version: snapshot.version)
+        if fulfillPendingFault(object) { return }
+        let loaded: (values: [StoreValue], version: Int64)?
+        do {
+            loaded = try snapshot(for: object.objectID)
+        } catch {
+            return
+        }
+        guard let loaded else {
+            faultIsInaccessible(object)
+            return
+        }
+        fill(object, values: loaded.values, version: loaded.version)
     }
 
     func fill(_ object: NSManagedObject, values: [StoreValue], version: Int64) {
+        object.pendingFault = nil
         object.values = object.objectValues(from: values)
         object.committed = object.values
         object.version = version

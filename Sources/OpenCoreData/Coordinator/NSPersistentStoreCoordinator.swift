@@ -21,7 +21,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private var mergingContexts: [WeakContext] = []
 
     nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
-        NSInMemoryStoreType: NSInMemoryStore.self
+        NSInMemoryStoreType: NSInMemoryStore.self,
+        NSSQLiteStoreType: PageFileStore.self,
+        NSBinaryStoreType: NSBinaryStore.self,
     ]
     private static let registryLock = NSLock()
 
@@ -233,7 +235,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Rows (what contexts call)
 
-    private func withStores<T>(_ body: () throws -> T) rethrows -> T {
+    func withStores<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()
@@ -262,6 +264,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try withStores { stores.contains { $0 === store } ? try store.row(for: objectID) : nil }
     }
 
+    /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store.
+    func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        try withStores {
+            var result = [StoreRow?](repeating: nil, count: objectIDs.count)
+            var positionsByStore: [ObjectIdentifier: (store: NSPersistentStore, positions: [Int])] = [:]
+            for (position, id) in objectIDs.enumerated() {
+                guard let store = id.persistentStore, stores.contains(where: { $0 === store }) else { continue }
+                positionsByStore[ObjectIdentifier(store), default: (store, [])].positions.append(position)
+            }
+            for (store, positions) in positionsByStore.values {
+                let rows = try store.rows(for: positions.map { objectIDs[$0] })
+                for (position, row) in zip(positions, rows) { result[position] = row }
+            }
+            return result
+        }
+    }
+
     func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID) throws
         -> [NSManagedObjectID]
     {
@@ -282,6 +301,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Splits a save by store and applies it.
     func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        let result = try saveRows(request)
+        postRemoteChangeNotifications(after: request)
+        return result
+    }
+
+    private func saveRows(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try withStores {
             if stores.count == 1, let store = stores.first, belongsEntirely(request, to: store) {
                 return try store.save(request)
@@ -313,6 +338,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 guard let part = byStore[ObjectIdentifier(store)], !part.isEmpty else { continue }
                 let saved = try store.save(part)
                 result.versions.merge(saved.versions) { _, new in new }
+                result.replacedObjectIDs.merge(saved.replacedObjectIDs) { _, new in new }
             }
             return result
         }

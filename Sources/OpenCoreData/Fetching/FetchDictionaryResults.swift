@@ -53,15 +53,43 @@ extension NSManagedObjectContext {
                 results = try results.filter { try FetchEvaluation.matches(having, $0) }
             }
         }
-        if request.returnsDistinctResults {
-            var seen: [NSDictionary] = []
-            results = results.filter { dictionary in
-                if seen.contains(where: { $0.isEqual(dictionary) }) { return false }
-                seen.append(dictionary)
-                return true
-            }
-        }
+        if request.returnsDistinctResults { results = distinct(results) }
         return results
+    }
+
+    /// `dictionaries` without repeats, first occurrence kept: hashed into buckets, then
+    /// compared with `isEqual` only within a bucket (linear, not pairwise).
+    private func distinct(_ dictionaries: [NSDictionary]) -> [NSDictionary] {
+        var buckets: [Int: [NSDictionary]] = [:]
+        var result: [NSDictionary] = []
+        result.reserveCapacity(dictionaries.count)
+        for dictionary in dictionaries {
+            let key = Self.distinctHash(dictionary)
+            if let bucket = buckets[key], bucket.contains(where: { $0.isEqual(dictionary) }) { continue }
+            buckets[key, default: []].append(dictionary)
+            result.append(dictionary)
+        }
+        return result
+    }
+
+    /// A hash consistent with `NSDictionary.isEqual`: keys, and the values that are hashable.
+    private static func distinctHash(_ dictionary: NSDictionary) -> Int {
+        var total = dictionary.count
+        for (key, value) in dictionary {
+            var hasher = Hasher()
+            hasher.combine(String(describing: key))
+            // Values compare by isEqual: NSNumber 1 equals Int 1, so numbers hash by their double value.
+            switch value {
+            case let number as NSNumber: hasher.combine(number.doubleValue)
+            case let string as String: hasher.combine(string)
+            case let objectID as NSManagedObjectID: hasher.combine(objectID)
+            // Other values may be equal across bridged forms (Date and NSDate): left out of the hash.
+            default: break
+            }
+            // Order-independent: dictionary enumeration order is unspecified.
+            total &+= hasher.finalize()
+        }
+        return total
     }
 }
 

@@ -6,14 +6,17 @@
 //   3. pending      with includesPendingChanges: objects inserted or updated in this
 //                   context or its ancestors are re-evaluated in memory; deleted ones
 //                   drop out
-//   4. materialize  rows become registered objects (or stay IDs)
-//   5. sort         sortDescriptors, compiled for the entity (sortResults)
-//   6. window       fetchOffset, then fetchLimit (dictionary results: after grouping)
+//   4. sort         sortDescriptors, compiled for the entity (sortResults), on loaded
+//                   objects or on the fetched rows: sorting fires no faults
+//   5. window       fetchOffset, then fetchLimit (dictionary results: after grouping)
+//   6. materialize  rows become registered objects: faults, loaded, or in batches
 //   7. shape        resultType: objects, object IDs, dictionaries
 //                   (FetchDictionaryResults.swift) or a count
 //
 // Stores return every matching row; limit and offset are applied here, after pending
-// changes are merged. fetchBatchSize is accepted and does not change results.
+// changes are merged. Managed objects come back as faults, loaded or in batches as the
+// request asks (Faulting.swift), then relationshipKeyPathsForPrefetching loads their
+// destinations (FetchPrefetching.swift).
 import Foundation
 
 /// Predicate evaluation and entity sets shared by stores and contexts.
@@ -88,19 +91,20 @@ extension NSManagedObjectContext {
     /// Executes `request` and returns results shaped by its result type.
     func executeFetch(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [Any] {
         var candidates = try candidates(for: request)
-        let needsObjects =
-            request.resultType == .managedObjectResultType || request.resultType == .dictionaryResultType
-            || !(request.sortDescriptors ?? []).isEmpty
-        if needsObjects { materialize(&candidates) }
-        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            candidates = try sortResults(candidates, by: descriptors, entity: try resolveEntity(of: request))
-        }
+        let entity = try resolveEntity(of: request)
         if request.resultType == .dictionaryResultType {
+            materialize(&candidates)
+            if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+                candidates = try sortResults(candidates, by: descriptors, entity: entity)
+            }
             // Groups form before the window: limit and offset count dictionaries.
             let dictionaries = try dictionaryResults(candidates.compactMap(\.object), request)
             let start = min(max(request.fetchOffset, 0), dictionaries.count)
             let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, dictionaries.count) : dictionaries.count
             return Array(dictionaries[start..<end])
+        }
+        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+            candidates = try sortResults(candidates, by: descriptors, entity: entity)
         }
         candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
         switch request.resultType {
@@ -109,7 +113,13 @@ extension NSManagedObjectContext {
         case .countResultType:
             return [NSNumber(value: candidates.count)]
         default:
-            return candidates.compactMap(\.object)
+            let keyPaths = request.relationshipKeyPathsForPrefetching ?? []
+            if !keyPaths.isEmpty { try validatePrefetching(keyPaths, from: entity) }
+            let objects = fetchedObjects(candidates, request)
+            if !keyPaths.isEmpty && !(request.fetchBatchSize > 0 && parent == nil) {
+                try prefetch(keyPaths, of: objects)
+            }
+            return objects
         }
     }
 
@@ -140,6 +150,9 @@ extension NSManagedObjectContext {
         processPendingChanges()
         let entity = try resolveEntity(of: request)
         let coordinator = try requireCoordinator()
+        request.storage.storeMayApplyWindow =
+            request.fetchLimit > 0 && request.resultType != .dictionaryResultType && !chainHasChanges()
+        defer { request.storage.storeMayApplyWindow = false }
         let rows = try coordinator.fetchRows(request)
         guard request.includesPendingChanges else {
             return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
@@ -147,8 +160,18 @@ extension NSManagedObjectContext {
         let pending = pendingChanges()
         var result: [FetchCandidate] = []
         result.reserveCapacity(rows.count)
-        for row in rows where !pending.deleted.contains(row.objectID) && !pending.changed.contains(row.objectID) {
-            result.append(FetchCandidate(objectID: row.objectID, row: row, object: nil))
+        for row in rows where !pending.deleted.contains(row.objectID) {
+            guard pending.changed.contains(row.objectID) else {
+                result.append(FetchCandidate(objectID: row.objectID, row: row, object: nil))
+                continue
+            }
+            // A changed object is matched on its unsaved values below; refreshing first
+            // lets stored values it has not changed take part.
+            if request.shouldRefreshRefetchedObjects, parent == nil, let object = registry[row.objectID],
+                !object.faultFlag
+            {
+                refreshRefetched(object, from: row)
+            }
         }
         let family = Set(
             FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities).map(
@@ -192,9 +215,9 @@ extension NSManagedObjectContext {
         return (order, changed, deletedIDs)
     }
 
-    // MARK: Stages 4-7
+    // MARK: Stages 4-6
 
-    /// Stage 4: turns rows into registered objects (a registered object keeps its state).
+    /// Turns rows into loaded registered objects, for dictionary results (a registered object keeps its state).
     func materialize(_ candidates: inout [FetchCandidate]) {
         for index in candidates.indices where candidates[index].object == nil {
             let id = candidates[index].objectID
@@ -206,21 +229,36 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Stage 5: orders candidates by `descriptors` (a stable sort, compiled for the entity).
+    /// Stage 4: orders candidates by `descriptors` (a stable sort, compiled for the entity).
+    ///
+    /// A candidate is read through its object when that is loaded, else through its
+    /// fetched row, so sorting fires no faults.
     func sortResults(_ candidates: [FetchCandidate], by descriptors: [NSSortDescriptor], entity: NSEntityDescription)
         throws -> [FetchCandidate]
     {
         let compiled = try CompiledSortDescriptors(descriptors, schema: entity.frozenLayoutIfAny)
-        let objects = try compiled.sort(records: candidates.compactMap(\.object))
-        var byObject: [ObjectIdentifier: FetchCandidate] = [:]
-        byObject.reserveCapacity(candidates.count)
-        for candidate in candidates {
-            if let object = candidate.object { byObject[ObjectIdentifier(object)] = candidate }
+        let coordinator = try requireCoordinator()
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { try coordinator.row(for: $0) }
+        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
+            try coordinator.objectIDs(forRelationship: $0, of: $1)
         }
-        return objects.compactMap { byObject[ObjectIdentifier($0)] }
+        let makeView = { (row: StoreRow) in StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany) }
+        var records: [FetchSortRecord] = []
+        records.reserveCapacity(candidates.count)
+        for (index, candidate) in candidates.enumerated() {
+            let object = candidate.object ?? registry[candidate.objectID]
+            if let object, !object.faultFlag || candidate.row == nil {
+                records.append(FetchSortRecord(index: index, object: object))
+            } else if let row = candidate.row {
+                records.append(FetchSortRecord(index: index, row: row, makeView: makeView))
+            } else {
+                records.append(FetchSortRecord(index: index, object: self.object(with: candidate.objectID)))
+            }
+        }
+        return try compiled.sort(records: records).map { candidates[$0.index] }
     }
 
-    /// Stage 6: skips `offset` candidates and keeps at most `limit` (0: all).
+    /// Stage 5: skips `offset` candidates and keeps at most `limit` (0: all).
     func window(_ candidates: [FetchCandidate], offset: Int, limit: Int) -> [FetchCandidate] {
         let start = min(max(offset, 0), candidates.count)
         let end = limit > 0 ? min(start + limit, candidates.count) : candidates.count
@@ -237,22 +275,12 @@ protocol ContextExecutableRequest {
     func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult
 }
 
-/// The result of executing a fetch request through `execute(_:)`: the fetched objects.
-public final class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreResult, @unchecked Sendable {
-    /// The fetched results.
-    public let finalResult: [ResultType]?
-
-    init(finalResult: [ResultType]?) {
-        self.finalResult = finalResult
-        super.init()
-    }
-}
-
 extension NSManagedObjectContext {
     /// Executes `request` in the context and returns its result.
     ///
-    /// A fetch request returns an `NSAsynchronousFetchResult` holding its results;
-    /// other request kinds return their own result type.
+    /// A fetch request returns an `NSAsynchronousFetchResult` holding its results; an
+    /// ``NSAsynchronousFetchRequest`` returns its result at once and fetches later on the
+    /// context's queue; other request kinds return their own result type.
     ///
     /// - Throws: `NSPersistentStoreUnsupportedRequestTypeError` (134091) for a request kind
     ///   no store implements yet; the request's own errors.
@@ -260,7 +288,7 @@ extension NSManagedObjectContext {
         if let executable = request as? ContextExecutableRequest { return try executable.execute(in: self) }
         if let fetch = request as? NSFetchRequest<NSFetchRequestResult> {
             return NSAsynchronousFetchResult<NSFetchRequestResult>(
-                finalResult: try executeFetch(fetch).compactMap { $0 as? NSFetchRequestResult })
+                context: self, finalResult: try executeFetch(fetch).compactMap { $0 as? NSFetchRequestResult })
         }
         throw CoreDataError.make(
             NSPersistentStoreUnsupportedRequestTypeError,

@@ -80,6 +80,10 @@ final class FetchRequestStorage: @unchecked Sendable {
     var resultType: NSFetchRequestResultType = .managedObjectResultType
     var shouldRefreshRefetchedObjects = false
     var affectedStores: [NSPersistentStore]?
+    /// Set by the context around `fetchRows` when nothing unsaved can change the result:
+    /// a store may then return only the first `fetchOffset + fetchLimit` rows in
+    /// `sortDescriptors` order (ties at the boundary included); the context still sorts and windows.
+    var storeMayApplyWindow = false
 }
 
 /// A description of what to fetch from a context: an entity, a predicate, an order,
@@ -160,6 +164,9 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Send
         set { storage.fetchOffset = newValue }
     }
     /// How many objects to load at a time; 0 loads all. Never changes the results.
+    ///
+    /// With a batch size the returned array holds faults, and the first access to an
+    /// object loads its whole batch with one store call (`NSPersistentStore.rows(for:)`).
     open var fetchBatchSize: Int {
         get { storage.fetchBatchSize }
         set { storage.fetchBatchSize = newValue }
@@ -175,16 +182,23 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Send
         set { storage.includesPendingChanges = newValue }
     }
     /// Whether fetched objects come with their values (default true).
+    ///
+    /// When false the fetch keeps only object IDs: the objects are faults that each load
+    /// their row from the store on first access.
     open var includesPropertyValues: Bool {
         get { storage.includesPropertyValues }
         set { storage.includesPropertyValues = newValue }
     }
     /// Whether fetched objects start as faults (default true).
+    ///
+    /// A fault holds the row the fetch returned, so its first access costs no store call.
+    /// Objects already loaded in the context stay loaded.
     open var returnsObjectsAsFaults: Bool {
         get { storage.returnsObjectsAsFaults }
         set { storage.returnsObjectsAsFaults = newValue }
     }
-    /// Relationship key paths whose destinations are loaded with the results.
+    /// Relationship key paths whose destinations are loaded with the results
+    /// (`"department"`, `"department.company"`): one store call per key path step.
     open var relationshipKeyPathsForPrefetching: [String]? {
         get { storage.relationshipKeyPathsForPrefetching }
         set { storage.relationshipKeyPathsForPrefetching = newValue }
@@ -215,7 +229,8 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest, @unchecked Send
         get { storage.resultType }
         set { storage.resultType = newValue }
     }
-    /// Whether already registered objects are refreshed with the fetched values.
+    /// Whether already registered objects are refreshed with the fetched values
+    /// (their unsaved changes are kept).
     open var shouldRefreshRefetchedObjects: Bool {
         get { storage.shouldRefreshRefetchedObjects }
         set { storage.shouldRefreshRefetchedObjects = newValue }

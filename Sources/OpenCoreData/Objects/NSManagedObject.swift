@@ -56,6 +56,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     @exclusivity(unchecked) var insertedFlag = false
     @exclusivity(unchecked) var deletedFlag = false
     @exclusivity(unchecked) var faultFlag = false
+    /// Where a fault's values come from when it fires, if not a lookup of its own (Faulting.swift).
+    @exclusivity(unchecked) var pendingFault: PendingFault?
     /// Already listed as updated for the next ObjectsDidChange notification.
     @exclusivity(unchecked) var pendingUpdateNotice = false
     /// A member of the context's updated objects.

@@ -5,10 +5,17 @@ import Foundation
 
 /// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
 /// is removed from its coordinator.
-public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
+public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
-    private var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
-    private var nextKey: Int64 = 1
+    /// Internal, not private: the binary store (a subclass) saves and loads them.
+    var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
+    var nextKey: Int64 = 1
+    /// The history journal (NSInMemoryStore+History.swift): encoded records by sequence.
+    var historyJournal = InMemoryHistoryJournal()
+
+    /// Called after a history purge changed the journal; a subclass that persists the
+    /// journal writes it here (throwing undoes the purge).
+    func historyJournalDidChange() throws {}
 
     public override var type: String { NSInMemoryStoreType }
 
@@ -104,6 +111,10 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
                 "optimistic locking failure: \(conflicts.count) object(s) changed in the store since they were read",
                 userInfo: [NSAffectedObjectsErrorKey: conflicts])
         }
+        // Built before the rows change: a delete's tombstone needs the row it removes.
+        let historyRecord =
+            isHistoryTrackingEnabled && !request.isEmpty
+            ? PersistentHistoryRecord(request: request, storedRow: { self.storedRow(for: $0) }) : nil
         var result = StoreSaveResult()
         for inserted in request.insertedRows {
             var row = inserted
@@ -123,6 +134,7 @@ public final class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         for deleted in request.deletedObjects {
             rowsByEntity[ObjectIdentifier(deleted.objectID.entity)]?[deleted.objectID.key] = nil
         }
+        if let historyRecord { historyJournal.append(historyRecord.encoded()) }
         return result
     }
 }

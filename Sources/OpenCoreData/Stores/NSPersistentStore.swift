@@ -6,6 +6,7 @@
 //   fetchRows(_:)                      rows of the request's entity matching its predicate
 //   countRows(_:)                      how many (default: fetchRows(_:).count)
 //   row(for:)                          the stored values of one object
+//   rows(for:)                         the same for many (default: row(for:) per ID)
 //   objectIDs(forRelationship:of:)     a to-many relationship a row left `.unresolved`
 //   obtainPermanentIDs(for:)           new keys for inserted objects
 //   save(_:)                           apply inserted/updated/deleted rows atomically
@@ -81,7 +82,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// against each row (compile it once with `predicate.compiled(for:)` and evaluate
     /// ``StoreRowView``s) and returns EVERY matching row: it must not apply
     /// `fetchOffset` or `fetchLimit`, which the context applies after merging its
-    /// pending changes and sorting. Row order is the store's own (stable) order.
+    /// pending changes and sorting. Row order is the store's own (stable) order. (Inside
+    /// the module, a request the context marks `storeMayApplyWindow` may be answered with
+    /// only its first `fetchOffset + fetchLimit` rows in sort order: the default store does.)
     open func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
         throw unsupported("fetchRows")
     }
@@ -94,6 +97,17 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The stored row of `objectID`, or nil when the store has no such object.
     open func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
         throw unsupported("row(for:)")
+    }
+
+    /// The stored rows of `objectIDs`, in the same order, nil where the store has no such
+    /// object: how a batch of faults (`fetchBatchSize`) and prefetched relationships load.
+    ///
+    /// Every ID belongs to this store. The default calls ``row(for:)`` once per ID;
+    /// override it to answer in one pass (one read transaction, sorted key lookups).
+    ///
+    /// - Complexity: the default is `objectIDs.count` calls of ``row(for:)``.
+    open func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        try objectIDs.map { try row(for: $0) }
     }
 
     /// The destinations of a to-many `relationship` of `objectID`, for rows that leave it `.unresolved`.

@@ -110,6 +110,10 @@ public struct StoreSaveRequest: Sendable {
 public struct StoreSaveResult: Sendable {
     /// The version of each updated row after the save.
     public var versions: [NSManagedObjectID: Int64]
+    /// Inserted objects a store merged into an existing row (a uniqueness-constraint upsert
+    /// under a trump merge policy): the inserted ID to the existing row's ID, which the
+    /// object takes.
+    public var replacedObjectIDs: [NSManagedObjectID: NSManagedObjectID] = [:]
 
     /// A result reporting `versions`.
     public init(versions: [NSManagedObjectID: Int64] = [:]) {

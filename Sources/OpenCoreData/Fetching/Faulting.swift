@@ -1,0 +1,202 @@
+// Faults: objects registered by ID whose values load on first access.
+//
+// Where a fault's values come from when it fires:
+//
+//   .row(row)      the row a fetch already returned. This is our row cache: Core Data
+//                  keeps one at the coordinator; we keep the fetched row ON THE FAULT
+//                  itself, so firing it costs no store call and no shared table (no
+//                  lock, no invalidation protocol between contexts). The row is as of
+//                  the fetch: a refresh, a merge of a save or a refetch replaces it.
+//   .batch(b)      one batch of a fetch with fetchBatchSize: the first fault of the
+//                  batch to fire loads every row of the batch in one store call
+//                  (NSPersistentStore.rows(for:)) and fills all of its faults.
+//   nil            a lookup of its own: the parent context, or the store's row(for:).
+//
+// A fault whose row no longer exists is inaccessible. Core Data raises
+// NSObjectInaccessibleException (or, with shouldDeleteInaccessibleFaults, marks the
+// object deleted). We never raise: with shouldDeleteInaccessibleFaults (the default)
+// the object reads default values and reports isDeleted; without, it reads default
+// values and stays an ordinary object. Either way existingObject(with:) throws
+// NSManagedObjectReferentialIntegrityError (133000) for it.
+import Foundation
+
+/// Where a fault's values come from when it fires (see the file comment).
+enum PendingFault {
+    /// The row a fetch returned.
+    case row(StoreRow)
+    /// A batch of a fetch with `fetchBatchSize`, loaded all at once.
+    case batch(FaultBatch)
+}
+
+/// The objects of one batch of a batched fetch result.
+final class FaultBatch {
+    let objectIDs: [NSManagedObjectID]
+    /// The request's relationshipKeyPathsForPrefetching, loaded with the batch.
+    let prefetchKeyPaths: [String]
+
+    init(objectIDs: [NSManagedObjectID], prefetchKeyPaths: [String]) {
+        self.objectIDs = objectIDs
+        self.prefetchKeyPaths = prefetchKeyPaths
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Fires `object` from its pending source; false when it has none (or the source lacks its row).
+    func fulfillPendingFault(_ object: NSManagedObject) -> Bool {
+        guard let pending = object.pendingFault else { return false }
+        object.pendingFault = nil
+        switch pending {
+        case .row(let row):
+            fill(object, values: row.values, version: row.version)
+        case .batch(let batch):
+            fulfillBatch(batch)
+        }
+        return !object.faultFlag
+    }
+
+    /// Loads every still-faulted object of `batch` with one store call.
+    private func fulfillBatch(_ batch: FaultBatch) {
+        var waiting: [NSManagedObject] = []
+        for id in batch.objectIDs {
+            guard let object = registry[id], object.faultFlag else { continue }
+            if case .batch(let other) = object.pendingFault, other !== batch { continue }
+            waiting.append(object)
+        }
+        guard !waiting.isEmpty, let rows = try? loadRows(waiting.map(\.objectID)) else { return }
+        var filled: [NSManagedObject] = []
+        for (object, row) in zip(waiting, rows) {
+            guard let row else { continue }
+            fill(object, values: row.values, version: row.version)
+            filled.append(object)
+        }
+        // The key paths were validated at fetch time; a store error here leaves the
+        // destinations to load on access.
+        if !batch.prefetchKeyPaths.isEmpty { try? prefetch(batch.prefetchKeyPaths, of: filled) }
+    }
+
+    /// The rows of `objectIDs` from the stores, in one call per store.
+    func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
+        return try coordinator.rows(for: objectIDs)
+    }
+
+    /// A fault fired and its row is gone (see the file comment).
+    func faultIsInaccessible(_ object: NSManagedObject) {
+        guard !object.objectID.isTemporaryID else { return }
+        object.values = object.layout.defaultValues
+        object.committed = nil
+        object.faultFlag = false
+        if shouldDeleteInaccessibleFaults { object.deletedFlag = true }
+    }
+
+    // MARK: Fetched objects
+
+    /// Stage 6 for managed object results: `candidates` (already windowed) become
+    /// registered objects, faults or loaded as `request` asks.
+    func fetchedObjects(_ candidates: [FetchCandidate], _ request: NSFetchRequest<NSFetchRequestResult>)
+        -> [NSManagedObject]
+    {
+        // A child context's faults fire through its parent, which may hold newer values.
+        let fromStore = parent == nil
+        let batchSize = fromStore ? max(request.fetchBatchSize, 0) : 0
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(candidates.count)
+        var batchObjects: [NSManagedObject] = []
+        for candidate in candidates {
+            if let object = candidate.object {
+                objects.append(object)
+                continue
+            }
+            let object = self.object(with: candidate.objectID)
+            objects.append(object)
+            guard fromStore, let row = candidate.row else {
+                if !request.returnsObjectsAsFaults && request.includesPropertyValues { object.fireFaultIfNeeded() }
+                continue
+            }
+            if !object.faultFlag {
+                if request.shouldRefreshRefetchedObjects { refreshRefetched(object, from: row) }
+                continue
+            }
+            if batchSize > 0 {
+                batchObjects.append(object)
+            } else if !request.includesPropertyValues {
+                object.pendingFault = nil
+            } else if request.returnsObjectsAsFaults {
+                object.pendingFault = .row(row)
+            } else {
+                fill(object, values: row.values, version: row.version)
+            }
+        }
+        if batchSize > 0 {
+            var start = 0
+            while start < batchObjects.count {
+                let slice = batchObjects[start..<min(start + batchSize, batchObjects.count)]
+                let batch = FaultBatch(
+                    objectIDs: slice.map(\.objectID), prefetchKeyPaths: request.relationshipKeyPathsForPrefetching ?? []
+                )
+                for object in slice { object.pendingFault = .batch(batch) }
+                start += batchSize
+            }
+        }
+        return objects
+    }
+
+    /// Updates a loaded object to `row` (shouldRefreshRefetchedObjects): unsaved changes win.
+    func refreshRefetched(_ object: NSManagedObject, from row: StoreRow) {
+        // The same version holds the same values.
+        guard row.version != object.version else { return }
+        let fresh = object.objectValues(from: row.values)
+        for slot in fresh.indices where slot < object.values.count {
+            let changed = slot < object.dirtySlots.count && object.dirtySlots[slot]
+            if !changed { object.values[slot] = fresh[slot] }
+        }
+        object.committed = fresh
+        object.version = row.version
+        object.awake(fromSnapshotEvents: .refresh)
+    }
+}
+
+/// A candidate as a sort reads it: its object when loaded, else its fetched row, so
+/// sorting fires no faults. A class, so passing it as an existential does not allocate.
+final class FetchSortRecord: KeyValueSlotReadable {
+    let index: Int
+    private let object: NSManagedObject?
+    private let row: StoreRow?
+    private let layout: EntityLayout
+    private let makeView: ((StoreRow) -> StoreRowView)?
+
+    /// A record reading `object`.
+    init(index: Int, object: NSManagedObject) {
+        self.index = index
+        self.object = object
+        self.row = nil
+        self.layout = object.layout
+        self.makeView = nil
+    }
+
+    /// A record reading `row`; `makeView` builds a view for key paths through relationships.
+    init(index: Int, row: StoreRow, makeView: @escaping (StoreRow) -> StoreRowView) {
+        self.index = index
+        self.object = nil
+        self.row = row
+        self.layout = row.objectID.entity.layout
+        self.makeView = makeView
+    }
+
+    var keyValueSchema: any KeyValueSchema { layout }
+
+    func readValue(atSlot slot: Int) -> Any? {
+        if let object { return object.readValue(atSlot: slot) }
+        guard let row, slot < row.values.count else { return nil }
+        if slot < layout.attributeBySlot.count, let attribute = layout.attributeBySlot[slot] {
+            return attribute.attributeValue(row.values[slot])
+        }
+        return makeView?(row).readValue(atSlot: slot)
+    }
+
+    func readValue(forKey key: String) throws -> Any? {
+        if let object { return try object.readValue(forKey: key) }
+        guard let row, let makeView else { return nil }
+        return try makeView(row).readValue(forKey: key)
+    }
+}

@@ -1,0 +1,274 @@
+// Query planning (SPEC.md §3.5): the sargable conjuncts of a predicate — `==`, `<`,
+// `<=`, `>`, `>=`, BETWEEN, IN, and BEGINSWITH on strings without [c]/[d] — on a prefix
+// of an index's elements become key ranges of that index. The planner only narrows
+// the candidates: every candidate row is still checked against the whole predicate by
+// the compiled evaluator, so a plan may over-approximate but never miss a row.
+import Foundation
+
+/// How to find the candidate rows of one entity.
+struct PageFilePlan {
+    /// The index to scan.
+    let index: PageFileIndex
+    /// Key ranges `lower <= key < upper` (nil: unbounded) of the index tree.
+    let ranges: [(lower: [UInt8]?, upper: [UInt8]?)]
+    /// Whether the index entries in `ranges` are exactly the matching rows (every conjunct
+    /// used, exact encodings), so a count needs no row.
+    let isExact: Bool
+}
+
+enum PageFileQueryPlanner {
+    /// One sargable condition on an attribute slot.
+    private enum Term {
+        case points([[UInt8]])
+        case range(lower: [UInt8]?, upper: [UInt8]?)
+    }
+
+    private struct SlotTerm {
+        let slot: Int
+        let term: Term
+        let isExact: Bool
+    }
+
+    /// The best plan for `predicate` over `indexes`, or nil for a full scan.
+    static func plan(_ predicate: NSPredicate?, layout: EntityLayout, indexes: [PageFileIndex]) -> PageFilePlan? {
+        guard let predicate, let tree = tree(of: predicate) else { return nil }
+        let conjuncts = flatten(tree)
+        var terms: [SlotTerm] = []
+        var allSargable = true
+        for conjunct in conjuncts {
+            if let term = term(conjunct, layout: layout) {
+                terms.append(term)
+            } else {
+                allSargable = false
+            }
+        }
+        guard !terms.isEmpty else { return nil }
+        var best: (plan: PageFilePlan, score: Int)?
+        for index in indexes where !index.isUnique && index.isOrdered {
+            var prefix: [UInt8] = []
+            var used = 0
+            var score = 0
+            var exact = allSargable
+            var ranges: [(lower: [UInt8]?, upper: [UInt8]?)] = []
+            var finished = false
+            for slot in index.slots {
+                let slotTerms = terms.filter { $0.slot == slot }
+                guard !slotTerms.isEmpty else { break }
+                if let point = slotTerms.first(where: {
+                    if case .points(let p) = $0.term { p.count == 1 } else { false }
+                }),
+                    case .points(let values) = point.term, let only = values.first
+                {
+                    prefix += only
+                    used += slotTerms.count == 1 ? 1 : 0
+                    exact = exact && point.isExact && slotTerms.count == 1
+                    score += 2
+                    continue
+                }
+                // Several conditions on the last used element: intersect the ranges, or use the IN points.
+                if let pointsTerm = slotTerms.first(where: { if case .points = $0.term { true } else { false } }),
+                    case .points(let values) = pointsTerm.term
+                {
+                    ranges = Set(values).sorted { $0.lexicographicallyPrecedes($1) }.map {
+                        (prefix + $0, PageFileKey.successor(ofPrefix: prefix + $0))
+                    }
+                    exact = exact && pointsTerm.isExact && slotTerms.count == 1
+                    used += 1
+                    score += 1
+                } else {
+                    var lower: [UInt8]? = nil
+                    var upper: [UInt8]? = nil
+                    for slotTerm in slotTerms {
+                        guard case .range(let l, let u) = slotTerm.term else { continue }
+                        if let l, lower.map({ $0.lexicographicallyPrecedes(l) }) ?? true { lower = l }
+                        if let u, upper.map({ u.lexicographicallyPrecedes($0) }) ?? true { upper = u }
+                        exact = exact && slotTerm.isExact
+                        used += 1
+                    }
+                    let low = prefix + (lower ?? [])
+                    let high = upper.map { prefix + $0 } ?? PageFileKey.successor(ofPrefix: prefix)
+                    ranges = [(low.isEmpty ? nil : low, high)]
+                    score += 1
+                }
+                finished = true
+                break
+            }
+            if !finished {
+                guard !prefix.isEmpty else { continue }
+                ranges = [(prefix, PageFileKey.successor(ofPrefix: prefix))]
+            }
+            exact = exact && used == terms.count
+            if score > (best?.score ?? -1) {
+                best = (PageFilePlan(index: index, ranges: ranges, isExact: exact), score)
+            }
+        }
+        return best?.plan
+    }
+
+    /// The predicate tree of `predicate` (a parsed format's root), nil for block and constant predicates.
+    private static func tree(of predicate: NSPredicate) -> NSPredicate? {
+        switch predicate.content {
+        case .parsed(let tree): return tree
+        case .subclass: return predicate
+        default: return nil
+        }
+    }
+
+    private static func flatten(_ predicate: NSPredicate) -> [NSPredicate] {
+        let node = tree(of: predicate) ?? predicate
+        if let compound = node as? NSCompoundPredicate, compound.compoundPredicateType == .and {
+            return compound.subpredicates.flatMap(flatten)
+        }
+        return [node]
+    }
+
+    private static func term(_ predicate: NSPredicate, layout: EntityLayout) -> SlotTerm? {
+        guard let comparison = predicate as? NSComparisonPredicate, comparison.comparisonPredicateModifier == .direct
+        else { return nil }
+        var operatorType = comparison.predicateOperatorType
+        var keyExpression = comparison.leftExpression
+        var constantExpression = comparison.rightExpression
+        if case .keyPath = constantExpression.node, case .constant = keyExpression.node {
+            swap(&keyExpression, &constantExpression)
+            switch operatorType {
+            case .lessThan: operatorType = .greaterThan
+            case .lessThanOrEqualTo: operatorType = .greaterThanOrEqualTo
+            case .greaterThan: operatorType = .lessThan
+            case .greaterThanOrEqualTo: operatorType = .lessThanOrEqualTo
+            case .equalTo: break
+            default: return nil
+            }
+        }
+        guard case .keyPath(let key) = keyExpression.node, !key.contains("."),
+            let slot = layout.slotsByName[key], let attribute = layout.attributeBySlot[slot]
+        else { return nil }
+        let type = attribute.attributeType
+        guard PageFileKey.isOrderable(type) else { return nil }
+        if type == .stringAttributeType, !comparison.options.subtracting(.normalized).isEmpty { return nil }
+        let exactType = type != .stringAttributeType && type != .integer64AttributeType
+        // nil compares equal only to nil; a constant of another kind gives up on the index.
+        func encode(_ value: Any?) -> [UInt8]? {
+            guard let value else { return [PageFileKey.nullTag] }
+            return encodeConstant(value, for: type)
+        }
+        switch operatorType {
+        case .equalTo:
+            guard let constant = constants(constantExpression, count: 1)?.first else { return nil }
+            guard let bytes = encode(constant) else { return nil }
+            return SlotTerm(
+                slot: slot, term: .points([bytes]),
+                isExact: exactType || type == .stringAttributeType)
+        case .in:
+            guard let elements = constants(constantExpression, count: nil) else { return nil }
+            var points: [[UInt8]] = []
+            for element in elements {
+                guard let bytes = encode(element) else { return nil }
+                points.append(bytes)
+            }
+            if points.isEmpty { return nil }
+            return SlotTerm(slot: slot, term: .points(points), isExact: exactType || type == .stringAttributeType)
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard let constant = constants(constantExpression, count: 1)?.first, let value = constant,
+                let bytes = encodeConstant(value, for: type)
+            else { return nil }
+            let tag = [bytes[0]]
+            switch operatorType {
+            case .lessThan: return SlotTerm(slot: slot, term: .range(lower: tag, upper: bytes), isExact: exactType)
+            case .lessThanOrEqualTo:
+                return SlotTerm(
+                    slot: slot, term: .range(lower: tag, upper: PageFileKey.successor(ofPrefix: bytes)),
+                    isExact: exactType)
+            case .greaterThan:
+                return SlotTerm(
+                    slot: slot,
+                    term: .range(
+                        lower: PageFileKey.successor(ofPrefix: bytes), upper: PageFileKey.successor(ofPrefix: tag)),
+                    isExact: exactType)
+            default:
+                return SlotTerm(
+                    slot: slot, term: .range(lower: bytes, upper: PageFileKey.successor(ofPrefix: tag)),
+                    isExact: exactType)
+            }
+        case .between:
+            guard let bounds = constants(constantExpression, count: 2), let low = bounds[0], let high = bounds[1],
+                let lowBytes = encodeConstant(low, for: type), let highBytes = encodeConstant(high, for: type)
+            else { return nil }
+            return SlotTerm(
+                slot: slot, term: .range(lower: lowBytes, upper: PageFileKey.successor(ofPrefix: highBytes)),
+                isExact: exactType)
+        case .beginsWith:
+            guard type == .stringAttributeType, let constant = constants(constantExpression, count: 1)?.first,
+                let prefix = constant as? String, !prefix.isEmpty, !PageFileKey.isTruncated(prefix),
+                prefix.unicodeScalars.allSatisfy({ $0.isASCII })
+            else { return nil }
+            var bytes: [UInt8] = []
+            PageFileKey.appendString(prefix, terminated: false, to: &bytes)
+            return SlotTerm(
+                slot: slot, term: .range(lower: bytes, upper: PageFileKey.successor(ofPrefix: bytes)), isExact: false)
+        default:
+            return nil
+        }
+    }
+
+    /// The constant values of `expression`: one constant, or a collection (array, set, `{...}`).
+    private static func constants(_ expression: NSExpression, count: Int?) -> [Any?]? {
+        var values: [Any?]
+        switch expression.node {
+        case .constant(let value):
+            if count == 1 {
+                values = [value]
+            } else if let array = value as? [Any] {
+                values = array
+            } else if let set = value as? Set<AnyHashable> {
+                values = Array(set)
+            } else {
+                return nil
+            }
+        case .aggregate(let elements):
+            values = []
+            for element in elements {
+                guard case .constant(let value) = element.node else { return nil }
+                values.append(value)
+            }
+        default:
+            return nil
+        }
+        if let count, values.count != count { return nil }
+        return values
+    }
+
+    /// The index form of a predicate constant compared with an attribute of `type`; nil when
+    /// the constant is of another kind (it then matches no row, or the planner gives up).
+    static func encodeConstant(_ value: Any, for type: NSAttributeType) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        switch type {
+        case .stringAttributeType:
+            guard let string = value as? String, !PageFileKey.isTruncated(string) else { return nil }
+            PageFileKey.appendString(string, terminated: true, to: &bytes)
+        case .dateAttributeType:
+            guard let date = value as? Date else { return nil }
+            PageFileKey.appendNumber(date.timeIntervalSinceReferenceDate, to: &bytes)
+        default:
+            guard let number = exactDouble(value), !number.isNaN else { return nil }
+            PageFileKey.appendNumber(number, to: &bytes)
+        }
+        return bytes
+    }
+
+    /// A number constant as a Float64 when the conversion is exact for integers (|n| < 2^53).
+    private static func exactDouble(_ value: Any) -> Double? {
+        let limit: Int64 = 1 << 53
+        switch value {
+        case let flag as Bool: return flag ? 1 : 0
+        case let number as Int: return Int64(number).magnitude < limit ? Double(number) : nil
+        case let number as Int64: return number.magnitude < limit ? Double(number) : nil
+        case let number as Int32: return Double(number)
+        case let number as Int16: return Double(number)
+        case let number as Int8: return Double(number)
+        case let number as UInt: return number < UInt(limit) ? Double(number) : nil
+        case let number as Double: return number
+        case let number as Float: return Double(number)
+        default: return nil
+        }
+    }
+}

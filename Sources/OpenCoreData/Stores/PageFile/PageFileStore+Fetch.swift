@@ -1,0 +1,203 @@
+// Fetching from the page-file store: plan, collect candidate keys from an index (or
+// scan the row tree), decode, and check the whole predicate on every candidate.
+import Foundation
+import StorageEngine
+
+extension PageFileStore {
+    func fetchStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+        guard let entity = request.entity else {
+            throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
+        }
+        let codec = self.codec
+        do {
+            return try openDatabase().read { transaction in
+                var result: [StoreRow] = []
+                let entities = FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities)
+                if entities.count == 1,
+                    try collectWindow(of: entity, request: request, in: transaction, codec: codec, into: &result)
+                {
+                    return result
+                }
+                for candidate in entities {
+                    try collectRows(
+                        of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
+                }
+                return result
+            }
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    func countStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
+        guard let entity = request.entity else {
+            throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
+        }
+        let entities = FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities)
+        do {
+            let counted: Int? = try openDatabase().read { transaction in
+                var total = 0
+                for candidate in entities {
+                    let info = try info(for: candidate)
+                    guard let rows = try transaction.tree(named: info.treeName) else { continue }
+                    guard let predicate = request.predicate else {
+                        total += try rows.count
+                        continue
+                    }
+                    guard
+                        let plan = PageFileQueryPlanner.plan(
+                            predicate, layout: candidate.layout, indexes: info.indexes),
+                        plan.isExact
+                    else { return nil }
+                    guard let index = try transaction.tree(named: plan.index.treeName) else { continue }
+                    for range in plan.ranges { total += try index.count(from: range.lower, to: range.upper) }
+                }
+                return total
+            }
+            if let counted { return counted }
+        } catch {
+            throw translate(error)
+        }
+        return try fetchStoredRows(request).count
+    }
+
+    /// Appends the rows of `entity` (not its sub-entities) matching `predicate`, in key order.
+    func collectRows(
+        of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
+        codec: PageFileRowCodec, into result: inout [StoreRow]
+    ) throws {
+        let info = try info(for: entity)
+        guard let rows = try transaction.tree(named: info.treeName) else { return }
+        let compiled = try predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
+            guard id.persistentStore === self else { return nil }
+            return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
+        }
+        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
+            relationship, id in
+            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
+                slot < row.values.count
+            else { return [] }
+            if case .objectIDs(let ids) = row.values[slot] { return ids }
+            return []
+        }
+        func accept(_ row: StoreRow) throws {
+            if let compiled {
+                let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
+                guard try compiled.evaluate(record: view) else { return }
+            }
+            result.append(row)
+        }
+        if let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes),
+            let index = try transaction.tree(named: plan.index.treeName)
+        {
+            var keys: [Int64] = []
+            for range in plan.ranges {
+                try index.scan(from: range.lower, to: range.upper) { key, _ in
+                    if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
+                    return true
+                }
+            }
+            keys.sort()
+            var previous: Int64?
+            for key in keys where key != previous {
+                previous = key
+                guard let row = try loadRow(entity, key: key, in: transaction, codec: codec) else {
+                    throw CoreDataError.make(
+                        NSFileReadCorruptFileError,
+                        "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
+                            + "(run storage-bench check)")
+                }
+                try accept(row)
+            }
+            return
+        }
+        var failure: Error?
+        try rows.scan { key, value in
+            do {
+                guard let primary = PageFileKey.primaryKey(key), key.count == 8 else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is not 8 bytes")
+                }
+                let decoded = try codec.decode(value, entity: entity)
+                try accept(
+                    StoreRow(
+                        objectID: newObjectID(for: entity, key: primary), version: decoded.version,
+                        values: decoded.values))
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// When the context allows it (`storeMayApplyWindow`) and the first sort key is a number
+    /// or date with an index led by it, walks that index in sort order and stops after
+    /// `fetchOffset + fetchLimit` matching rows and the rows tied with the last one
+    /// (SPEC.md §3.5 Q5). Returns false when it does not apply.
+    private func collectWindow(
+        of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>,
+        in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
+    ) throws -> Bool {
+        guard request.storage.storeMayApplyWindow, request.fetchLimit > 0,
+            let descriptor = request.sortDescriptors?.first, descriptor.comparator == nil,
+            descriptor.comparison == .compare, let key = descriptor.key, !key.contains("."),
+            let slot = entity.layout.slotsByName[key], let attribute = entity.layout.attributeBySlot[slot],
+            attribute.attributeType != .stringAttributeType, PageFileKey.isOrderable(attribute.attributeType)
+        else { return false }
+        let info = try info(for: entity)
+        guard let index = info.indexes.first(where: { !$0.isUnique && $0.isOrdered && $0.slots.first == slot }) else {
+            return false
+        }
+        var range: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil)
+        if let plan = PageFileQueryPlanner.plan(request.predicate, layout: entity.layout, indexes: info.indexes) {
+            guard plan.index.treeName == index.treeName, plan.ranges.count == 1, let only = plan.ranges.first else {
+                return false
+            }
+            range = only
+        }
+        guard let tree = try transaction.tree(named: index.treeName) else { return true }
+        let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
+            guard id.persistentStore === self else { return nil }
+            return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
+        }
+        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
+            relationship, id in
+            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
+                slot < row.values.count, case .objectIDs(let ids) = row.values[slot]
+            else { return [] }
+            return ids
+        }
+        let needed = max(request.fetchOffset, 0) + request.fetchLimit
+        var accepted = 0
+        var boundary: [UInt8]?
+        try tree.scan(from: range.lower, to: range.upper, reverse: !descriptor.ascending) { key, _ in
+            // The sort value's bytes: nil is 1 byte, a number 9 (SPEC.md §3.4 K2).
+            let valueLength = key.first == PageFileKey.nullTag ? 1 : 9
+            guard key.count >= valueLength + 8, let primary = PageFileKey.primaryKey(key) else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
+            }
+            let value = Array(key[0..<valueLength])
+            if let boundary, value != boundary { return false }
+            guard let row = try loadRow(entity, key: primary, in: transaction, codec: codec) else {
+                throw CoreDataError.make(
+                    NSFileReadCorruptFileError,
+                    "the store's index \(index.treeName) lists row \(primary), which does not exist (run storage-bench check)"
+                )
+            }
+            if let compiled {
+                let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
+                guard try compiled.evaluate(record: view) else { return true }
+            }
+            result.append(row)
+            accepted += 1
+            if accepted >= needed, boundary == nil { boundary = value }
+            return true
+        }
+        // Key order, as the full path returns: the context's stable sort then orders ties alike.
+        result.sort { $0.objectID.key < $1.objectID.key }
+        return true
+    }
+}

@@ -1,0 +1,154 @@
+// Integrity of a page-file store: the engine's own check (pages, order, counts), then
+// every row decodes, every index entry has its row and every row its entries (SPEC.md
+// §3.1 T3). Works without the model: the index catalog names each index's slots.
+import Foundation
+import StorageEngine
+
+/// What ``PageFileStore/verify()`` found.
+public struct PageFileVerificationReport: Sendable {
+    /// The engine's report (pages, trees, entries), nil when the engine check failed.
+    public var engine: VerificationReport?
+    /// Rows in every entity tree.
+    public var rowCount = 0
+    /// Entries in every index tree.
+    public var indexEntryCount = 0
+    /// Each problem found, one sentence each; empty for a sound store.
+    public var problems: [String] = []
+    /// Whether no problem was found.
+    public var isClean: Bool { problems.isEmpty && engine != nil }
+}
+
+extension PageFileStore {
+    /// Checks the store's file: the engine's `verify()`, every row, and that indexes agree with rows.
+    ///
+    /// - Returns: A report; damage is listed in `problems`, never trusted.
+    /// - Throws: `NSPersistentStoreOperationError` when the store was removed.
+    /// - Complexity: O(rows + index entries), with one set of index keys per index in memory.
+    public func verify() throws -> PageFileVerificationReport {
+        PageFileStore.verify(try openDatabase())
+    }
+
+    /// Checks the store file at `url` (see ``verify()``) without a model or coordinator.
+    ///
+    /// - Throws: the open error of a file that is not a store or cannot be opened.
+    public static func verify(at url: URL) throws -> PageFileVerificationReport {
+        var options = Database.Options()
+        options.createIfMissing = false
+        let database: Database
+        do {
+            database = try openEngine(at: url, options: options, timeout: 5)
+        } catch {
+            throw translate(error, opening: url)
+        }
+        defer { try? database.close() }
+        return verify(database)
+    }
+
+    static func verify(_ database: Database) -> PageFileVerificationReport {
+        var report = PageFileVerificationReport()
+        do {
+            report.engine = try database.verify()
+        } catch {
+            report.problems.append("engine: \(error)")
+        }
+        let codec = PageFileRowCodec(
+            entityNamed: { _ in nil }, makeObjectID: { _, _ in preconditionFailure("references are skipped") },
+            skipsReferences: true)
+        do {
+            try database.read { transaction in
+                guard let meta = try transaction.tree(named: metaTreeName) else {
+                    report.problems.append("no \(metaTreeName) tree: not a store")
+                    return
+                }
+                let catalog = try meta.value(forKey: catalogKey).flatMap { String(validating: $0, as: UTF8.self) }
+                let names = try transaction.treeNames()
+                for name in names where name.hasPrefix("rows.") {
+                    let indexes = catalogIndexes(catalog ?? "", entityName: String(name.dropFirst(5)))
+                    verifyEntity(rowTree: name, indexes: indexes, transaction, codec: codec, into: &report)
+                }
+            }
+        } catch {
+            report.problems.append("reading the store: \(error)")
+        }
+        return report
+    }
+
+    /// The indexes of `entityName` listed in the catalog record.
+    private static func catalogIndexes(_ catalog: String, entityName: String) -> [PageFileIndex] {
+        catalog.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3 else { return nil }
+            let tree = String(fields[0])
+            let unique = fields[1] == "unique"
+            let prefix = (unique ? "unique." : "index.") + entityName + "."
+            guard tree.hasPrefix(prefix) else { return nil }
+            let slots = fields[2].split(separator: ",").compactMap { Int($0) }
+            return PageFileIndex(
+                treeName: tree, name: String(tree.dropFirst(prefix.count)), slots: slots, attributeTypes: [],
+                isUnique: unique)
+        }
+    }
+
+    private static func verifyEntity(
+        rowTree name: String, indexes: [PageFileIndex], _ transaction: ReadTransaction, codec: PageFileRowCodec,
+        into report: inout PageFileVerificationReport
+    ) {
+        var expected: [Set<[UInt8]>] = Array(repeating: [], count: indexes.count)
+        var uniqueOwners: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: indexes.count)
+        do {
+            guard let rows = try transaction.tree(named: name) else { return }
+            try rows.scan { key, value in
+                report.rowCount += 1
+                guard key.count == 8, let primary = PageFileKey.primaryKey(key) else {
+                    report.problems.append("\(name): a row key is \(key.count) bytes, not 8")
+                    return true
+                }
+                do {
+                    let values = try codec.decode(value, entity: nil).values
+                    for (position, index) in indexes.enumerated() {
+                        guard let entry = index.key(for: values, primaryKey: primary) else { continue }
+                        expected[position].insert(entry)
+                        if index.isUnique { uniqueOwners[position][entry] = PageFileKey.primary(primary) }
+                    }
+                } catch {
+                    report.problems.append(
+                        "\(name): row \(primary) does not decode: \((error as NSError).localizedDescription)")
+                }
+                return true
+            }
+        } catch {
+            report.problems.append("\(name): \(error)")
+            return
+        }
+        for (position, index) in indexes.enumerated() {
+            var missing = expected[position]
+            do {
+                guard let tree = try transaction.tree(named: index.treeName) else {
+                    if !missing.isEmpty { report.problems.append("\(index.treeName): the index tree is missing") }
+                    continue
+                }
+                var orphans = 0
+                var wrongOwners = 0
+                try tree.scan { key, value in
+                    report.indexEntryCount += 1
+                    let entry = Array(key)
+                    if missing.remove(entry) == nil {
+                        orphans += 1
+                    } else if index.isUnique, uniqueOwners[position][entry] != Array(value) {
+                        wrongOwners += 1
+                    }
+                    return true
+                }
+                if orphans > 0 { report.problems.append("\(index.treeName): \(orphans) entries without their row") }
+                if wrongOwners > 0 {
+                    report.problems.append("\(index.treeName): \(wrongOwners) entries name the wrong row")
+                }
+                if !missing.isEmpty {
+                    report.problems.append("\(index.treeName): \(missing.count) rows without their entry")
+                }
+            } catch {
+                report.problems.append("\(index.treeName): damaged, not trusted: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,356 @@
+// The default on-disk store: rows of every entity in trees of the storage engine
+// (SPEC.md §3). One engine tree per concrete entity keyed by primary key, one tree per
+// secondary or unique index, and a metadata tree. A context save is one engine write
+// transaction: rows and index entries commit together or not at all.
+import Foundation
+import StorageEngine
+
+/// The default persistent store on the storage engine (`NSSQLiteStoreType`, and the type
+/// of a store description with no type set).
+///
+/// ```swift
+/// let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: "/var/lib/app/Model.store"))
+/// container.persistentStoreDescriptions = [description]
+/// container.loadPersistentStores { _, error in if let error { print(error) } }
+/// ```
+public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
+    static let metaTreeName = "store.meta"
+    static let metadataKey = Array("metadata".utf8)
+    static let nextKeyKey = Array("next-key".utf8)
+    static let catalogKey = Array("index-catalog".utf8)
+    static let metadataFormatVersion: UInt8 = 1
+
+    struct EntityInfo {
+        let entity: NSEntityDescription
+        let treeName: String
+        let indexes: [PageFileIndex]
+    }
+
+    var database: Database?
+    private var infoByEntity: [ObjectIdentifier: EntityInfo] = [:]
+
+    func infoByEntityIfAny(_ entity: NSEntityDescription) -> EntityInfo? { infoByEntity[ObjectIdentifier(entity)] }
+    private var entitiesByName: [String: NSEntityDescription] = [:]
+    var nextKey: Int64 = 1
+    private var persistedNextKey: Int64 = 1
+    private var metadataChanged = false
+
+    /// `NSSQLiteStoreType`: the type ported apps name for the default on-disk store.
+    public override var type: String { NSSQLiteStoreType }
+
+    /// The store's metadata; a change is written with the next save.
+    public override var metadata: [String: Any]! {
+        didSet { metadataChanged = true }
+    }
+
+    // MARK: Opening
+
+    /// Opens or creates the store file; checks the model against the stored version hashes.
+    ///
+    /// - Throws: 134100 for an incompatible model, 259 for a damaged file, 134000 for a file
+    ///   that is not a store, 134090 when another handle holds it past the timeout.
+    public override func loadMetadata() throws {
+        guard let model = persistentStoreCoordinator?.managedObjectModel else {
+            throw CoreDataError.make(NSPersistentStoreOpenError, "the store has no coordinator and so no model")
+        }
+        guard let url, url.isFileURL, url.path != "/dev/null" else {
+            throw CoreDataError.make(
+                NSPersistentStoreOpenError, "the default store needs a file URL (use NSInMemoryStoreType for none)")
+        }
+        for entity in model.entities {
+            guard let name = entity.name else { continue }
+            entitiesByName[name] = entity
+            infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
+                entity: entity, treeName: "rows.\(name)", indexes: PageFileIndex.indexes(of: entity))
+        }
+        var engineOptions = Database.Options()
+        if let durability = options?[PageFileStoreDurabilityOption] as? String,
+            let mode = Database.Durability(rawValue: durability)
+        {
+            engineOptions.durability = mode
+        }
+        let database: Database
+        do {
+            let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
+            database = try PageFileStore.openEngine(at: url, options: engineOptions, timeout: timeout)
+        } catch {
+            throw PageFileStore.translate(error, opening: url)
+        }
+        do {
+            let stored = try PageFileStore.readStoredMetadata(database)
+            if let stored {
+                guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
+                    storedType == NSSQLiteStoreType || storedType == "PageFile"
+                else {
+                    throw CoreDataError.make(
+                        NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)")
+                }
+                var stored = stored
+                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
+                    migratesAutomatically
+                {
+                    stored.metadata = try migrate(database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                }
+                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
+                    throw CoreDataError.make(
+                        NSPersistentStoreIncompatibleVersionHashError,
+                        "the model is not compatible with the store at \(url.path): its entity version hashes "
+                            + "differ and automatic migration was not requested (the store is left unchanged)",
+                        userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                }
+                super.metadata = stored.metadata
+                nextKey = stored.nextKey
+                persistedNextKey = stored.nextKey
+                identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+            } else {
+                let names = try database.read { try $0.treeNames() }
+                guard names.isEmpty else {
+                    throw CoreDataError.make(
+                        NSPersistentStoreInvalidTypeError,
+                        "\(url.path) is a storage-engine database but not an OpenCoreData store (no metadata tree)")
+                }
+                let uuid = UUID().uuidString
+                identifier = uuid
+                super.metadata = [
+                    NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
+                    NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
+                    PageFileStore.schemaKey: PageFileStore.schema(of: model),
+                ]
+                try database.write { transaction in
+                    try writeMetadata(in: transaction)
+                    try writeCatalog(in: transaction)
+                }
+            }
+            metadataChanged = false
+        } catch {
+            try? database.close()
+            throw PageFileStore.translate(error, opening: url)
+        }
+        self.database = database
+    }
+
+    /// The metadata of the store at `url`, read without adding it to a coordinator.
+    ///
+    /// - Throws: `NSFileReadNoSuchFileError` when there is no file; `NSPersistentStoreInvalidTypeError`
+    ///   when the file is not a store; `NSFileReadCorruptFileError` when it is damaged.
+    public override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CoreDataError.make(NSFileReadNoSuchFileError, "no store at \(url.path)")
+        }
+        var options = Database.Options()
+        options.createIfMissing = false
+        let database: Database
+        do {
+            database = try openEngine(at: url, options: options, timeout: 5)
+        } catch {
+            throw translate(error, opening: url)
+        }
+        defer { try? database.close() }
+        do {
+            guard let stored = try readStoredMetadata(database) else {
+                throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
+            }
+            return stored.metadata
+        } catch {
+            throw translate(error, opening: url)
+        }
+    }
+
+    /// Closes the store file (checkpointing its log).
+    public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
+        try? database?.close()
+        database = nil
+    }
+
+    deinit {
+        try? database?.close()
+    }
+
+    /// Opens the engine database, waiting up to `timeout` seconds while another handle
+    /// holds it (for example a child process between fork and exec still holding a just-closed
+    /// handle's lock).
+    static func openEngine(at url: URL, options: Database.Options, timeout: Double) throws -> Database {
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        while true {
+            do {
+                return try Database.open(at: url, options: options)
+            } catch let error as StorageError where error.code == .busy && Date() < deadline {
+                usleep(2_000)
+            }
+        }
+    }
+
+    // MARK: Metadata record
+
+    private static func readStoredMetadata(_ database: Database) throws -> (metadata: [String: Any], nextKey: Int64)? {
+        try database.read { transaction in
+            guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
+            guard let bytes = try tree.value(forKey: metadataKey) else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
+            }
+            guard bytes.first == metadataFormatVersion else {
+                throw CoreDataError.make(
+                    NSPersistentStoreIncompatibleVersionHashError,
+                    "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
+            }
+            let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
+            guard let metadata = plist as? [String: Any] else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is not a dictionary")
+            }
+            var next: Int64 = 1
+            if let raw = try tree.value(forKey: nextKeyKey) {
+                guard raw.count == 8 else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
+                }
+                next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
+            }
+            return (metadata, next)
+        }
+    }
+
+    func writeMetadata(in transaction: WriteTransaction) throws {
+        let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
+        let plist = try PropertyListSerialization.data(fromPropertyList: metadata ?? [:], format: .binary, options: 0)
+        try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+        try meta.setValue(PageFileKey.primary(nextKey), forKey: PageFileStore.nextKeyKey)
+        persistedNextKey = nextKey
+    }
+
+    /// The catalog record: one line per index tree, `tree<TAB>unique|index<TAB>slots`.
+    func writeCatalog(in transaction: WriteTransaction) throws {
+        let lines = infoByEntity.values.flatMap(\.indexes).map {
+            "\($0.treeName)\t\($0.isUnique ? "unique" : "index")\t\($0.slots.map(String.init).joined(separator: ","))"
+        }.sorted()
+        let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
+        try meta.setValue(Array(lines.joined(separator: "\n").utf8), forKey: PageFileStore.catalogKey)
+    }
+
+    static func translate(_ error: Error, opening url: URL) -> Error {
+        guard let storage = error as? StorageError else { return error }
+        switch storage.code {
+        case .corrupt:
+            return CoreDataError.make(
+                NSFileReadCorruptFileError, "the store at \(url.path) is damaged or is not a store: \(storage.message)",
+                userInfo: [NSFilePathErrorKey: url.path])
+        case .unsupportedFormat:
+            return CoreDataError.make(
+                NSPersistentStoreInvalidTypeError,
+                "the file at \(url.path) is not a store this version reads: \(storage.message)")
+        case .busy:
+            return CoreDataError.make(
+                NSPersistentStoreTimeoutError, "the store at \(url.path) is busy: \(storage.message)")
+        default:
+            return CoreDataError.make(NSPersistentStoreOpenError, "the store at \(url.path): \(storage)")
+        }
+    }
+
+    /// A store error for an engine failure during a read or a save.
+    func translate(_ error: Error, _ code: Int = NSPersistentStoreOperationError) -> Error {
+        guard let storage = error as? StorageError else { return error }
+        let path = url?.path ?? "?"
+        if storage.code == .corrupt {
+            return CoreDataError.make(
+                NSFileReadCorruptFileError, "the store at \(path) is damaged: \(storage.message)",
+                userInfo: [NSFilePathErrorKey: path])
+        }
+        return CoreDataError.make(code, "the store at \(path): \(storage)")
+    }
+
+    // MARK: Entities and rows
+
+    func info(for entity: NSEntityDescription) throws -> EntityInfo {
+        if let info = infoByEntity[ObjectIdentifier(entity)] { return info }
+        throw CoreDataError.make(
+            NSCoreDataError, "entity '\(entity.name ?? "?")' is not in the model of the store at \(url?.path ?? "?")")
+    }
+
+    var codec: PageFileRowCodec {
+        PageFileRowCodec(
+            entityNamed: { [unowned self] in self.entitiesByName[$0] },
+            makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
+    }
+
+    func openDatabase() throws -> Database {
+        guard let database else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
+        }
+        return database
+    }
+
+    /// The stored row of `entity` with `key`, read in `transaction`.
+    func loadRow(_ entity: NSEntityDescription, key: Int64, in transaction: ReadTransaction, codec: PageFileRowCodec)
+        throws -> StoreRow?
+    {
+        let info = try info(for: entity)
+        guard let tree = try transaction.tree(named: info.treeName) else { return nil }
+        let primary = PageFileKey.primary(key)
+        return try primary.withUnsafeBytes { keyBytes in
+            try tree.withValue(forKey: keyBytes) { bytes -> StoreRow in
+                let decoded = try codec.decode(bytes, entity: entity)
+                return StoreRow(
+                    objectID: newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
+            }
+        }
+    }
+
+    /// The matching rows, through an index range when the predicate allows (SPEC.md §3.5).
+    public override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+        try fetchStoredRows(request)
+    }
+
+    /// The number of matching rows; read from an index alone when the predicate is fully indexed.
+    public override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
+        try countStoredRows(request)
+    }
+
+    /// Applies the save in one engine write transaction (rows, index entries, history, metadata).
+    public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
+        try saveRows(request)
+    }
+
+    /// The stored row of `objectID`, read from its entity tree.
+    public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        guard objectID.persistentStore === self else { return nil }
+        let codec = self.codec
+        do {
+            return try openDatabase().read { try loadRow(objectID.entity, key: objectID.key, in: $0, codec: codec) }
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// The destinations of a to-many relationship, as stored in the row.
+    public override func objectIDs(
+        forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
+    ) throws -> [NSManagedObjectID] {
+        guard let row = try row(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
+            slot < row.values.count
+        else { return [] }
+        switch row.values[slot] {
+        case .objectIDs(let destinations): return destinations
+        case .objectID(let destination): return [destination]
+        default: return []
+        }
+    }
+
+    /// New primary keys from the store counter (persisted with the next save).
+    public override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
+        entities.map { entity in
+            defer { nextKey += 1 }
+            return newObjectID(for: entity, key: nextKey)
+        }
+    }
+
+    /// Sets the metadata without marking it changed (it is being written already).
+    func setStoredMetadata(_ metadata: [String: Any]) {
+        super.metadata = metadata
+    }
+
+    var needsMetadataWrite: Bool { metadataChanged || nextKey != persistedNextKey }
+
+    func didWriteMetadata() { metadataChanged = false }
+}
+
+/// Store option: the durability of the default store's commits — `"full"` (the default:
+/// a save survives power loss), `"normal"` (survives a process crash) or `"off"` (tests).
+public let PageFileStoreDurabilityOption = "OpenCoreDataDurabilityOption"
