@@ -33,8 +33,10 @@ import Testing
                 let index = random.int(in: 0...rows)
                 let expected = index % 3 != 0 && index < rows ? Self.value(index, large: index % 97 == 1) : nil
                 let found = try tree.value(forKey: Self.key(index))
+                let inPlace = try Self.key(index).withUnsafeBytes { try tree.withValue(forKey: $0) { Array($0) } }
                 #expect(found == expected, "key \(index) — \(seedHint)")
-                if found != expected { return }
+                #expect(inPlace == expected, "key \(index), in place — \(seedHint)")
+                if found != expected || inPlace != expected { return }
             }
         }
         // A snapshot keeps reading its pages while a writer replaces them.

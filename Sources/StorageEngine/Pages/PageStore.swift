@@ -98,6 +98,52 @@ final class PageStore: @unchecked Sendable {
         }
     }
 
+    /// What ``readerCell(root:key:keyCount:limit:maximumTransaction:)`` found.
+    enum ReaderCell {
+        /// The leaf holding the key (kept alive by this reference) and the cell's offset.
+        case found(Page, Int)
+        case absent
+        /// A page that is not a tree node: the caller takes the general path.
+        case generalPath
+    }
+
+    /// Like ``readerValue(root:key:keyCount:limit:maximumTransaction:)``, but hands back the
+    /// leaf and cell so the caller can read the value in place after the lock is released;
+    /// only the leaf's page object is retained.
+    func readerCell(
+        root: UInt64, key: UnsafeRawPointer, keyCount: Int, limit: UInt64, maximumTransaction: UInt64
+    ) throws -> ReaderCell {
+        lock.lock()
+        defer { lock.unlock() }
+        var number = root
+        var depth = 0
+        while true {
+            guard number >= 1 && number < limit else {
+                throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
+            }
+            let index = Int(number)
+            var slot = index < searchSlots.count ? searchSlots[index] : SearchSlot()
+            var loaded: Page?
+            if slot.table == nil {
+                let page = try pageLocked(number, maximumTransaction: maximumTransaction)
+                slot = SearchSlot(page)
+                loaded = page
+            }
+            guard let table = slot.table, let bytes = slot.bytes else { return .generalPath }
+            let count = slot.count
+            if slot.isLeaf {
+                let (position, found) = tableLeafSearch(bytes, table, count, key, keyCount)
+                guard found else { return withExtendedLifetime(loaded) { .absent } }
+                guard let leaf = loaded ?? cache[index] else { return .generalPath }
+                return .found(leaf, Int(truncatingIfNeeded: table[count + position]))
+            }
+            depth += 1
+            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            number = table[count + tableBranchSearch(bytes, table, count, key, keyCount)]
+            withExtendedLifetime(loaded) {}
+        }
+    }
+
     /// A cache miss: reads, validates and caches page `number`. The caller holds `lock`.
     private func loadLocked(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
         let index = Int(number)
