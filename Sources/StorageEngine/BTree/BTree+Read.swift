@@ -70,6 +70,16 @@ extension TransactionCore {
 
     /// The value stored under `key` in `tree`, or nil.
     func value(in tree: TreeState, key: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        if writer == nil, tree.root != 0, let base = key.baseAddress {
+            switch try store.readerValue(
+                root: tree.root, key: base, keyCount: key.count, limit: snapshot.pageCount,
+                maximumTransaction: snapshot.transaction)
+            {
+            case .value(let value): return value
+            case .absent: return nil
+            case .generalPath: break
+            }
+        }
         guard let (leaf, index, found) = try findLeaf(root: tree.root, key: key), found else { return nil }
         return try value(of: leaf, at: index)
     }

@@ -109,33 +109,7 @@ extension Page {
     /// The first index whose key is >= `key`, and whether it is equal.
     @inline(__always)
     func leafLowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
-        if let prefixes {
-            let count = tableCount
-            let probe = keyPrefix(key, keyCount)
-            var (low, high) = narrowByInterpolation(prefixes, count: count, probe: probe)
-            while low < high {
-                let middle = (low + high) >> 1
-                let prefix = prefixes[middle]
-                if prefix < probe {
-                    low = middle + 1
-                    continue
-                }
-                if prefix > probe {
-                    high = middle
-                    continue
-                }
-                let offset = Int(truncatingIfNeeded: prefixes[count + middle])
-                let order = compareKeys(bytes + offset + LeafCell.headerSize, u16(offset), key, keyCount)
-                if order < 0 {
-                    low = middle + 1
-                } else if order > 0 {
-                    high = middle
-                } else {
-                    return (middle, true)
-                }
-            }
-            return (low, false)
-        }
+        if let prefixes { return tableLeafSearch(bytes, prefixes, tableCount, key, keyCount) }
         var low = 0
         var high = count
         while low < high {
@@ -156,28 +130,7 @@ extension Page {
     /// The child index under which `key` lives: the number of separators <= key.
     @inline(__always)
     func branchChildIndex(_ key: UnsafeRawPointer, _ keyCount: Int) -> Int {
-        if let prefixes {
-            let count = tableCount
-            let probe = keyPrefix(key, keyCount)
-            var (low, high) = narrowByInterpolation(prefixes, count: count, probe: probe)
-            while low < high {
-                let middle = (low + high) >> 1
-                let prefix = prefixes[middle]
-                if prefix < probe {
-                    low = middle + 1
-                } else if prefix > probe {
-                    high = middle
-                } else {
-                    let offset = slot(middle)
-                    if compareKeys(bytes + offset + BranchCell.headerSize, u16(offset + 8), key, keyCount) <= 0 {
-                        low = middle + 1
-                    } else {
-                        high = middle
-                    }
-                }
-            }
-            return low
-        }
+        if let prefixes { return tableBranchSearch(bytes, prefixes, tableCount, key, keyCount) }
         var low = 0
         var high = count
         while low < high {
@@ -190,34 +143,6 @@ extension Page {
             }
         }
         return low
-    }
-
-    /// Narrows a search range by interpolating `probe` between the first and last prefix,
-    /// then checking one more prefix nearby: integer keys (row ids) are often evenly spread,
-    /// and each prefix probe skipped is a cache miss saved. A prefix strictly below the
-    /// probe moves the low end past it; one strictly above moves the high end to it; equal
-    /// prefixes are left to the full comparison.
-    @inline(__always)
-    func narrowByInterpolation(_ prefixes: UnsafeMutablePointer<UInt64>, count: Int, probe: UInt64) -> (Int, Int) {
-        guard count > 16 else { return (0, count) }
-        let first = prefixes[0]
-        let last = prefixes[count - 1]
-        guard first < probe, probe < last else { return (0, count) }
-        let fraction = Double(probe - first) / Double(last - first)
-        let guess = min(count - 2, max(1, Int(fraction * Double(count - 1))))
-        var low = 0
-        var high = count
-        let atGuess = prefixes[guess]
-        if atGuess < probe {
-            low = guess + 1
-            let next = min(guess + 6, count - 1)
-            if prefixes[next] > probe { high = next } else if prefixes[next] < probe { low = next + 1 }
-        } else if atGuess > probe {
-            high = guess
-            let previous = max(guess - 6, 0)
-            if prefixes[previous] < probe { low = previous + 1 } else if prefixes[previous] > probe { high = previous }
-        }
-        return (low, high)
     }
 
     // MARK: Space

@@ -49,6 +49,22 @@ public struct Tree {
         -> R?
     {
         try check()
+        if core.writer == nil, state.root != 0, let base = key.baseAddress {
+            switch try core.store.readerCell(
+                root: state.root, key: base, keyCount: key.count, limit: core.snapshot.pageCount,
+                maximumTransaction: core.snapshot.transaction)
+            {
+            case .found(let leaf, let offset):
+                if leaf.u8(offset + 2) & 1 == 0 {
+                    let payload = leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset)
+                    return try withExtendedLifetime(leaf) {
+                        try body(UnsafeRawBufferPointer(start: payload, count: leaf.u32(offset + 3)))
+                    }
+                }
+            case .absent: return nil
+            case .generalPath: break
+            }
+        }
         guard let (leaf, index, found) = try core.findLeaf(root: state.root, key: key), found else { return nil }
         return try core.withValue(of: leaf, at: index, body)
     }

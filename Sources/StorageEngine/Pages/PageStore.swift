@@ -14,6 +14,9 @@ final class PageStore: @unchecked Sendable {
     // Every access to these happens under `lock`, so the per-access dynamic exclusivity
     // checks (a runtime call each, on every level of every lookup) buy nothing.
     @exclusivity(unchecked) private var cache: ContiguousArray<Page?> = []
+    /// `searchSlots[i]` describes `cache[i]` for a reader's descent (``readerValue``):
+    /// plain pointers, so the descent neither touches nor reference-counts page objects.
+    @exclusivity(unchecked) private var searchSlots: ContiguousArray<SearchSlot> = []
     @exclusivity(unchecked) private var cachedCount = 0
     private let capacity: Int
     @exclusivity(unchecked) private var clockHand = 0
@@ -43,6 +46,104 @@ final class PageStore: @unchecked Sendable {
         return try loadLocked(number, maximumTransaction: maximumTransaction)
     }
 
+    /// What ``readerValue(root:key:keyCount:limit:maximumTransaction:)`` found.
+    enum ReaderValue {
+        case value([UInt8])
+        case absent
+        /// An overflow value or a page that is not a tree node: the caller takes the
+        /// general path (which reads the chain, or reports the damage).
+        case generalPath
+    }
+
+    /// A read transaction's point lookup in the tree at `root`, under one hold of the lock:
+    /// the descent reads search slots, search tables and the one cell, and copies an
+    /// inline value out before unlocking.
+    func readerValue(
+        root: UInt64, key: UnsafeRawPointer, keyCount: Int, limit: UInt64, maximumTransaction: UInt64
+    ) throws -> ReaderValue {
+        lock.lock()
+        defer { lock.unlock() }
+        var number = root
+        var depth = 0
+        while true {
+            guard number >= 1 && number < limit else {
+                throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
+            }
+            let index = Int(number)
+            var slot = index < searchSlots.count ? searchSlots[index] : SearchSlot()
+            // Keeps a page just loaded alive even if the clock evicted it on insertion.
+            var loaded: Page?
+            if slot.table == nil {
+                let page = try pageLocked(number, maximumTransaction: maximumTransaction)
+                slot = SearchSlot(page)
+                loaded = page
+            }
+            guard let table = slot.table, let bytes = slot.bytes else { return .generalPath }
+            let count = slot.count
+            if slot.isLeaf {
+                let (position, found) = tableLeafSearch(bytes, table, count, key, keyCount)
+                guard found else { return withExtendedLifetime(loaded) { .absent } }
+                let offset = Int(truncatingIfNeeded: table[count + position])
+                guard bytes.load(fromByteOffset: offset + 2, as: UInt8.self) & 1 == 0 else { return .generalPath }
+                let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 3, as: UInt32.self)))
+                let keyLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+                let value = Array(
+                    UnsafeRawBufferPointer(start: bytes + offset + LeafCell.headerSize + keyLength, count: length))
+                return withExtendedLifetime(loaded) { .value(value) }
+            }
+            depth += 1
+            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            number = table[count + tableBranchSearch(bytes, table, count, key, keyCount)]
+            withExtendedLifetime(loaded) {}
+        }
+    }
+
+    /// What ``readerCell(root:key:keyCount:limit:maximumTransaction:)`` found.
+    enum ReaderCell {
+        /// The leaf holding the key (kept alive by this reference) and the cell's offset.
+        case found(Page, Int)
+        case absent
+        /// A page that is not a tree node: the caller takes the general path.
+        case generalPath
+    }
+
+    /// Like ``readerValue(root:key:keyCount:limit:maximumTransaction:)``, but hands back the
+    /// leaf and cell so the caller can read the value in place after the lock is released;
+    /// only the leaf's page object is retained.
+    func readerCell(
+        root: UInt64, key: UnsafeRawPointer, keyCount: Int, limit: UInt64, maximumTransaction: UInt64
+    ) throws -> ReaderCell {
+        lock.lock()
+        defer { lock.unlock() }
+        var number = root
+        var depth = 0
+        while true {
+            guard number >= 1 && number < limit else {
+                throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
+            }
+            let index = Int(number)
+            var slot = index < searchSlots.count ? searchSlots[index] : SearchSlot()
+            var loaded: Page?
+            if slot.table == nil {
+                let page = try pageLocked(number, maximumTransaction: maximumTransaction)
+                slot = SearchSlot(page)
+                loaded = page
+            }
+            guard let table = slot.table, let bytes = slot.bytes else { return .generalPath }
+            let count = slot.count
+            if slot.isLeaf {
+                let (position, found) = tableLeafSearch(bytes, table, count, key, keyCount)
+                guard found else { return withExtendedLifetime(loaded) { .absent } }
+                guard let leaf = loaded ?? cache[index] else { return .generalPath }
+                return .found(leaf, Int(truncatingIfNeeded: table[count + position]))
+            }
+            depth += 1
+            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+            number = table[count + tableBranchSearch(bytes, table, count, key, keyCount)]
+            withExtendedLifetime(loaded) {}
+        }
+    }
+
     /// A cache miss: reads, validates and caches page `number`. The caller holds `lock`.
     private func loadLocked(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
         let index = Int(number)
@@ -64,10 +165,13 @@ final class PageStore: @unchecked Sendable {
 
     private func insertLocked(_ page: Page, at index: Int) {
         if index >= cache.count {
-            cache.append(contentsOf: repeatElement(nil, count: max(index + 1 - cache.count, cache.count / 2)))
+            let growth = max(index + 1 - cache.count, cache.count / 2)
+            cache.append(contentsOf: repeatElement(nil, count: growth))
+            searchSlots.append(contentsOf: repeatElement(SearchSlot(), count: growth))
         }
         if cache[index] == nil { cachedCount += 1 }
         cache[index] = page
+        searchSlots[index] = SearchSlot(page)
         if cachedCount > capacity { evictLocked() }
     }
 
@@ -77,6 +181,7 @@ final class PageStore: @unchecked Sendable {
             clockHand = clockHand >= cache.count - 1 ? 1 : clockHand + 1
             if cache[clockHand] != nil {
                 cache[clockHand] = nil
+                searchSlots[clockHand] = SearchSlot()
                 cachedCount -= 1
             }
         }
@@ -119,6 +224,7 @@ final class PageStore: @unchecked Sendable {
     func replaceAll(logIndex index: [UInt64: UInt64]) {
         lock.withLock {
             cache.removeAll()
+            searchSlots.removeAll()
             cachedCount = 0
             logIndex = index
         }
@@ -153,6 +259,7 @@ final class PageStore: @unchecked Sendable {
     func clearCache() {
         lock.withLock {
             cache.removeAll()
+            searchSlots.removeAll()
             cachedCount = 0
             logIndex.removeAll()
         }
