@@ -12,9 +12,14 @@
 //
 // The record id is the object's primary key in the store, not a seventh attribute:
 // SQLite's `id INTEGER PRIMARY KEY` is its rowid, so neither side stores it twice.
-// Objects get permanent IDs in insertion order (`obtainPermanentIDs`), so person N is
-// the store's key N, and `fetch(id:)` is a fetch by object ID: the URI a Core Data
-// application keeps (`x-coredata://STORE/Person/pN`), mapped back by the coordinator.
+// `fetch(id:)` is a fetch by object ID: the URI a Core Data application keeps
+// (`x-coredata://STORE/Person/pN`), mapped back by the coordinator. A new store gives
+// the objects of a save the keys 1...N, but in the context's order, not the array's, so
+// ours' person N may carry another person's attributes: the store holds the same people
+// and every check the workloads make holds under any such assignment. The adapter does
+// not call `obtainPermanentIDs` to force the order: a save then writes rows in random
+// key order, and the loaded file grows by about a third (15.8 MB instead of 11.7 MB
+// at scale 1), which is the store's cost, not what a plain `save()` pays.
 // After every call the context is reset, so each call starts from the store (as the
 // SQL sides start every statement from their page cache), not from objects the
 // previous call left registered.
@@ -97,24 +102,27 @@ final class OursObjectStore: ObjectStore {
         return object
     }
 
-    /// Gives `objects` the keys of `people`, which must be the store's next keys.
-    private func assignKeys(_ objects: [PersonObject], _ people: [Person]) throws {
-        try context.obtainPermanentIDs(for: objects)
-        for (object, person) in zip(objects, people) where object.objectID.storeKey != person.id {
-            throw BenchError(message: "ours: person \(person.id) got key \(object.objectID.storeKey ?? -1)")
+    /// Checks that the saved `objects` got exactly the keys of `people` (in any order),
+    /// so later calls find every id.
+    private func checkKeys(_ objects: [PersonObject], _ people: [Person]) throws {
+        let keys = Set(objects.compactMap(\.objectID.storeKey))
+        guard keys.count == people.count, people.allSatisfy({ keys.contains($0.id) }) else {
+            throw BenchError(message: "ours: the save did not give the objects the keys of the people")
         }
     }
 
     func insert(_ people: [Person]) throws {
         defer { context.reset() }
-        try assignKeys(people.map(fill), people)
+        let objects = people.map(fill)
         try context.save()
+        try checkKeys(objects, people)
     }
 
     func save(_ person: Person) throws {
         defer { context.reset() }
-        try assignKeys([fill(person)], [person])
+        let object = fill(person)
         try context.save()
+        try checkKeys([object], [person])
     }
 
     func fetch(id: Int64) throws -> Person? {
