@@ -29,6 +29,7 @@ let package = Package(
                 "PeersSQLite3",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "StorageEngine", package: "OpenCoreData"),
+                .product(name: "OpenCoreData", package: "OpenCoreData"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,7 @@
 // records with six attributes, as a Core Data user's model has them, and the
 // operations a Core Data user performs on it. Each side implements it the way that
 // side's users write it: SQLite's C API with prepared statements, GRDB with its record
-// protocols, and (once the default on-disk store exists) ours with NSManagedObjects.
+// protocols, and ours with NSManagedObjects on the default on-disk store.
 import Foundation
 
 /// One Person: the six attributes plus the primary key every side keys records by.
