@@ -134,8 +134,9 @@ extension PageFileStore {
 
     /// When the context allows it (`storeMayApplyWindow`) and the first sort key is a number
     /// or date with an index led by it, walks that index in sort order and stops after
-    /// `fetchOffset + fetchLimit` matching rows and the rows tied with the last one
-    /// (SPEC.md §3.5 Q5). Returns false when it does not apply.
+    /// `fetchOffset + fetchLimit` matching rows (SPEC.md §3.5 Q5); it also takes the rows
+    /// tied with the last one when the index cannot tell which of them the context's stable
+    /// sort keeps. Returns false when it does not apply.
     private func collectWindow(
         of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>,
         in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
