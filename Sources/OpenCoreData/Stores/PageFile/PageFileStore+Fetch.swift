@@ -134,8 +134,9 @@ extension PageFileStore {
 
     /// When the context allows it (`storeMayApplyWindow`) and the first sort key is a number
     /// or date with an index led by it, walks that index in sort order and stops after
-    /// `fetchOffset + fetchLimit` matching rows and the rows tied with the last one
-    /// (SPEC.md §3.5 Q5). Returns false when it does not apply.
+    /// `fetchOffset + fetchLimit` matching rows (SPEC.md §3.5 Q5); it also takes the rows
+    /// tied with the last one when the index cannot tell which of them the context's stable
+    /// sort keeps. Returns false when it does not apply.
     private func collectWindow(
         of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>,
         in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
@@ -171,16 +172,12 @@ extension PageFileStore {
             return ids
         }
         let needed = max(request.fetchOffset, 0) + request.fetchLimit
-        var accepted = 0
-        var boundary: [UInt8]?
-        try tree.scan(from: range.lower, to: range.upper, reverse: !descriptor.ascending) { key, _ in
-            // The sort value's bytes: nil is 1 byte, a number 9 (SPEC.md §3.4 K2).
-            let valueLength = key.first == PageFileKey.nullTag ? 1 : 9
-            guard key.count >= valueLength + 8, let primary = PageFileKey.primaryKey(key) else {
-                throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
-            }
-            let value = Array(key[0..<valueLength])
-            if let boundary, value != boundary { return false }
+        // Stopping at exactly `needed` rows is right only when ties on the sort value arrive in
+        // the order the context's stable sort keeps them: ascending primary key, the order the
+        // full path returns. That holds for a one-element index (entries are (value, key)) and
+        // a lone sort descriptor; a descending walk re-reads its last tie group forward.
+        let mayStopEarly = index.slots.count == 1 && request.sortDescriptors?.count == 1
+        func load(_ primary: Int64) throws -> StoreRow? {
             guard let row = try loadRow(entity, key: primary, in: transaction, codec: codec) else {
                 throw CoreDataError.make(
                     NSFileReadCorruptFileError,
@@ -189,15 +186,75 @@ extension PageFileStore {
             }
             if let compiled {
                 let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
-                guard try compiled.evaluate(record: view) else { return true }
+                guard try compiled.evaluate(record: view) else { return nil }
             }
+            return row
+        }
+        func entry(_ key: UnsafeRawBufferPointer) throws -> (value: [UInt8], primary: Int64) {
+            // The sort value's bytes: nil is 1 byte, a number 9 (SPEC.md §3.4 K2).
+            let valueLength = key.first == PageFileKey.nullTag ? 1 : 9
+            guard key.count >= valueLength + 8, let primary = PageFileKey.primaryKey(key) else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
+            }
+            return (Array(key[0..<valueLength]), primary)
+        }
+        var accepted = 0
+        var boundary: [UInt8]?
+        var group: (value: [UInt8], start: Int)?
+        var reread: (value: [UInt8], start: Int)?
+        var stopAtNextTie = false
+        try tree.scan(from: range.lower, to: range.upper, reverse: !descriptor.ascending) { key, _ in
+            let (value, primary) = try entry(key)
+            if let boundary, value != boundary { return false }
+            if stopAtNextTie {
+                // More of the last group lies below the keys already read: re-read it forward.
+                reread = group
+                return false
+            }
+            if group?.value != value { group = (value, result.count) }
+            guard let row = try load(primary) else { return true }
             result.append(row)
             accepted += 1
-            if accepted >= needed, boundary == nil { boundary = value }
+            guard accepted >= needed, boundary == nil else { return true }
+            boundary = value
+            guard mayStopEarly, Self.tiesAreExact(value, type: attribute.attributeType) else { return true }
+            if descriptor.ascending { return false }
+            stopAtNextTie = true
             return true
+        }
+        if let reread {
+            // The walk met this group's highest keys first; the context keeps its lowest.
+            result.removeSubrange(reread.start...)
+            let wanted = needed - reread.start
+            var lower = reread.value
+            if let rangeLower = range.lower, lower.lexicographicallyPrecedes(rangeLower) { lower = rangeLower }
+            var upper = PageFileKey.successor(ofPrefix: reread.value)
+            if let rangeUpper = range.upper, upper.map({ rangeUpper.lexicographicallyPrecedes($0) }) ?? true {
+                upper = rangeUpper
+            }
+            try tree.scan(from: lower, to: upper) { key, _ in
+                let (value, primary) = try entry(key)
+                guard value == reread.value else { return false }
+                guard let row = try load(primary) else { return true }
+                result.append(row)
+                return result.count - reread.start < wanted
+            }
         }
         // Key order, as the full path returns: the context's stable sort then orders ties alike.
         result.sort { $0.objectID.key < $1.objectID.key }
         return true
+    }
+
+    /// Whether index entries with the sort value `value` hold equal attribute values, so
+    /// their key order is the context's tie order: not so for NaN, nor for 64-bit integers
+    /// beyond 2^53, which share a Float64 key.
+    private static func tiesAreExact(_ value: [UInt8], type: NSAttributeType) -> Bool {
+        guard value.count == 9 else { return true }
+        var ordered: UInt64 = 0
+        for byte in value[1...] { ordered = ordered << 8 | UInt64(byte) }
+        let bits = ordered & (1 << 63) != 0 ? ordered & ~(1 << 63) : ~ordered
+        let number = Double(bitPattern: bits)
+        if number.isNaN { return false }
+        return type != .integer64AttributeType || number.magnitude < 9_007_199_254_740_992
     }
 }
