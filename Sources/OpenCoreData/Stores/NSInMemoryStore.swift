@@ -122,15 +122,15 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
                     NSAffectedObjectsErrorKey: conflicts, NSPersistentStoreSaveConflictsErrorKey: conflictDetails,
                 ])
         }
+        let replaced = try uniquenessUpserts(for: request)
         // Built before the rows change: a delete's tombstone needs the row it removes.
-        let historyRecord =
+        var historyRecord =
             isHistoryTrackingEnabled && !request.isEmpty
             ? PersistentHistoryRecord(request: request, storedRow: { self.storedRow(for: $0) }) : nil
         var result = StoreSaveResult()
-        for inserted in request.insertedRows {
-            var row = inserted
-            row.version = 1
-            rowsByEntity[ObjectIdentifier(row.objectID.entity), default: [:]][row.objectID.key] = row
+        // The page-file store's order: deletes free unique keys, then updates, then inserts.
+        for deleted in request.deletedObjects {
+            rowsByEntity[ObjectIdentifier(deleted.objectID.entity)]?[deleted.objectID.key] = nil
         }
         for update in request.updatedRows {
             let entity = ObjectIdentifier(update.objectID.entity)
@@ -142,10 +142,29 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             rowsByEntity[entity]?[update.objectID.key] = row
             result.versions[row.objectID] = row.version
         }
-        for deleted in request.deletedObjects {
-            rowsByEntity[ObjectIdentifier(deleted.objectID.entity)]?[deleted.objectID.key] = nil
+        for inserted in request.insertedRows {
+            let entity = ObjectIdentifier(inserted.objectID.entity)
+            guard let existingID = replaced[inserted.objectID] else {
+                var row = inserted
+                row.version = 1
+                rowsByEntity[entity, default: [:]][row.objectID.key] = row
+                continue
+            }
+            var changedSlots: [Int] = []
+            if StoreUniqueness.insertedValuesWin(request.mergePolicyType),
+                var existing = rowsByEntity[entity]?[existingID.key]
+            {
+                changedSlots = StoreUniqueness.absorb(inserted, into: &existing)
+                existing.version += 1
+                rowsByEntity[entity]?[existingID.key] = existing
+                result.versions[existingID] = existing.version
+            }
+            StoreUniqueness.recordUpsert(
+                of: inserted.objectID, into: existingID, changedSlots: changedSlots, in: &historyRecord)
         }
-        if let historyRecord { historyJournal.append(historyRecord.encoded()) }
+        if !replaced.isEmpty { rewriteReferences(replaced) }
+        result.replacedObjectIDs = replaced
+        if let historyRecord, !historyRecord.changes.isEmpty { historyJournal.append(historyRecord.encoded()) }
         return result
     }
 }

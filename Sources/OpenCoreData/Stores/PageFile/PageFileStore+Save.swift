@@ -123,35 +123,15 @@ extension PageFileStore {
                 else { continue }
                 replaced[row.objectID] = existingID
                 var changedSlots: [Int] = []
-                if request.mergePolicyType == .mergeByPropertyObjectTrumpMergePolicyType
-                    || request.mergePolicyType == .overwriteMergePolicyType
-                {
+                if StoreUniqueness.insertedValuesWin(request.mergePolicyType) {
                     try removeEntries(of: existing, info: info, in: transaction, pending: &pending)
-                    let layout = row.objectID.entity.layout
-                    for slot in row.values.indices where slot < existing.values.count {
-                        if layout.relationshipBySlot[slot] != nil {
-                            switch row.values[slot] {
-                            case .null, .unresolved: continue
-                            case .objectIDs(let ids) where ids.isEmpty: continue
-                            default: break
-                            }
-                        }
-                        if existing.values[slot] != row.values[slot] { changedSlots.append(slot) }
-                        existing.values[slot] = row.values[slot]
-                    }
+                    changedSlots = StoreUniqueness.absorb(row, into: &existing)
                     existing.version += 1
                     try write(existing, info: info, in: transaction, pending: &pending)
                     result.versions[existingID] = existing.version
                 }
-                if let position = history?.changes.firstIndex(where: {
-                    $0.kind == .insert && $0.key == row.objectID.key && $0.entityName == row.objectID.entity.name
-                }) {
-                    if changedSlots.isEmpty {
-                        history?.changes.remove(at: position)
-                    } else {
-                        history?.changes[position] = .update(existingID, slots: changedSlots)
-                    }
-                }
+                StoreUniqueness.recordUpsert(
+                    of: row.objectID, into: existingID, changedSlots: changedSlots, in: &history)
                 continue
             }
             try write(row, info: info, in: transaction, pending: &pending)
@@ -170,24 +150,10 @@ extension PageFileStore {
     private func constraintError(
         row: StoreRow, existing: Int64, index: PageFileIndex, in transaction: WriteTransaction, codec: PageFileRowCodec
     ) throws -> NSError {
-        let layout = row.objectID.entity.layout
-        let names = index.slots.map { layout.properties[$0].name }
-        var values: [String: Any] = [:]
-        var storedValues: [String: StoreValue] = [:]
-        for slot in index.slots where slot < row.values.count {
-            values[layout.properties[slot].name] = layout.attributeBySlot[slot]?.attributeValue(row.values[slot])
-            storedValues[layout.properties[slot].name] = row.values[slot]
-        }
         let existingID = newObjectID(for: row.objectID.entity, key: existing)
         let databaseRow = try loadRow(row.objectID.entity, key: existing, in: transaction, codec: codec)
-        let detail = StoreConstraintConflict(
-            constraint: names, constraintValues: storedValues, databaseRow: databaseRow,
-            conflictingObjectIDs: [row.objectID])
-        return CoreDataError.make(
-            NSManagedObjectConstraintMergeError,
-            "uniqueness constraint \(names) of \(row.objectID.entity.name ?? "?") violated: \(values) "
-                + "is already held by \(existingID)",
-            userInfo: [NSPersistentStoreSaveConflictsErrorKey: [detail], NSAffectedObjectsErrorKey: [row.objectID]])
+        return StoreUniqueness.constraintError(
+            row: row, constraint: index, existingID: existingID, databaseRow: databaseRow)
     }
 
     /// The primary key holding one of `row`'s unique keys, when it is another row.
@@ -250,12 +216,7 @@ extension PageFileStore {
         let targets = Set(replaced.keys.map(\.entity).map(ObjectIdentifier.init))
         for entity in persistentStoreCoordinator?.managedObjectModel.entities ?? [] {
             let layout = entity.layout
-            let pointing = layout.relationshipSlots.filter { slot in
-                guard let destination = layout.relationshipBySlot[slot]?.destinationEntity else { return false }
-                return FetchEvaluation.entities(destination, includingSubentities: true).contains {
-                    targets.contains(ObjectIdentifier($0))
-                }
-            }
+            let pointing = StoreUniqueness.slots(of: entity, pointingAt: targets)
             guard !pointing.isEmpty, let info = infoByEntityIfAny(entity),
                 let tree = try transaction.tree(named: info.treeName)
             else { continue }
@@ -264,24 +225,7 @@ extension PageFileStore {
                 guard let primary = PageFileKey.primaryKey(key) else { return true }
                 let decoded = try codec.decode(value, entity: entity)
                 var values = decoded.values
-                var changed = false
-                for slot in pointing where slot < values.count {
-                    switch values[slot] {
-                    case .objectID(let id):
-                        if let new = replaced[id] {
-                            values[slot] = .objectID(new)
-                            changed = true
-                        }
-                    case .objectIDs(let ids):
-                        if ids.contains(where: { replaced[$0] != nil }) {
-                            var seen: Set<NSManagedObjectID> = []
-                            values[slot] = .objectIDs(
-                                ids.map { replaced[$0] ?? $0 }.filter { seen.insert($0).inserted })
-                            changed = true
-                        }
-                    default: break
-                    }
-                }
+                let changed = StoreUniqueness.rewriteReferences(in: &values, slots: pointing, replaced: replaced)
                 if changed {
                     rewritten.append(
                         StoreRow(
