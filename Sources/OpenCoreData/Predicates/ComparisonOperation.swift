@@ -16,23 +16,9 @@ struct ComparisonOperation {
         self.options = StringComparisonOptions(options)
     }
 
+    /// The operator as error messages name it: the format-string spelling.
     private var name: String {
-        switch type {
-        case .lessThan: "<"
-        case .lessThanOrEqualTo: "<="
-        case .greaterThan: ">"
-        case .greaterThanOrEqualTo: ">="
-        case .equalTo: "=="
-        case .notEqualTo: "!="
-        case .matches: "MATCHES"
-        case .like: "LIKE"
-        case .beginsWith: "BEGINSWITH"
-        case .endsWith: "ENDSWITH"
-        case .in: "IN"
-        case .customSelector: "a custom selector"
-        case .contains: "CONTAINS"
-        case .between: "BETWEEN"
-        }
+        type == .customSelector ? "a custom selector" : PredicateFormatter.operatorName(type)
     }
 
     /// Compares two raw values.
