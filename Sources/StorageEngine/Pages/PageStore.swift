@@ -63,38 +63,18 @@ final class PageStore: @unchecked Sendable {
     ) throws -> ReaderValue {
         lock.lock()
         defer { lock.unlock() }
-        var number = root
-        var depth = 0
-        while true {
-            guard number >= 1 && number < limit else {
-                throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
-            }
-            let index = Int(number)
-            var slot = index < searchSlots.count ? searchSlots[index] : SearchSlot()
-            // Keeps a page just loaded alive even if the clock evicted it on insertion.
-            var loaded: Page?
-            if slot.table == nil {
-                let page = try pageLocked(number, maximumTransaction: maximumTransaction)
-                slot = SearchSlot(page)
-                loaded = page
-            }
-            guard let table = slot.table, let bytes = slot.bytes else { return .generalPath }
-            let count = slot.count
-            if slot.isLeaf {
-                let (position, found) = tableLeafSearch(bytes, table, count, key, keyCount)
-                guard found else { return withExtendedLifetime(loaded) { .absent } }
-                let offset = Int(truncatingIfNeeded: table[count + position])
-                guard bytes.load(fromByteOffset: offset + 2, as: UInt8.self) & 1 == 0 else { return .generalPath }
-                let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 3, as: UInt32.self)))
-                let keyLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-                let value = Array(
-                    UnsafeRawBufferPointer(start: bytes + offset + LeafCell.headerSize + keyLength, count: length))
-                return withExtendedLifetime(loaded) { .value(value) }
-            }
-            depth += 1
-            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
-            number = table[count + tableBranchSearch(bytes, table, count, key, keyCount)]
-            withExtendedLifetime(loaded) {}
+        switch try descendLocked(
+            root: root, key: key, keyCount: keyCount, limit: limit, maximumTransaction: maximumTransaction)
+        {
+        case .generalPath: return .generalPath
+        case .absent: return .absent
+        case .found(let bytes, let offset, let loaded, _):
+            guard bytes.load(fromByteOffset: offset + 2, as: UInt8.self) & 1 == 0 else { return .generalPath }
+            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 3, as: UInt32.self)))
+            let keyLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+            let value = Array(
+                UnsafeRawBufferPointer(start: bytes + offset + LeafCell.headerSize + keyLength, count: length))
+            return withExtendedLifetime(loaded) { .value(value) }
         }
     }
 
@@ -115,6 +95,32 @@ final class PageStore: @unchecked Sendable {
     ) throws -> ReaderCell {
         lock.lock()
         defer { lock.unlock() }
+        switch try descendLocked(
+            root: root, key: key, keyCount: keyCount, limit: limit, maximumTransaction: maximumTransaction)
+        {
+        case .generalPath: return .generalPath
+        case .absent: return .absent
+        case .found(_, let offset, let loaded, let index):
+            guard let leaf = loaded ?? cache[index] else { return .generalPath }
+            return .found(leaf, offset)
+        }
+    }
+
+    /// Where a locked descent ended: the leaf cell holding the key, no such key, or a page
+    /// the fast path does not handle.
+    private enum Descent {
+        /// `bytes` stay valid while the lock is held (and `loaded`, a page just read in
+        /// that the cache may already have evicted, is kept alive).
+        case found(bytes: UnsafeRawPointer, cellOffset: Int, loaded: Page?, index: Int)
+        case absent
+        case generalPath
+    }
+
+    /// The descent both lookups share. The caller holds `lock`.
+    @inline(__always)
+    private func descendLocked(
+        root: UInt64, key: UnsafeRawPointer, keyCount: Int, limit: UInt64, maximumTransaction: UInt64
+    ) throws -> Descent {
         var number = root
         var depth = 0
         while true {
@@ -123,6 +129,7 @@ final class PageStore: @unchecked Sendable {
             }
             let index = Int(number)
             var slot = index < searchSlots.count ? searchSlots[index] : SearchSlot()
+            // Keeps a page just loaded alive even if the clock evicted it on insertion.
             var loaded: Page?
             if slot.table == nil {
                 let page = try pageLocked(number, maximumTransaction: maximumTransaction)
@@ -134,8 +141,9 @@ final class PageStore: @unchecked Sendable {
             if slot.isLeaf {
                 let (position, found) = tableLeafSearch(bytes, table, count, key, keyCount)
                 guard found else { return withExtendedLifetime(loaded) { .absent } }
-                guard let leaf = loaded ?? cache[index] else { return .generalPath }
-                return .found(leaf, Int(truncatingIfNeeded: table[count + position]))
+                return .found(
+                    bytes: bytes, cellOffset: Int(truncatingIfNeeded: table[count + position]), loaded: loaded,
+                    index: index)
             }
             depth += 1
             guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
