@@ -23,7 +23,14 @@ extension NSManagedObjectContext {
         processPendingChanges()
         try validatePendingChanges()
 
-        let savedInserted = Array(inserted)
+        // In creation order (temporary keys count up), so stores assign permanent keys
+        // deterministically: reproducible files, and a fixed winner when two inserts of
+        // one save clash on a uniqueness constraint. The set itself iterates by hash.
+        let savedInserted = inserted.sorted { first, second in
+            let a = first.objectID
+            let b = second.objectID
+            return a.isTemporaryID != b.isTemporaryID ? a.isTemporaryID : a.key < b.key
+        }
         var savedUpdated = updated.filter { $0.hasDirtySlots }
         let savedDeleted = Array(deleted)
         if let parent {
