@@ -14,6 +14,11 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "check" {
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "store-kill-child" {
     exit(runStoreKillChild(path: CommandLine.arguments[2]))
 }
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "store-share-child",
+    let count = Int(CommandLine.arguments[3])
+{
+    exit(runStoreShareChild(path: CommandLine.arguments[2], count: count))
+}
 
 var scale = 1.0
 var prefixes: [String] = []

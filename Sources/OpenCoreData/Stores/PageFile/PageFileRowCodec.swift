@@ -13,6 +13,7 @@
 //                   4 false   5 true         12 object ID: entity reference, zigzag key
 //                   6 string: length, UTF-8  13 object IDs: count, then (entity reference, zigzag key)...
 //                   7 decimal: length, description UTF-8
+//                                           14 external binary: none (the value is in the blob tree)
 //   An entity reference is a length and the entity's name; length 0 means the
 //   relationship's (or attribute's) declared destination entity.
 import Foundation
@@ -26,6 +27,8 @@ struct PageFileRowCodec {
         case null = 0
         case integer, double, float, booleanFalse, booleanTrue, string, decimal, date, binary, uuid, uri
         case objectID, objectIDs
+        /// A binary value kept in the blob tree (SPEC.md §3.8); decodes as `.unresolved`.
+        case externalBinary
     }
 
     /// Resolves entity names of stored object IDs; the store builds IDs with it.
@@ -45,6 +48,11 @@ struct PageFileRowCodec {
             let transient = slot < layout.transientBySlot.count && layout.transientBySlot[slot]
             let declared =
                 slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot]?.destinationEntity : nil
+            if case .unresolved = value, slot < layout.attributeBySlot.count, layout.attributeBySlot[slot] != nil {
+                // An attribute left unresolved is one whose value stays in the blob tree.
+                bytes.append(Tag.externalBinary.rawValue)
+                continue
+            }
             appendValue(&bytes, transient ? .null : value, declaredEntity: declared)
         }
         return bytes
@@ -206,6 +214,7 @@ struct PageFileRowCodec {
                 if let id = try reference(&reader, declaredEntity: declaredEntity) { ids.append(id) }
             }
             return .objectIDs(ids)
+        case .externalBinary: return .unresolved
         }
     }
 

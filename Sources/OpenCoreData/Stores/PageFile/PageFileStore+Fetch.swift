@@ -4,7 +4,11 @@ import Foundation
 import StorageEngine
 
 extension PageFileStore {
-    func fetchStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+    /// The matching rows; with `resolvingBlobs` (and a request that uses row values) their
+    /// blobs are read, else blob values stay `.unresolved` (SPEC.md §3.8).
+    func fetchStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>, resolvingBlobs: Bool = true) throws
+        -> [StoreRow]
+    {
         guard let entity = request.entity else {
             throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
         }
@@ -13,15 +17,20 @@ extension PageFileStore {
             return try openDatabase().read { transaction in
                 var result: [StoreRow] = []
                 let entities = FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities)
+                let usesValues =
+                    resolvingBlobs && request.includesPropertyValues
+                    && request.resultType != .managedObjectIDResultType && request.resultType != .countResultType
                 if entities.count == 1,
                     try collectWindow(of: entity, request: request, in: transaction, codec: codec, into: &result)
                 {
+                    if usesValues { try resolveBlobs(&result, in: transaction) }
                     return result
                 }
                 for candidate in entities {
                     try collectRows(
                         of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
                 }
+                if usesValues { try resolveBlobs(&result, in: transaction) }
                 return result
             }
         } catch {
@@ -58,7 +67,7 @@ extension PageFileStore {
         } catch {
             throw translate(error)
         }
-        return try fetchStoredRows(request).count
+        return try fetchStoredRows(request, resolvingBlobs: false).count
     }
 
     /// Appends the rows of `entity` (not its sub-entities) matching `predicate`, in key order.
@@ -69,6 +78,7 @@ extension PageFileStore {
         let info = try info(for: entity)
         guard let rows = try transaction.tree(named: info.treeName) else { return }
         let compiled = try predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let readsBlobs = predicateReadsBlobs(predicate, info: info)
         let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
             guard id.persistentStore === self else { return nil }
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
@@ -82,6 +92,8 @@ extension PageFileStore {
             return []
         }
         func accept(_ row: StoreRow) throws {
+            var row = row
+            if readsBlobs { try resolveBlobs(&row, info: info, in: transaction) }
             if let compiled {
                 let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
                 guard try compiled.evaluate(record: view) else { return }
@@ -102,7 +114,8 @@ extension PageFileStore {
             var previous: Int64?
             for key in keys where key != previous {
                 previous = key
-                guard let row = try loadRow(entity, key: key, in: transaction, codec: codec) else {
+                guard let row = try loadRow(entity, key: key, in: transaction, codec: codec, resolvingBlobs: false)
+                else {
                     throw CoreDataError.make(
                         NSFileReadCorruptFileError,
                         "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
@@ -160,6 +173,7 @@ extension PageFileStore {
         }
         guard let tree = try transaction.tree(named: index.treeName) else { return true }
         let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let readsBlobs = predicateReadsBlobs(request.predicate, info: info)
         let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
             guard id.persistentStore === self else { return nil }
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
@@ -178,7 +192,9 @@ extension PageFileStore {
         // a lone sort descriptor; a descending walk re-reads its last tie group forward.
         let mayStopEarly = index.slots.count == 1 && request.sortDescriptors?.count == 1
         func load(_ primary: Int64) throws -> StoreRow? {
-            guard let row = try loadRow(entity, key: primary, in: transaction, codec: codec) else {
+            guard
+                let row = try loadRow(entity, key: primary, in: transaction, codec: codec, resolvingBlobs: readsBlobs)
+            else {
                 throw CoreDataError.make(
                     NSFileReadCorruptFileError,
                     "the store's index \(index.treeName) lists row \(primary), which does not exist (run storage-bench check)"

@@ -61,6 +61,7 @@ extension PageFileStore {
             self.nextKey = nextKey
             try writeMetadata(in: transaction)
             try writeCatalog(in: transaction)
+            try migrateBlobs(in: transaction, codec: codec)
             try rebuildIndexes(in: transaction, codec: codec, path: path)
         }
         return migrated
@@ -125,6 +126,8 @@ extension PageFileStore {
         guard let attribute = property as? NSAttributeDescription, !attribute.isTransient else { return false }
         switch (value, attribute.attributeType) {
         case (.null, _): return true
+        case (.unresolved, .binaryDataAttributeType), (.unresolved, .transformableAttributeType):
+            return true  // a value in the blob tree, keyed by the property's name (SPEC.md §3.8)
         case (.integer, .integer16AttributeType), (.integer, .integer32AttributeType),
             (.integer, .integer64AttributeType), (.double, .doubleAttributeType), (.float, .floatAttributeType),
             (.boolean, .booleanAttributeType), (.string, .stringAttributeType), (.decimal, .decimalAttributeType),

@@ -35,7 +35,10 @@ extension PageFileStore {
         var conflicts: [NSManagedObjectID] = []
         var conflictDetails: [StoreVersionConflict] = []
         for update in request.updatedRows {
-            guard let row = try loadRow(update.objectID.entity, key: update.objectID.key, in: transaction, codec: codec)
+            guard
+                let row = try loadRow(
+                    update.objectID.entity, key: update.objectID.key, in: transaction, codec: codec,
+                    resolvingBlobs: false)
             else {
                 throw CoreDataError.make(
                     NSManagedObjectReferentialIntegrityError,
@@ -46,19 +49,23 @@ extension PageFileStore {
                 conflicts.append(update.objectID)
                 conflictDetails.append(
                     StoreVersionConflict(
-                        objectID: update.objectID, persistedRow: row, expectedVersion: update.expectedVersion))
+                        objectID: update.objectID, persistedRow: try resolvedCopy(row, in: transaction),
+                        expectedVersion: update.expectedVersion))
             }
         }
         for deleted in request.deletedObjects {
             guard
-                let row = try loadRow(deleted.objectID.entity, key: deleted.objectID.key, in: transaction, codec: codec)
+                let row = try loadRow(
+                    deleted.objectID.entity, key: deleted.objectID.key, in: transaction, codec: codec,
+                    resolvingBlobs: isHistoryTrackingEnabled)
             else { continue }
             stored[deleted.objectID] = row
             if request.checksVersions, row.version != deleted.expectedVersion {
                 conflicts.append(deleted.objectID)
                 conflictDetails.append(
                     StoreVersionConflict(
-                        objectID: deleted.objectID, persistedRow: row, expectedVersion: deleted.expectedVersion))
+                        objectID: deleted.objectID, persistedRow: try resolvedCopy(row, in: transaction),
+                        expectedVersion: deleted.expectedVersion))
             }
         }
         if !conflicts.isEmpty {
@@ -83,6 +90,7 @@ extension PageFileStore {
             guard let row = stored[deleted.objectID] else { continue }
             let info = try info(for: deleted.objectID.entity)
             try removeEntries(of: row, info: info, in: transaction, pending: &pending)
+            if !info.blobSlots.isEmpty { try removeBlobs(of: row, info: info, in: transaction) }
             _ = try transaction.openTree(named: info.treeName).removeValue(
                 forKey: PageFileKey.primary(row.objectID.key))
         }
@@ -91,6 +99,9 @@ extension PageFileStore {
             guard var row = stored[update.objectID] else { continue }
             let info = try info(for: update.objectID.entity)
             try removeEntries(of: row, info: info, in: transaction, pending: &pending)
+            try releaseReplacedBlobs(
+                of: row, slots: update.changes.lazy.filter { $0.value != .unresolved }.map(\.slot), info: info,
+                in: transaction)
             for change in update.changes where change.slot < row.values.count {
                 if case .unresolved = change.value { continue }
                 row.values[change.slot] = change.value
@@ -119,13 +130,17 @@ extension PageFileStore {
                         row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
                 }
                 let existingID = newObjectID(for: row.objectID.entity, key: owner.key)
-                guard var existing = try loadRow(row.objectID.entity, key: owner.key, in: transaction, codec: codec)
+                guard
+                    var existing = try loadRow(
+                        row.objectID.entity, key: owner.key, in: transaction, codec: codec, resolvingBlobs: false)
                 else { continue }
                 replaced[row.objectID] = existingID
                 var changedSlots: [Int] = []
                 if StoreUniqueness.insertedValuesWin(request.mergePolicyType) {
                     try removeEntries(of: existing, info: info, in: transaction, pending: &pending)
+                    let before = existing
                     changedSlots = StoreUniqueness.absorb(row, into: &existing)
+                    try releaseReplacedBlobs(of: before, slots: changedSlots, info: info, in: transaction)
                     existing.version += 1
                     try write(existing, info: info, in: transaction, pending: &pending)
                     result.versions[existingID] = existing.version
@@ -176,8 +191,9 @@ extension PageFileStore {
     private func write(
         _ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: Set<[UInt8]>]
     ) throws {
+        let values = info.blobSlots.isEmpty ? row.values : try externalizedValues(of: row, info: info, in: transaction)
         let bytes = PageFileRowCodec.encode(
-            values: row.values, version: row.version, layout: row.objectID.entity.layout)
+            values: values, version: row.version, layout: row.objectID.entity.layout)
         try transaction.openTree(named: info.treeName).setValue(bytes, forKey: PageFileKey.primary(row.objectID.key))
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }

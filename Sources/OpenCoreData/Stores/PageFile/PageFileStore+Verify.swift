@@ -34,14 +34,14 @@ extension PageFileStore {
     public static func verify(at url: URL) throws -> PageFileVerificationReport {
         var options = Database.Options()
         options.createIfMissing = false
-        let database: Database
+        let shared: PageFileSharedDatabase
         do {
-            database = try openEngine(at: url, options: options, timeout: 5)
+            shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)
         } catch {
             throw translate(error, opening: url)
         }
-        defer { try? database.close() }
-        return verify(database)
+        defer { shared.release() }
+        return verify(shared.database)
     }
 
     static func verify(_ database: Database) -> PageFileVerificationReport {
@@ -62,10 +62,15 @@ extension PageFileStore {
                 }
                 let catalog = try meta.value(forKey: catalogKey).flatMap { String(validating: $0, as: UTF8.self) }
                 let names = try transaction.treeNames()
+                let schema = storedSchema(meta)
+                var blobReferences: [[UInt8]: Int] = [:]
                 for name in names where name.hasPrefix("rows.") {
                     let indexes = catalogIndexes(catalog ?? "", entityName: String(name.dropFirst(5)))
-                    verifyEntity(rowTree: name, indexes: indexes, transaction, codec: codec, into: &report)
+                    verifyEntity(
+                        rowTree: name, indexes: indexes, transaction, codec: codec, schema: schema,
+                        blobReferences: &blobReferences, into: &report)
                 }
+                verifyBlobs(transaction, references: blobReferences, into: &report)
             }
         } catch {
             report.problems.append("reading the store: \(error)")
@@ -91,7 +96,7 @@ extension PageFileStore {
 
     private static func verifyEntity(
         rowTree name: String, indexes: [PageFileIndex], _ transaction: ReadTransaction, codec: PageFileRowCodec,
-        into report: inout PageFileVerificationReport
+        schema: [String: [String]]?, blobReferences: inout [[UInt8]: Int], into report: inout PageFileVerificationReport
     ) {
         var expected: [Set<[UInt8]>] = Array(repeating: [], count: indexes.count)
         var uniqueOwners: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: indexes.count)
@@ -105,6 +110,9 @@ extension PageFileStore {
                 }
                 do {
                     let values = try codec.decode(value, entity: nil).values
+                    noteBlobReferences(
+                        values, primaryKey: primary, entityName: String(name.dropFirst(5)), schema: schema,
+                        into: &blobReferences, report: &report)
                     for (position, index) in indexes.enumerated() {
                         guard let entry = index.key(for: values, primaryKey: primary) else { continue }
                         expected[position].insert(entry)

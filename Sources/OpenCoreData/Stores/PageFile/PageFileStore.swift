@@ -24,15 +24,24 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let entity: NSEntityDescription
         let treeName: String
         let indexes: [PageFileIndex]
+        /// Binary attribute slots whose values may live in the blob tree (SPEC.md §3.8).
+        let blobSlots: [PageFileBlobSlot]
     }
 
     var database: Database?
+    /// The engine handle this store shares with the process's other stores on the file.
+    private var shared: PageFileSharedDatabase?
+    /// Whether some entity has binary attribute slots (rows may need their blobs read).
+    private(set) var hasBlobSlots = false
     private var infoByEntity: [ObjectIdentifier: EntityInfo] = [:]
 
     func infoByEntityIfAny(_ entity: NSEntityDescription) -> EntityInfo? { infoByEntity[ObjectIdentifier(entity)] }
     private var entitiesByName: [String: NSEntityDescription] = [:]
-    var nextKey: Int64 = 1
-    private var persistedNextKey: Int64 = 1
+    /// The next primary key this process hands out; setting it raises it (it never goes back).
+    var nextKey: Int64 {
+        get { shared?.peekNextKey ?? 1 }
+        set { shared?.noteStoredNextKey(newValue) }
+    }
     private var metadataChanged = false
 
     /// `NSSQLiteStoreType`: the type ported apps name for the default on-disk store.
@@ -60,8 +69,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         for entity in model.entities {
             guard let name = entity.name else { continue }
             entitiesByName[name] = entity
+            let indexes = PageFileIndex.indexes(of: entity)
+            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: indexes)
+            hasBlobSlots = hasBlobSlots || !blobSlots.isEmpty
             infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
-                entity: entity, treeName: "rows.\(name)", indexes: PageFileIndex.indexes(of: entity))
+                entity: entity, treeName: "rows.\(name)", indexes: indexes, blobSlots: blobSlots)
         }
         var engineOptions = Database.Options()
         if let durability = options?[PageFileStoreDurabilityOption] as? String,
@@ -69,15 +81,21 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         {
             engineOptions.durability = mode
         }
-        let database: Database
+        engineOptions.multiProcess = PageFileStore.flag(options?[PageFileStoreMultiProcessOption])
+        let shared: PageFileSharedDatabase
         do {
             let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
-            database = try PageFileStore.openEngine(at: url, options: engineOptions, timeout: timeout)
+            shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
         } catch {
             throw PageFileStore.translate(error, opening: url)
         }
+        let database = shared.database
+        self.shared = shared
         do {
-            let stored = try PageFileStore.readStoredMetadata(database)
+            var stored = try PageFileStore.readStoredMetadata(database)
+            if stored == nil {
+                stored = try createStore(in: database, model: model, url: url)
+            }
             if let stored {
                 guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
                     storedType == NSSQLiteStoreType || storedType == "PageFile"
@@ -89,6 +107,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
                     migratesAutomatically
                 {
+                    guard shared.referenceCount == 1 else {
+                        throw CoreDataError.make(
+                            NSPersistentStoreIncompatibleVersionHashError,
+                            "the store at \(url.path) is open in another coordinator with an older model: "
+                                + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                    }
                     stored.metadata = try migrate(database, from: stored.metadata, to: model, nextKey: stored.nextKey)
                 }
                 if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
@@ -100,33 +124,47 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 }
                 super.metadata = stored.metadata
                 nextKey = stored.nextKey
-                persistedNextKey = stored.nextKey
                 identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
-            } else {
-                let names = try database.read { try $0.treeNames() }
-                guard names.isEmpty else {
-                    throw CoreDataError.make(
-                        NSPersistentStoreInvalidTypeError,
-                        "\(url.path) is a storage-engine database but not an OpenCoreData store (no metadata tree)")
-                }
-                let uuid = UUID().uuidString
-                identifier = uuid
-                super.metadata = [
-                    NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
-                    NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
-                    PageFileStore.schemaKey: PageFileStore.schema(of: model),
-                ]
-                try database.write { transaction in
-                    try writeMetadata(in: transaction)
-                    try writeCatalog(in: transaction)
-                }
             }
             metadataChanged = false
         } catch {
-            try? database.close()
+            self.shared = nil
+            shared.release()
             throw PageFileStore.translate(error, opening: url)
         }
         self.database = database
+    }
+
+    /// Creates the store's trees in an empty database; returns the metadata of a store
+    /// another coordinator or process created meanwhile, nil when this one created it.
+    private func createStore(in database: Database, model: NSManagedObjectModel, url: URL) throws
+        -> (metadata: [String: Any], nextKey: Int64)?
+    {
+        try database.write { transaction in
+            // Checked again under the writer lock: another opener may have just created it.
+            if try transaction.tree(named: PageFileStore.metaTreeName) != nil {
+                return try PageFileStore.readStoredMetadata(in: transaction)
+            }
+            guard try transaction.treeNames().isEmpty else {
+                throw CoreDataError.make(
+                    NSPersistentStoreInvalidTypeError,
+                    "\(url.path) is a storage-engine database but not an OpenCoreData store (no metadata tree)")
+            }
+            let uuid = UUID().uuidString
+            identifier = uuid
+            super.metadata = [
+                NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
+                NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
+                PageFileStore.schemaKey: PageFileStore.schema(of: model),
+            ]
+            try writeMetadata(in: transaction)
+            try writeCatalog(in: transaction)
+            return nil
+        }
+    }
+
+    static func flag(_ value: Any?) -> Bool {
+        (value as? NSNumber)?.boolValue ?? (value as? Bool) ?? false
     }
 
     /// The metadata of the store at `url`, read without adding it to a coordinator.
@@ -139,15 +177,15 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
         var options = Database.Options()
         options.createIfMissing = false
-        let database: Database
+        let shared: PageFileSharedDatabase
         do {
-            database = try openEngine(at: url, options: options, timeout: 5)
+            shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)
         } catch {
             throw translate(error, opening: url)
         }
-        defer { try? database.close() }
+        defer { shared.release() }
         do {
-            guard let stored = try readStoredMetadata(database) else {
+            guard let stored = try readStoredMetadata(shared.database) else {
                 throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
             }
             return stored.metadata
@@ -156,14 +194,16 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// Closes the store file (checkpointing its log).
+    /// Lets go of the store file; the last store of the process open on it closes it
+    /// (checkpointing its log).
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
-        try? database?.close()
         database = nil
+        shared?.release()
+        shared = nil
     }
 
     deinit {
-        try? database?.close()
+        shared?.release()
     }
 
     /// Opens the engine database, waiting up to `timeout` seconds while another handle
@@ -183,37 +223,40 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Metadata record
 
     private static func readStoredMetadata(_ database: Database) throws -> (metadata: [String: Any], nextKey: Int64)? {
-        try database.read { transaction in
-            guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
-            guard let bytes = try tree.value(forKey: metadataKey) else {
-                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
-            }
-            guard bytes.first == metadataFormatVersion else {
-                throw CoreDataError.make(
-                    NSPersistentStoreIncompatibleVersionHashError,
-                    "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
-            }
-            let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
-            guard let metadata = plist as? [String: Any] else {
-                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is not a dictionary")
-            }
-            var next: Int64 = 1
-            if let raw = try tree.value(forKey: nextKeyKey) {
-                guard raw.count == 8 else {
-                    throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
-                }
-                next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
-            }
-            return (metadata, next)
+        try database.read { try readStoredMetadata(in: $0) }
+    }
+
+    private static func readStoredMetadata(in transaction: ReadTransaction) throws
+        -> (metadata: [String: Any], nextKey: Int64)?
+    {
+        guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
+        guard let bytes = try tree.value(forKey: metadataKey) else {
+            throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
         }
+        guard bytes.first == metadataFormatVersion else {
+            throw CoreDataError.make(
+                NSPersistentStoreIncompatibleVersionHashError,
+                "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
+        }
+        let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
+        guard let metadata = plist as? [String: Any] else {
+            throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is not a dictionary")
+        }
+        var next: Int64 = 1
+        if let raw = try tree.value(forKey: nextKeyKey) {
+            guard raw.count == 8 else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
+            }
+            next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
+        }
+        return (metadata, next)
     }
 
     func writeMetadata(in transaction: WriteTransaction) throws {
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         let plist = try PropertyListSerialization.data(fromPropertyList: metadata ?? [:], format: .binary, options: 0)
         try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
-        try meta.setValue(PageFileKey.primary(nextKey), forKey: PageFileStore.nextKeyKey)
-        persistedNextKey = nextKey
+        try shared?.writeNextKey(in: transaction)
     }
 
     /// The catalog record: one line per index tree, `tree<TAB>unique|index<TAB>slots`.
@@ -277,20 +320,36 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         return database
     }
 
-    /// The stored row of `entity` with `key`, read in `transaction`.
-    func loadRow(_ entity: NSEntityDescription, key: Int64, in transaction: ReadTransaction, codec: PageFileRowCodec)
-        throws -> StoreRow?
-    {
+    /// The stored row of `entity` with `key`, read in `transaction`; with `resolvingBlobs`
+    /// false, values kept in the blob tree stay `.unresolved` (SPEC.md §3.8).
+    func loadRow(
+        _ entity: NSEntityDescription, key: Int64, in transaction: ReadTransaction, codec: PageFileRowCodec,
+        resolvingBlobs: Bool = true
+    ) throws -> StoreRow? {
         let info = try info(for: entity)
         guard let tree = try transaction.tree(named: info.treeName) else { return nil }
         let primary = PageFileKey.primary(key)
-        return try primary.withUnsafeBytes { keyBytes in
+        var row = try primary.withUnsafeBytes { keyBytes in
             try tree.withValue(forKey: keyBytes) { bytes -> StoreRow in
                 let decoded = try codec.decode(bytes, entity: entity)
                 return StoreRow(
                     objectID: newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
             }
         }
+        if resolvingBlobs, !info.blobSlots.isEmpty, var resolved = row {
+            try resolveBlobs(&resolved, info: info, in: transaction)
+            row = resolved
+        }
+        return row
+    }
+
+    /// `row` with its blobs read (a row leaving the store for a merge policy or a context).
+    func resolvedCopy(_ row: StoreRow, in transaction: ReadTransaction) throws -> StoreRow {
+        let info = try info(for: row.objectID.entity)
+        guard !info.blobSlots.isEmpty else { return row }
+        var copy = row
+        try resolveBlobs(&copy, info: info, in: transaction)
+        return copy
     }
 
     /// The matching rows, through an index range when the predicate allows (SPEC.md §3.5).
@@ -335,9 +394,18 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     /// New primary keys from the store counter (persisted with the next save).
     public override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
-        entities.map { entity in
-            defer { nextKey += 1 }
-            return newObjectID(for: entity, key: nextKey)
+        guard let shared else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
+        }
+        var key: Int64
+        do {
+            key = try shared.allocateKeys(entities.count)
+        } catch {
+            throw translate(error)
+        }
+        return entities.map { entity in
+            defer { key += 1 }
+            return newObjectID(for: entity, key: key)
         }
     }
 
@@ -346,7 +414,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         super.metadata = metadata
     }
 
-    var needsMetadataWrite: Bool { metadataChanged || nextKey != persistedNextKey }
+    var needsMetadataWrite: Bool { metadataChanged || shared?.needsNextKeyWrite == true }
 
     func didWriteMetadata() { metadataChanged = false }
 }
