@@ -34,6 +34,8 @@ extension PageFileStore {
     public static func verify(at url: URL) throws -> PageFileVerificationReport {
         var options = Database.Options()
         options.createIfMissing = false
+        // Shared locks: readable while another process has the store open with the multi-process option.
+        options.multiProcess = true
         let shared: PageFileSharedDatabase
         do {
             shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)

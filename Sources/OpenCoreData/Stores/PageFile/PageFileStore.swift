@@ -177,6 +177,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
         var options = Database.Options()
         options.createIfMissing = false
+        // Shared locks: readable while another process has the store open with the multi-process option.
+        options.multiProcess = true
         let shared: PageFileSharedDatabase
         do {
             shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)
@@ -382,7 +384,18 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     public override func objectIDs(
         forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
-        guard let row = try row(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
+        guard objectID.persistentStore === self else { return [] }
+        let codec = self.codec
+        let stored: StoreRow?
+        do {
+            // The relationship is all it needs: blobs stay unread.
+            stored = try openDatabase().read {
+                try loadRow(objectID.entity, key: objectID.key, in: $0, codec: codec, resolvingBlobs: false)
+            }
+        } catch {
+            throw translate(error)
+        }
+        guard let row = stored, let slot = objectID.entity.layout.slotsByName[relationship.name],
             slot < row.values.count
         else { return [] }
         switch row.values[slot] {
