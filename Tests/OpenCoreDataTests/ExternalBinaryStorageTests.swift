@@ -257,6 +257,65 @@ enum BlobFixtures {
         #expect(try BlobFixtures.blobEntries(url).isEmpty)
     }
 
+    @Test func randomSavesRollbacksAndReopensMatchAnOracle() throws {
+        var random = SeededRandom(environmentOr: 0xB10B_0007)
+        let url = try PageFileFixtures.temporaryURL()
+        var oracle: [String: Data?] = [:]
+        var coordinator = try PageFileFixtures.coordinator(BlobFixtures.model, url)
+        var context = PageFileFixtures.context(coordinator)
+        func value() -> Data? {
+            switch random.int(in: 0...3) {
+            case 0: nil
+            case 1: BlobFixtures.bytes(&random, random.int(in: 0...2_000))
+            default: BlobFixtures.bytes(&random, random.int(in: 60_000...300_000))
+            }
+        }
+        for step in 0..<40 {
+            var pending = oracle
+            for _ in 0..<random.int(in: 1...3) {
+                let title = "t\(random.int(in: 0...7))"
+                let existing = try BlobFixtures.fetch(context, title)
+                switch (existing, random.int(in: 0...2)) {
+                case (nil, _):
+                    let data = value()
+                    BlobFixtures.photo(context, title, data)
+                    pending[title] = data
+                case (let photo?, 0):
+                    context.delete(photo)
+                    pending[title] = nil
+                case (let photo?, _):
+                    let data = value()
+                    photo.setValue(data, forKey: "data")
+                    pending[title] = data
+                }
+            }
+            if random.chance(0.2) {
+                context.rollback()
+            } else {
+                try context.save()
+                oracle = pending
+            }
+            if random.chance(0.25) {
+                try PageFileFixtures.close(coordinator)
+                coordinator = try PageFileFixtures.coordinator(BlobFixtures.model, url)
+                context = PageFileFixtures.context(coordinator)
+            }
+            let reader = PageFileFixtures.context(coordinator)
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
+            var stored: [String: Data?] = [:]
+            for photo in try reader.fetch(request) {
+                if let title = photo.value(forKey: "title") as? String {
+                    stored[title] = photo.value(forKey: "data") as? Data
+                }
+            }
+            #expect(stored == oracle, "step \(step) \(random.replayHint)")
+            let report = try BlobFixtures.store(coordinator).verify()
+            #expect(report.isClean, "step \(step): \(report.problems) \(random.replayHint)")
+            if stored != oracle || !report.isClean { break }
+        }
+        try PageFileFixtures.close(coordinator)
+    }
+
     @Test(arguments: [NSInMemoryStoreType, NSBinaryStoreType])
     func otherStoresKeepTheData(type: String) throws {
         var random = SeededRandom(environmentOr: 0xB10B_0006)
