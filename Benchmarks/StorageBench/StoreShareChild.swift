@@ -1,7 +1,7 @@
 // `storage-bench store-share-child PATH COUNT` (hidden; the shared-store test's child):
 // opens the default store at PATH with the multi-process option and history tracking,
-// inserts COUNT records one save each (names "PID-i", scores from the shared key space),
-// and prints `done N` with the number of records it then sees in the file.
+// inserts COUNT records one save each (names "PID-i"), printing `ack I` after save I
+// returned, then prints `done N` with the number of records it then sees in the file.
 import Foundation
 import OpenCoreData
 
@@ -21,6 +21,7 @@ func runStoreShareChild(path: String, count: Int) -> Int32 {
             record.name = "\(getpid())-\(index)"
             try context.save()
             context.reset()
+            FileHandle.standardOutput.write(Data("ack \(index + 1)\n".utf8))
         }
         let seen = try context.count(for: NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord"))
         FileHandle.standardOutput.write(Data("done \(seen)\n".utf8))
