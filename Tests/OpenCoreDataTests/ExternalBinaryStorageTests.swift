@@ -107,6 +107,33 @@ enum BlobFixtures {
         try PageFileFixtures.close(coordinator)
     }
 
+    @Test func rowReferenceAndBlobBytesArePinned() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let value = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        do {
+            let coordinator = try PageFileFixtures.coordinator(BlobFixtures.model, url)
+            let context = PageFileFixtures.context(coordinator)
+            BlobFixtures.photo(context, "a", value)
+            try context.save()
+            try PageFileFixtures.close(coordinator)
+        }
+        let database = try PageFileFixtures.openDatabase(url)
+        let rows = try database.read { try $0.tree(named: "rows.Photo")?.entries() ?? [] }
+        try database.close()
+        let primary: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 1]
+        #expect(rows.map(\.key) == [primary])
+        // Format 1, version 1, 3 slots: title "a", data external (tag 14), thumbnail nil.
+        #expect(rows.first?.value == [1, 1, 0, 0, 0, 0, 0, 0, 0, 3, 6, 1, 0x61, 14, 0])
+        let blobs = try BlobFixtures.blobEntries(url)
+        let prefix = primary + Array("data".utf8) + [0]
+        #expect(blobs.map(\.key) == [prefix + [0, 0, 0, 0], prefix + [0, 0, 0, 1]])
+        let checksum = StorageChecksum.xxh64([UInt8](value))
+        let header: [UInt8] =
+            [1, 0x70, 0x11, 0x01, 0, 0, 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: checksum >> ($0 * 8)) }
+        #expect(blobs.first?.value == header)
+        #expect(blobs.last?.value == [UInt8](value))
+    }
+
     @Test func updatesAndDeletesFreeOldBlobsAndFailedSavesKeepThem() throws {
         var random = SeededRandom(environmentOr: 0xB10B_0002)
         let url = try PageFileFixtures.temporaryURL()
@@ -267,10 +294,10 @@ enum BlobFixtures {
             switch random.int(in: 0...3) {
             case 0: nil
             case 1: BlobFixtures.bytes(&random, random.int(in: 0...2_000))
-            default: BlobFixtures.bytes(&random, random.int(in: 60_000...300_000))
+            default: BlobFixtures.bytes(&random, random.int(in: 65_000...200_000))
             }
         }
-        for step in 0..<40 {
+        for step in 0..<30 {
             var pending = oracle
             for _ in 0..<random.int(in: 1...3) {
                 let title = "t\(random.int(in: 0...7))"

@@ -85,6 +85,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let shared: PageFileSharedDatabase
         do {
             let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
+            // Core Data's lock timeout: also how long a save waits for another process's writer.
+            engineOptions.busyTimeout = timeout
             shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
         } catch {
             throw PageFileStore.translate(error, opening: url)
