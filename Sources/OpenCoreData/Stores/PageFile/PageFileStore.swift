@@ -95,8 +95,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         self.shared = shared
         do {
             var stored = try PageFileStore.readStoredMetadata(database)
-            if stored == nil {
-                stored = try createStore(in: database, model: model, url: url)
+            if stored == nil, try !createStore(in: database, model: model, url: url) {
+                stored = try PageFileStore.readStoredMetadata(database)
             }
             if let stored {
                 guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
@@ -137,16 +137,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         self.database = database
     }
 
-    /// Creates the store's trees in an empty database; returns the metadata of a store
-    /// another coordinator or process created meanwhile, nil when this one created it.
-    private func createStore(in database: Database, model: NSManagedObjectModel, url: URL) throws
-        -> (metadata: [String: Any], nextKey: Int64)?
-    {
+    /// Creates the store's trees in an empty database; false when another coordinator or
+    /// process created the store meanwhile.
+    private func createStore(in database: Database, model: NSManagedObjectModel, url: URL) throws -> Bool {
         try database.write { transaction in
             // Checked again under the writer lock: another opener may have just created it.
-            if try transaction.tree(named: PageFileStore.metaTreeName) != nil {
-                return try PageFileStore.readStoredMetadata(in: transaction)
-            }
+            if try transaction.tree(named: PageFileStore.metaTreeName) != nil { return false }
             guard try transaction.treeNames().isEmpty else {
                 throw CoreDataError.make(
                     NSPersistentStoreInvalidTypeError,
@@ -161,7 +157,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             ]
             try writeMetadata(in: transaction)
             try writeCatalog(in: transaction)
-            return nil
+            return true
         }
     }
 
@@ -227,33 +223,29 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Metadata record
 
     private static func readStoredMetadata(_ database: Database) throws -> (metadata: [String: Any], nextKey: Int64)? {
-        try database.read { try readStoredMetadata(in: $0) }
-    }
-
-    private static func readStoredMetadata(in transaction: ReadTransaction) throws
-        -> (metadata: [String: Any], nextKey: Int64)?
-    {
-        guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
-        guard let bytes = try tree.value(forKey: metadataKey) else {
-            throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
-        }
-        guard bytes.first == metadataFormatVersion else {
-            throw CoreDataError.make(
-                NSPersistentStoreIncompatibleVersionHashError,
-                "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
-        }
-        let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
-        guard let metadata = plist as? [String: Any] else {
-            throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is not a dictionary")
-        }
-        var next: Int64 = 1
-        if let raw = try tree.value(forKey: nextKeyKey) {
-            guard raw.count == 8 else {
-                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
+        try database.read { transaction in
+            guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
+            guard let bytes = try tree.value(forKey: metadataKey) else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
             }
-            next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
+            guard bytes.first == metadataFormatVersion else {
+                throw CoreDataError.make(
+                    NSPersistentStoreIncompatibleVersionHashError,
+                    "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
+            }
+            let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
+            guard let metadata = plist as? [String: Any] else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is not a dictionary")
+            }
+            var next: Int64 = 1
+            if let raw = try tree.value(forKey: nextKeyKey) {
+                guard raw.count == 8 else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
+                }
+                next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
+            }
+            return (metadata, next)
         }
-        return (metadata, next)
     }
 
     func writeMetadata(in transaction: WriteTransaction) throws {
