@@ -3,6 +3,7 @@
 // multi-process option lets children and the parent write the same file at once.
 import Foundation
 import OpenCoreData
+import Synchronization
 import TestSupport
 import Testing
 
@@ -74,6 +75,26 @@ import Testing
         let reopened = try Self.coordinator(url)
         #expect(try Self.names(PageFileFixtures.context(reopened)) == ["Ada", "Grace", "Linus"])
         try PageFileFixtures.close(reopened)
+    }
+
+    @Test func coordinatorsCreatingANewFileAtOnceAgreeOnOneStore() throws {
+        for _ in 0..<5 {
+            let url = try PageFileFixtures.temporaryURL()
+            let identifiers = Mutex<[String]>([])
+            let coordinators = Mutex<[NSPersistentStoreCoordinator]>([])
+            DispatchQueueRunner.concurrently(3) { _ in
+                do {
+                    let coordinator = try Self.coordinator(url)
+                    let identifier = coordinator.persistentStores.first?.identifier ?? "none"
+                    identifiers.withLock { $0.append(identifier) }
+                    coordinators.withLock { $0.append(coordinator) }
+                } catch {
+                    Issue.record("open failed: \(error)")
+                }
+            }
+            #expect(Set(identifiers.withLock { $0 }).count == 1)
+            for coordinator in coordinators.withLock({ $0 }) { try PageFileFixtures.close(coordinator) }
+        }
     }
 
     @Test func concurrentSavesFromTwoCoordinatorsGetDistinctKeys() throws {
