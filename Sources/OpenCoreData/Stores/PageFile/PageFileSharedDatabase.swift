@@ -48,16 +48,28 @@ final class PageFileSharedDatabase: @unchecked Sendable {
     /// (an existing handle keeps the options it was opened with).
     static func acquire(_ url: URL, options: Database.Options, timeout: Double) throws -> PageFileSharedDatabase {
         let path = registryPath(of: url)
-        registryLock.lock()
-        defer { registryLock.unlock() }
-        if let shared = registry[path] {
-            shared.lock.withLock { shared.references += 1 }
-            return shared
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        while true {
+            // One attempt at a time under the lock; the waits between attempts are outside
+            // it, so a file held by another process delays no other file's open or close.
+            let opened = try registryLock.withLock { () throws -> PageFileSharedDatabase? in
+                if let shared = registry[path] {
+                    shared.lock.withLock { shared.references += 1 }
+                    return shared
+                }
+                do {
+                    let database = try Database.open(at: path, options: options)
+                    let shared = PageFileSharedDatabase(
+                        database: database, path: path, isMultiProcess: options.multiProcess)
+                    registry[path] = shared
+                    return shared
+                } catch let error as StorageError where error.code == .busy && Date() < deadline {
+                    return nil
+                }
+            }
+            if let opened { return opened }
+            usleep(2_000)
         }
-        let database = try PageFileStore.openEngine(at: URL(fileURLWithPath: path), options: options, timeout: timeout)
-        let shared = PageFileSharedDatabase(database: database, path: path, isMultiProcess: options.multiProcess)
-        registry[path] = shared
-        return shared
     }
 
     /// Gives up one reference; the last one closes the engine handle (checkpointing it).
