@@ -343,6 +343,28 @@ enum BlobFixtures {
         try PageFileFixtures.close(coordinator)
     }
 
+    @Test func migratingToAndFromTheBinaryStoreCarriesTheValues() throws {
+        var random = SeededRandom(environmentOr: 0xB10B_0008)
+        let directory = try PageFileFixtures.temporaryURL().deletingLastPathComponent()
+        let big = BlobFixtures.bytes(&random, 180_000)
+        let coordinator = try PageFileFixtures.coordinator(
+            BlobFixtures.model, directory.appendingPathComponent("a.store"))
+        let context = PageFileFixtures.context(coordinator)
+        BlobFixtures.photo(context, "a", big)
+        try context.save()
+        var store: NSPersistentStore = try BlobFixtures.store(coordinator)
+        store = try coordinator.migratePersistentStore(
+            store, to: directory.appendingPathComponent("b.bin"), type: NSBinaryStoreType)
+        store = try coordinator.migratePersistentStore(
+            store, to: directory.appendingPathComponent("c.store"),
+            options: [PageFileStoreDurabilityOption: "off"], type: NSSQLiteStoreType)
+        let reader = PageFileFixtures.context(coordinator)
+        #expect(try BlobFixtures.fetch(reader, "a")?.value(forKey: "data") as? Data == big, "\(random.replayHint)")
+        #expect(try (store as? PageFileStore)?.verify().isClean == true)
+        try PageFileFixtures.close(coordinator)
+        #expect(try BlobFixtures.blobEntries(directory.appendingPathComponent("c.store")).count == 2)
+    }
+
     @Test(arguments: [NSInMemoryStoreType, NSBinaryStoreType])
     func otherStoresKeepTheData(type: String) throws {
         var random = SeededRandom(environmentOr: 0xB10B_0006)
