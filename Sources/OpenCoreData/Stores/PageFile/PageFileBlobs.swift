@@ -104,7 +104,7 @@ extension PageFileStore {
         }
     }
 
-    /// Removes every chunk under `prefix` (a blob's, or all of a row's with a bare primary key).
+    /// Removes the header and every chunk under a blob prefix.
     private func removeBlob(prefix: [UInt8], in tree: Tree) throws {
         var keys: [[UInt8]] = []
         try tree.scan(from: prefix, to: PageFileKey.successor(ofPrefix: prefix)) { key, _ in
