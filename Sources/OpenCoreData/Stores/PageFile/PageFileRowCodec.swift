@@ -1,10 +1,9 @@
 // The byte form of one stored row (SPEC.md §3.2). Self-describing: every slot carries
 // a type tag, so a row decodes without the model and a damaged row is detected.
 //
-//   OFFSET  SIZE  FIELD
-//      0      1   row format version (1)
-//      1      8   row version, UInt64 little-endian (optimistic locking)
-//      9      v   slot count (unsigned LEB128)
+//   SIZE  FIELD        (row format 2; the format is the store's, in its metadata record)
+//     v   row version (unsigned LEB128; optimistic locking)
+//     v   slot count (unsigned LEB128)
 //      .      .   one tagged value per slot:
 //                   0 null                  8 date: Float64 LE bits of timeIntervalSinceReferenceDate
 //                   1 integer: zigzag LEB128 9 binary: length, bytes
@@ -13,20 +12,34 @@
 //                   4 false   5 true         12 object ID: entity reference, zigzag key
 //                   6 string: length, UTF-8  13 object IDs: count, then (entity reference, zigzag key)...
 //                   7 decimal: length, description UTF-8
+//                0x10 date of whole seconds: zigzag LEB128
+//                0x11 to-many kept outside the row (join or inverse tree, SPEC.md §3.2 R1)
+//           0x40-0x7F string of 0-63 UTF-8 bytes: the length is the tag's low 6 bits
+//           0x80-0xFF integer 0-127: the tag's low 7 bits
 //   An entity reference is a length and the entity's name; length 0 means the
 //   relationship's (or attribute's) declared destination entity.
 import Foundation
 
 /// Encodes and decodes rows of the page-file store.
 struct PageFileRowCodec {
-    /// The current row format version.
-    static let formatVersion: UInt8 = 1
+    /// The current row format version, recorded once per store (its metadata format),
+    /// not per row: rows of format 1 began with a byte 1 and an 8-byte version.
+    static let formatVersion: UInt8 = 2
 
     enum Tag: UInt8 {
         case null = 0
         case integer, double, float, booleanFalse, booleanTrue, string, decimal, date, binary, uuid, uri
         case objectID, objectIDs
+        /// A date whose `timeIntervalSinceReferenceDate` is a whole number of seconds.
+        case wholeSecondDate = 0x10
+        /// A to-many relationship whose destinations live in a join or inverse tree.
+        case externalToMany = 0x11
     }
+
+    /// Tags from here up to `smallIntegerBase` are strings whose length is in the tag.
+    static let shortStringBase: UInt8 = 0x40
+    /// Tags from here up are the integers 0...127 held in the tag.
+    static let smallIntegerBase: UInt8 = 0x80
 
     /// Resolves entity names of stored object IDs; the store builds IDs with it.
     let entityNamed: (String) -> NSEntityDescription?
@@ -36,13 +49,21 @@ struct PageFileRowCodec {
 
     // MARK: Encoding
 
-    static func encode(values: [StoreValue], version: Int64, layout: EntityLayout) -> [UInt8] {
-        var bytes: [UInt8] = [formatVersion]
+    /// The row bytes of `values`; with `externalToMany`, an `.unresolved` slot is written as
+    /// a to-many kept outside the row (tag 0x11), otherwise as null.
+    static func encode(values: [StoreValue], version: Int64, layout: EntityLayout, externalToMany: Bool = false)
+        -> [UInt8]
+    {
+        var bytes: [UInt8] = []
         bytes.reserveCapacity(16 + values.count * 4)
-        appendUInt64(&bytes, UInt64(bitPattern: version))
+        appendVarint(&bytes, UInt64(bitPattern: version))
         appendVarint(&bytes, UInt64(values.count))
         for (slot, value) in values.enumerated() {
             let transient = slot < layout.transientBySlot.count && layout.transientBySlot[slot]
+            if externalToMany, !transient, case .unresolved = value {
+                bytes.append(Tag.externalToMany.rawValue)
+                continue
+            }
             let declared =
                 slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot]?.destinationEntity : nil
             appendValue(&bytes, transient ? .null : value, declaredEntity: declared)
@@ -54,6 +75,10 @@ struct PageFileRowCodec {
         switch value {
         case .null, .unresolved: bytes.append(Tag.null.rawValue)
         case .integer(let number):
+            if number >= 0, number < 128 {
+                bytes.append(smallIntegerBase | UInt8(number))
+                return
+            }
             bytes.append(Tag.integer.rawValue)
             appendVarint(&bytes, zigzag(number))
         case .double(let number):
@@ -67,14 +92,29 @@ struct PageFileRowCodec {
             }
         case .boolean(let flag): bytes.append(flag ? Tag.booleanTrue.rawValue : Tag.booleanFalse.rawValue)
         case .string(let string):
+            let utf8 = Array(string.utf8)
+            if utf8.count < Int(smallIntegerBase - shortStringBase) {
+                bytes.append(shortStringBase | UInt8(utf8.count))
+                bytes.append(contentsOf: utf8)
+                return
+            }
             bytes.append(Tag.string.rawValue)
-            appendBytes(&bytes, Array(string.utf8))
+            appendBytes(&bytes, utf8)
         case .decimal(let decimal):
             bytes.append(Tag.decimal.rawValue)
             appendBytes(&bytes, Array(decimal.description.utf8))
         case .date(let date):
+            let seconds = date.timeIntervalSinceReferenceDate
+            // Exactly representable whole seconds round-trip through an integer.
+            if seconds.rounded(.towardZero) == seconds, seconds.magnitude < 9_007_199_254_740_992,
+                seconds != 0 || seconds.sign == .plus
+            {
+                bytes.append(Tag.wholeSecondDate.rawValue)
+                appendVarint(&bytes, zigzag(Int64(seconds)))
+                return
+            }
             bytes.append(Tag.date.rawValue)
-            appendUInt64(&bytes, date.timeIntervalSinceReferenceDate.bitPattern)
+            appendUInt64(&bytes, seconds.bitPattern)
         case .binary(let data):
             bytes.append(Tag.binary.rawValue)
             appendBytes(&bytes, Array(data))
@@ -136,11 +176,7 @@ struct PageFileRowCodec {
         declaredEntities: [NSEntityDescription?]? = nil
     ) throws -> (version: Int64, values: [StoreValue]) {
         var reader = ByteReader(bytes: bytes)
-        let format = try reader.byte()
-        guard format == PageFileRowCodec.formatVersion else {
-            throw reader.corrupt("row format version \(format) is not supported (expected 1)")
-        }
-        let version = Int64(bitPattern: try reader.uint64())
+        let version = Int64(bitPattern: try reader.varint())
         let count = try reader.varint()
         let layout = entity?.layout
         guard count <= UInt64(bytes.count) else { throw reader.corrupt("slot count \(count) exceeds the row size") }
@@ -163,6 +199,14 @@ struct PageFileRowCodec {
 
     private func decodeValue(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
         let raw = try reader.byte()
+        if raw >= PageFileRowCodec.smallIntegerBase { return .integer(Int64(raw - PageFileRowCodec.smallIntegerBase)) }
+        if raw >= PageFileRowCodec.shortStringBase {
+            let utf8 = try reader.take(Int(raw - PageFileRowCodec.shortStringBase))
+            guard let string = String(validating: utf8, as: UTF8.self) else {
+                throw reader.corrupt("invalid UTF-8 in a string")
+            }
+            return .string(string)
+        }
         guard let tag = Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
         switch tag {
         case .null: return .null
@@ -179,6 +223,9 @@ struct PageFileRowCodec {
             }
             return .decimal(decimal)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.uint64())))
+        case .wholeSecondDate:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(PageFileRowCodec.unzigzag(try reader.varint()))))
+        case .externalToMany: return .unresolved
         case .binary: return .binary(Data(try reader.lengthPrefixed()))
         case .uuid:
             let raw = try reader.take(16)

@@ -115,8 +115,8 @@ extension PageFileStore {
         var failure: Error?
         try rows.scan { key, value in
             do {
-                guard let primary = PageFileKey.primaryKey(key), key.count == 8 else {
-                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is not 8 bytes")
+                guard let primary = PageFileKey.rowKey(key) else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
                 let decoded = try codec.decode(value, entity: entity)
                 try accept(
@@ -191,9 +191,11 @@ extension PageFileStore {
             return row
         }
         func entry(_ key: UnsafeRawBufferPointer) throws -> (value: [UInt8], primary: Int64) {
-            // The sort value's bytes: nil is 1 byte, a number 9 (SPEC.md §3.4 K2).
-            let valueLength = key.first == PageFileKey.nullTag ? 1 : 9
-            guard key.count >= valueLength + 8, let primary = PageFileKey.primaryKey(key) else {
+            // The sort value's bytes: nil or a number (SPEC.md §3.4 K2).
+            guard let valueLength = PageFileKey.firstElementLength(key),
+                let primaryLength = PageFileKey.primaryLength(key), key.count >= valueLength + primaryLength,
+                let primary = PageFileKey.primaryKey(key)
+            else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
             }
             return (Array(key[0..<valueLength]), primary)
@@ -249,11 +251,7 @@ extension PageFileStore {
     /// their key order is the context's tie order: not so for NaN, nor for 64-bit integers
     /// beyond 2^53, which share a Float64 key.
     private static func tiesAreExact(_ value: [UInt8], type: NSAttributeType) -> Bool {
-        guard value.count == 9 else { return true }
-        var ordered: UInt64 = 0
-        for byte in value[1...] { ordered = ordered << 8 | UInt64(byte) }
-        let bits = ordered & (1 << 63) != 0 ? ordered & ~(1 << 63) : ~ordered
-        let number = Double(bitPattern: bits)
+        guard let number = value.withUnsafeBytes({ PageFileKey.number(at: $0)?.value }) else { return true }
         if number.isNaN { return false }
         return type != .integer64AttributeType || number.magnitude < 9_007_199_254_740_992
     }

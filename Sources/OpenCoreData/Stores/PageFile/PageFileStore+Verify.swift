@@ -99,8 +99,8 @@ extension PageFileStore {
             guard let rows = try transaction.tree(named: name) else { return }
             try rows.scan { key, value in
                 report.rowCount += 1
-                guard key.count == 8, let primary = PageFileKey.primaryKey(key) else {
-                    report.problems.append("\(name): a row key is \(key.count) bytes, not 8")
+                guard let primary = PageFileKey.rowKey(key) else {
+                    report.problems.append("\(name): a row key of \(key.count) bytes is not a primary key")
                     return true
                 }
                 do {

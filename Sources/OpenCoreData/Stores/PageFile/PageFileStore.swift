@@ -18,7 +18,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     static let metadataKey = Array("metadata".utf8)
     static let nextKeyKey = Array("next-key".utf8)
     static let catalogKey = Array("index-catalog".utf8)
-    static let metadataFormatVersion: UInt8 = 1
+    static let metadataFormatVersion: UInt8 = PageFileRowCodec.formatVersion
 
     struct EntityInfo {
         let entity: NSEntityDescription
@@ -189,9 +189,13 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
             }
             guard bytes.first == metadataFormatVersion else {
+                // Format 1 stores (row format 1, fixed 8-byte keys) predate the compact
+                // encoding; they are refused whole, before any row is read (SPEC.md §6).
                 throw CoreDataError.make(
                     NSPersistentStoreIncompatibleVersionHashError,
-                    "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
+                    "the store was written in store format \(bytes.first ?? 0) (row format \(bytes.first ?? 0)); "
+                        + "this version reads format \(metadataFormatVersion) only: open it with the version "
+                        + "that wrote it and export the objects")
             }
             let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
             guard let metadata = plist as? [String: Any] else {
@@ -202,7 +206,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 guard raw.count == 8 else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
                 }
-                next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
+                next = raw.withUnsafeBytes { PageFileKey.sequenceNumber($0) } ?? 1
             }
             return (metadata, next)
         }
@@ -212,7 +216,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         let plist = try PropertyListSerialization.data(fromPropertyList: metadata ?? [:], format: .binary, options: 0)
         try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
-        try meta.setValue(PageFileKey.primary(nextKey), forKey: PageFileStore.nextKeyKey)
+        try meta.setValue(PageFileKey.sequence(nextKey), forKey: PageFileStore.nextKeyKey)
         persistedNextKey = nextKey
     }
 
