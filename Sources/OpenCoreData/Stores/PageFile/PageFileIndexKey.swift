@@ -200,15 +200,27 @@ struct PageFileIndex {
     let attributeTypes: [NSAttributeType]
     /// A unique index maps the values to the primary key; others map (values, key) to nothing.
     let isUnique: Bool
+    /// A reference index (`rel.<Entity>.<to-one>`) maps (destination key, key) to nothing:
+    /// the inverse to-many of the to-one in `slots[0]` reads it (SPEC.md §3.2 R1).
+    var isReference = false
     /// The longest values part of an index key; longer ones are cut and hashed.
     static let maximumValueBytes = 880
 
     /// Whether every element orders (ranges and sorts can use it), not only equality.
-    var isOrdered: Bool { attributeTypes.allSatisfy(PageFileKey.isOrderable) }
+    var isOrdered: Bool { !isReference && attributeTypes.allSatisfy(PageFileKey.isOrderable) }
 
     /// The index entry key of a row's `values`, or nil when the index holds no entry for it
     /// (a unique index skips rows with a nil in the key, as SQL does).
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
+        if isReference {
+            guard let slot = slots.first, slot < values.count else { return nil }
+            switch values[slot] {
+            case .objectID(let destination): return PageFileKey.primary(destination.key) + PageFileKey.primary(primaryKey)
+            // A row checked without its model reads references as their keys.
+            case .integer(let destination): return PageFileKey.primary(destination) + PageFileKey.primary(primaryKey)
+            default: return nil
+            }
+        }
         var bytes: [UInt8] = []
         for slot in slots {
             let value = slot < values.count ? values[slot] : .null
@@ -288,6 +300,15 @@ struct PageFileIndex {
             for property in ancestor.properties where property.isIndexed && property is NSAttributeDescription {
                 add(property.name, [property.name], unique: false)
             }
+        }
+        for case let relationship as NSRelationshipDescription in layout.properties
+        where PageFileToMany.needsReferenceIndex(relationship) {
+            guard let slot = layout.slotsByName[relationship.name] else { continue }
+            var index = PageFileIndex(
+                treeName: "rel.\(entityName).\(relationship.name)", name: relationship.name, slots: [slot],
+                attributeTypes: [], isUnique: false)
+            index.isReference = true
+            result.append(index)
         }
         return result
     }

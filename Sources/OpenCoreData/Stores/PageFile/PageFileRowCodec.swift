@@ -44,7 +44,8 @@ struct PageFileRowCodec {
     /// Resolves entity names of stored object IDs; the store builds IDs with it.
     let entityNamed: (String) -> NSEntityDescription?
     let makeObjectID: (NSEntityDescription, Int64) -> NSManagedObjectID
-    /// Whether relationships decode as nil/empty: checking a file without its model.
+    /// Whether to-many relationships decode as empty and to-one references as the
+    /// destination's key (`.integer`): checking a file without its model.
     var skipsReferences = false
 
     // MARK: Encoding
@@ -241,7 +242,13 @@ struct PageFileRowCodec {
             let text = try reader.string()
             guard let url = URL(string: text) else { throw reader.corrupt("'\(text)' is not a URL") }
             return .uri(url)
-        case .objectID: return try reference(&reader, declaredEntity: declaredEntity).map { .objectID($0) } ?? .null
+        case .objectID:
+            if skipsReferences {
+                // Checked without the model: the destination's key stands for the reference.
+                _ = try reader.string()
+                return .integer(PageFileRowCodec.unzigzag(try reader.varint()))
+            }
+            return try reference(&reader, declaredEntity: declaredEntity).map { .objectID($0) } ?? .null
         case .objectIDs:
             let count = try reader.varint()
             guard count <= UInt64(reader.remaining) else {

@@ -16,12 +16,14 @@ extension PageFileStore {
                 if entities.count == 1,
                     try collectWindow(of: entity, request: request, in: transaction, codec: codec, into: &result)
                 {
+                    try resolvePrefetched(request, &result, in: transaction, codec: codec)
                     return result
                 }
                 for candidate in entities {
                     try collectRows(
                         of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
                 }
+                try resolvePrefetched(request, &result, in: transaction, codec: codec)
                 return result
             }
         } catch {
@@ -74,12 +76,9 @@ extension PageFileStore {
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
         }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            relationship, id in
-            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
-                slot < row.values.count
-            else { return [] }
-            if case .objectIDs(let ids) = row.values[slot] { return ids }
-            return []
+            [unowned self] relationship, id in
+            guard id.persistentStore === self else { return [] }
+            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
         }
         func accept(_ row: StoreRow) throws {
             if let compiled {
@@ -165,11 +164,9 @@ extension PageFileStore {
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
         }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            relationship, id in
-            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
-                slot < row.values.count, case .objectIDs(let ids) = row.values[slot]
-            else { return [] }
-            return ids
+            [unowned self] relationship, id in
+            guard id.persistentStore === self else { return [] }
+            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
         }
         let needed = max(request.fetchOffset, 0) + request.fetchLimit
         // Stopping at exactly `needed` rows is right only when ties on the sort value arrive in

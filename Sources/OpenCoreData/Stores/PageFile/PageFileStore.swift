@@ -24,6 +24,20 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let entity: NSEntityDescription
         let treeName: String
         let indexes: [PageFileIndex]
+        /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
+        var externalSlots: [Int] = []
+        var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
+
+        init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex]) {
+            self.entity = entity
+            self.treeName = treeName
+            self.indexes = indexes
+            for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
+                guard let relationship, let storage = PageFileToMany.storage(of: relationship) else { continue }
+                externalSlots.append(slot)
+                if case .join = storage { joinSlots.append((slot, relationship)) }
+            }
+        }
     }
 
     var database: Database?
@@ -222,9 +236,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     /// The catalog record: one line per index tree, `tree<TAB>unique|index<TAB>slots`.
     func writeCatalog(in transaction: WriteTransaction) throws {
-        let lines = infoByEntity.values.flatMap(\.indexes).map {
-            "\($0.treeName)\t\($0.isUnique ? "unique" : "index")\t\($0.slots.map(String.init).joined(separator: ","))"
-        }.sorted()
+        var lines = infoByEntity.values.flatMap(\.indexes).map {
+            "\($0.treeName)\t\($0.isReference ? "reference" : $0.isUnique ? "unique" : "index")\t"
+                + $0.slots.map(String.init).joined(separator: ",")
+        }
+        lines += joinCatalogLines()
+        lines.sort()
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         try meta.setValue(Array(lines.joined(separator: "\n").utf8), forKey: PageFileStore.catalogKey)
     }
@@ -323,17 +340,53 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// The destinations of a to-many relationship, as stored in the row.
+    /// The destinations of a to-many relationship: a range scan of its join tree or of its
+    /// inverse's reference index (SPEC.md §3.2 R1).
     public override func objectIDs(
         forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
-        guard let row = try row(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
-            slot < row.values.count
-        else { return [] }
-        switch row.values[slot] {
-        case .objectIDs(let destinations): return destinations
-        case .objectID(let destination): return [destination]
-        default: return []
+        guard objectID.persistentStore === self else { return [] }
+        let codec = self.codec
+        do {
+            return try openDatabase().read {
+                try destinationIDs(of: relationship, for: objectID, in: $0, codec: codec)
+            }
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// The stored rows of `objectIDs` in one read, their to-many relationships resolved: a
+    /// prefetch step or a batch of faults costs one store call, not one per object.
+    public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        let codec = self.codec
+        do {
+            return try openDatabase().read { transaction in
+                try objectIDs.map { id -> StoreRow? in
+                    guard id.persistentStore === self,
+                        var row = try loadRow(id.entity, key: id.key, in: transaction, codec: codec)
+                    else { return nil }
+                    try resolveToMany(&row, in: transaction, codec: codec)
+                    return row
+                }
+            }
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// Replaces `row`'s to-many slots kept outside it (`only`: those relationships) by their destinations.
+    func resolveToMany(
+        _ row: inout StoreRow, only names: Set<String>? = nil, in transaction: ReadTransaction,
+        codec: PageFileRowCodec
+    ) throws {
+        let layout = row.objectID.entity.layout
+        for slot in try info(for: row.objectID.entity).externalSlots where slot < row.values.count {
+            guard let relationship = layout.relationshipBySlot[slot], names?.contains(relationship.name) ?? true,
+                case .unresolved = row.values[slot]
+            else { continue }
+            row.values[slot] = .objectIDs(
+                try destinationIDs(of: relationship, for: row.objectID, in: transaction, codec: codec))
         }
     }
 
