@@ -85,3 +85,16 @@ extension PageFileStore {
         }
     }
 }
+
+extension PageFileStore {
+    /// The keys of tree `name` of the open store, in order (for tests and tools).
+    ///
+    /// - Throws: the engine's read error, translated.
+    public func treeKeys(_ name: String) throws -> [[UInt8]] {
+        do {
+            return try openDatabase().read { try $0.tree(named: name)?.entries().map(\.key) ?? [] }
+        } catch {
+            throw translate(error)
+        }
+    }
+}
