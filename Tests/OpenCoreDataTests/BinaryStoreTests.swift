@@ -137,8 +137,8 @@ private func cocoaCode(_ error: any Error) -> Int { (error as NSError).code }
             8, 1, 1, 0x75, 0, 1, 0x55,  // metadata: dictionary of 1: "u" = string "U"
             4,  // next key 2
             1, 1, 0x4E,  // entities: ["N"]
-            1, 0, 2, 4,  // one row: entity 0, key 1, 4 bytes of row (SPEC §3.2, row format 2):
-            1, 1, 0x41, 0x78,  // version 1, 1 value: string "x" (a short string, length in the tag)
+            1, 0, 2, 3,  // one row: entity 0, key 1, 3 bytes of row (SPEC §3.2, row format 2):
+            1, 0x41, 0x78,  // version 1, one value: string "x" (a short string, length in the tag)
             1, 0, 1, 1, 0xAB,  // history: current 1, purged 0, one record [AB]
         ]
         let header: [UInt8] = [0x4F, 0x43, 0x44, 0x42, 0x49, 0x4E, 0x0D, 0x0A, 2, 0, 0, 0, 0, 0, 0, 0]

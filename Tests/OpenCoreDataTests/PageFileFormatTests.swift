@@ -68,9 +68,15 @@ import Testing
         let entity = try #require(model.entitiesByName["Golden"])
         let codec = PageFileRowCodec(entityNamed: { model.entitiesByName[$0] }, makeObjectID: { _, _ in fatalError() })
         let samples: [[StoreValue]] = [
-            [.string(""), .integer(0), .double(-0.5), .boolean(false), .date(Date(timeIntervalSinceReferenceDate: -1))],
+            [
+                .string(""), .integer(0), .double(-0.5), .boolean(false),
+                .date(Date(timeIntervalSinceReferenceDate: -1)),
+            ],
             [.string(String(repeating: "é", count: 40)), .integer(127), .null, .boolean(true), .null],
-            [.string("x"), .integer(128), .double(.infinity), .null, .date(Date(timeIntervalSinceReferenceDate: 0.25))],
+            [
+                .string("x"), .integer(128), .double(.infinity), .null,
+                .date(Date(timeIntervalSinceReferenceDate: 0.25)),
+            ],
             [.null, .integer(-1), .double(1), .null, .date(Date(timeIntervalSinceReferenceDate: -0.0))],
             [.string("t"), .integer(.min), .double(0), .null, .date(Date(timeIntervalSinceReferenceDate: 1e300))],
         ]
@@ -87,7 +93,7 @@ import Testing
         if case .date(let value) = date { #expect(value.timeIntervalSinceReferenceDate.sign == .minus) }
         // A short string whose bytes run past the row is damage, not a trap.
         #expect(throws: NSError.self) {
-            try [UInt8]([1, 1, 0x45, 0x41]).withUnsafeBytes { try codec.decode($0, entity: entity) }
+            try [UInt8]([1, 0x45, 0x41]).withUnsafeBytes { try codec.decode($0, entity: entity) }
         }
     }
 

@@ -25,7 +25,7 @@ import Testing
     }()
 
     @Test func bytesPerObjectStayCompact() throws {
-        let count = 20_000
+        let count = Int(ProcessInfo.processInfo.environment["OPENCOREDATA_SPACE_OBJECTS"] ?? "") ?? 20_000
         let url = try PageFileFixtures.temporaryURL()
         let coordinator = try PageFileFixtures.coordinator(Self.benchModel, url)
         let context = PageFileFixtures.context(coordinator)

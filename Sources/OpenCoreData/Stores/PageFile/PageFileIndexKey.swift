@@ -215,7 +215,8 @@ struct PageFileIndex {
         if isReference {
             guard let slot = slots.first, slot < values.count else { return nil }
             switch values[slot] {
-            case .objectID(let destination): return PageFileKey.primary(destination.key) + PageFileKey.primary(primaryKey)
+            case .objectID(let destination):
+                return PageFileKey.primary(destination.key) + PageFileKey.primary(primaryKey)
             // A row checked without its model reads references as their keys.
             case .integer(let destination): return PageFileKey.primary(destination) + PageFileKey.primary(primaryKey)
             default: return nil

@@ -3,8 +3,8 @@
 //
 //   SIZE  FIELD        (row format 2; the format is the store's, in its metadata record)
 //     v   row version (unsigned LEB128; optimistic locking)
-//     v   slot count (unsigned LEB128)
-//      .      .   one tagged value per slot:
+//     .   one tagged value per slot, to the end of the row (values are self-delimiting,
+//         so the slot count is the number of values):
 //                   0 null                  8 date: Float64 LE bits of timeIntervalSinceReferenceDate
 //                   1 integer: zigzag LEB128 9 binary: length, bytes
 //                   2 double: 8 bytes LE     10 UUID: 16 bytes
@@ -58,7 +58,6 @@ struct PageFileRowCodec {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16 + values.count * 4)
         appendVarint(&bytes, UInt64(bitPattern: version))
-        appendVarint(&bytes, UInt64(values.count))
         for (slot, value) in values.enumerated() {
             let transient = slot < layout.transientBySlot.count && layout.transientBySlot[slot]
             if externalToMany, !transient, case .unresolved = value {
@@ -178,23 +177,26 @@ struct PageFileRowCodec {
     ) throws -> (version: Int64, values: [StoreValue]) {
         var reader = ByteReader(bytes: bytes)
         let version = Int64(bitPattern: try reader.varint())
-        let count = try reader.varint()
         let layout = entity?.layout
-        guard count <= UInt64(bytes.count) else { throw reader.corrupt("slot count \(count) exceeds the row size") }
         var values: [StoreValue] = []
-        values.reserveCapacity(max(Int(count), layout?.properties.count ?? 0))
-        for slot in 0..<Int(count) {
+        values.reserveCapacity(layout?.properties.count ?? 8)
+        var slot = 0
+        while !reader.isAtEnd {
+            defer { slot += 1 }
             var declared = layout.flatMap {
                 slot < $0.relationshipBySlot.count ? $0.relationshipBySlot[slot]?.destinationEntity : nil
             }
             if let declaredEntities { declared = slot < declaredEntities.count ? declaredEntities[slot] : nil }
             values.append(try decodeValue(&reader, declaredEntity: declared))
         }
-        guard reader.isAtEnd else { throw reader.corrupt("\(reader.remaining) trailing bytes after the last slot") }
         guard let layout else { return (version, values) }
+        // More values than the entity has properties: bytes past the row's end (migration
+        // rewrites every row when the model changes).
+        guard values.count <= layout.properties.count else {
+            throw reader.corrupt("\(values.count) values for \(layout.properties.count) properties")
+        }
         // A row written before the entity gained properties reads them as null.
         while values.count < layout.properties.count { values.append(.null) }
-        if values.count > layout.properties.count { values.removeLast(values.count - layout.properties.count) }
         return (version, values)
     }
 

@@ -211,7 +211,8 @@ extension PageFileStore {
                 // Formerly derived from the inverse: rebuild it from the references.
                 var bySource: [Int64: [NSManagedObjectID]] = [:]
                 for candidate in FetchEvaluation.entities(destination, includingSubentities: true) {
-                    guard let info = infoByEntityIfAny(candidate), let rows = try transaction.tree(named: info.treeName),
+                    guard let info = infoByEntityIfAny(candidate),
+                        let rows = try transaction.tree(named: info.treeName),
                         let slot = candidate.layout.slotsByName[inverse.name]
                     else { continue }
                     try rows.scan { key, value in
@@ -235,7 +236,9 @@ extension PageFileStore {
 
     /// Rewrites join tree `treeName` between the ordered and unordered key forms, keeping the
     /// destinations' order.
-    private func rewriteJoin(_ treeName: String, from wasOrdered: Bool, to ordered: Bool, in transaction: WriteTransaction)
+    private func rewriteJoin(
+        _ treeName: String, from wasOrdered: Bool, to ordered: Bool, in transaction: WriteTransaction
+    )
         throws
     {
         guard let tree = try transaction.tree(named: treeName) else { return }
@@ -255,7 +258,8 @@ extension PageFileStore {
             position = (entry.source, index)
             let order = ordered ? index * PageFileToMany.orderGap : nil
             try rewritten.setValue(
-                entry.value, forKey: PageFileToMany.joinKey(source: entry.source, order: order, destination: entry.destination))
+                entry.value,
+                forKey: PageFileToMany.joinKey(source: entry.source, order: order, destination: entry.destination))
         }
     }
 }

@@ -200,7 +200,8 @@ extension PageFileStore {
     ) throws {
         let bytes: [UInt8]
         if info.externalSlots.isEmpty {
-            bytes = PageFileRowCodec.encode(values: row.values, version: row.version, layout: row.objectID.entity.layout)
+            bytes = PageFileRowCodec.encode(
+                values: row.values, version: row.version, layout: row.objectID.entity.layout)
         } else {
             // To-manys live in join trees or come from their inverse (SPEC.md §3.2 R1).
             var values = row.values

@@ -162,8 +162,9 @@ extension PageFileStore {
     /// Checks every join tree of the catalog (SPEC.md §3.2 R1): each entry parses, its source
     /// row exists, its destination row exists when the relationship has an inverse, the
     /// entries of a many-to-many pair mirror each other, and order keys are unique per source.
-    static func verifyJoins(_ catalog: String, _ transaction: ReadTransaction, into report: inout PageFileVerificationReport)
-    {
+    static func verifyJoins(
+        _ catalog: String, _ transaction: ReadTransaction, into report: inout PageFileVerificationReport
+    ) {
         var entriesByTree: [String: Set<[Int64]>] = [:]
         var mirrors: [(tree: String, mirror: String)] = []
         func exists(_ key: Int64, in trees: [Substring]) throws -> Bool {

@@ -47,7 +47,9 @@ enum PageFileToMany {
     static func joinKey(source: Int64, order: UInt64?, destination: Int64) -> [UInt8] {
         var bytes = PageFileKey.primary(source)
         if let order {
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: order >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: order >> UInt64(shift)))
+            }
         }
         bytes += PageFileKey.primary(destination)
         return bytes
@@ -102,8 +104,10 @@ extension PageFileStore {
         case .inverse(let inverse):
             return try inverseSources(of: inverse, pointingAt: objectID.key, in: transaction)
         case .join(let tree, let ordered):
-            return try joinEntries(tree, ordered: ordered, relationship: relationship, source: objectID.key, in: transaction)
-                .map(\.destination)
+            return try joinEntries(
+                tree, ordered: ordered, relationship: relationship, source: objectID.key, in: transaction
+            )
+            .map(\.destination)
         case nil:
             guard let row = try loadRow(objectID.entity, key: objectID.key, in: transaction, codec: codec),
                 let slot = objectID.entity.layout.slotsByName[relationship.name], slot < row.values.count
@@ -118,7 +122,9 @@ extension PageFileStore {
 
     /// The rows whose to-one `inverse` points at primary key `destination`, in key order per
     /// concrete entity (entities depth first, as fetches return them).
-    func inverseSources(of inverse: NSRelationshipDescription, pointingAt destination: Int64, in transaction: ReadTransaction)
+    func inverseSources(
+        of inverse: NSRelationshipDescription, pointingAt destination: Int64, in transaction: ReadTransaction
+    )
         throws -> [NSManagedObjectID]
     {
         guard let owner = inverse.entity else { return [] }
@@ -184,13 +190,17 @@ extension PageFileStore {
         guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship) else { return }
         let declared = relationship.destinationEntity
         let stored =
-            isNew ? [] : try joinEntries(treeName, ordered: ordered, relationship: relationship, source: source, in: transaction)
+            isNew
+            ? []
+            : try joinEntries(treeName, ordered: ordered, relationship: relationship, source: source, in: transaction)
         if stored.isEmpty && destinations.isEmpty { return }
         let tree = try transaction.openTree(named: treeName)
         guard ordered else {
             let wanted = Set(destinations)
             let have = Set(stored.map(\.destination))
-            for entry in stored where !wanted.contains(entry.destination) { _ = try tree.removeValue(forKey: entry.key) }
+            for entry in stored where !wanted.contains(entry.destination) {
+                _ = try tree.removeValue(forKey: entry.key)
+            }
             var seen: Set<NSManagedObjectID> = []
             let added = destinations.filter { !have.contains($0) && seen.insert($0).inserted }
             for destination in added.sorted(by: { $0.key < $1.key }) {
@@ -350,7 +360,8 @@ extension PageFileStore {
                     mirror = inverseTree
                 }
                 lines.append(
-                    "\(tree)\t\(ordered ? "join-ordered" : "join")\t\(rowTrees(entity))|\(rowTrees(destination))|\(mirror)")
+                    "\(tree)\t\(ordered ? "join-ordered" : "join")\t\(rowTrees(entity))|\(rowTrees(destination))|\(mirror)"
+                )
             }
         }
         return lines
