@@ -261,6 +261,23 @@ import Testing
         #expect(try Self.entries(url, "join.Employee.projects").isEmpty)
         #expect(try Self.entries(url, "rel.Employee.company").count == 45)
 
+        // No action: the project's members keep naming it (as Core Data leaves them), and
+        // verify() reports those entries rather than trusting them.
+        let noAction = TestStack.makeModel()
+        noAction.entitiesByName["Project"]?.relationshipsByName["members"]?.deleteRule = .noActionDeleteRule
+        (coordinator, context) = try Self.open(url, noAction)
+        let doomed = NSEntityDescription.insertNewObject(forEntityName: "Project", into: context)
+        doomed.setValue("Doomed", forKey: "title")
+        let member = try #require(try Self.fetchOne(context, "Employee", "name", "E251"))
+        member.mutableSetValue(forKey: "projects").add(doomed)
+        try context.save()
+        context.delete(doomed)
+        try context.save()
+        try Fixtures.close(coordinator)
+        #expect(try Self.entries(url, "join.Project.members").isEmpty)
+        #expect(try Self.entries(url, "join.Employee.projects").count == 1)
+        #expect(try PageFileStore.verify(at: url).problems.contains { $0.contains("missing destination") })
+
         // Deny: a company with employees cannot go.
         let deny = TestStack.makeModel()
         deny.entitiesByName["Company"]?.relationshipsByName["employees"]?.deleteRule = .denyDeleteRule
