@@ -380,4 +380,71 @@ import Testing
         #expect(report.problems.contains { $0.contains("join.Employee.projects") && $0.contains("mirror") })
         #expect(report.problems.contains { $0.contains("without their source row") })
     }
+
+    @Test func randomEditsOfOrderedAndUnorderedToManysMatchAnOracle() throws {
+        var random = SeededRandom(environmentOr: 0x70_3A11)
+        let url = try Fixtures.temporaryURL()
+        var (coordinator, context) = try Self.open(url, Self.noInverseModel)
+        let folder = NSEntityDescription.insertNewObject(forEntityName: "Folder", into: context)
+        folder.setValue("F", forKey: "name")
+        for index in 0..<30 {
+            NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context).setValue(
+                "t\(index)", forKey: "label")
+        }
+        try context.save()
+        var pinned: [String] = []
+        var tags: Set<String> = []
+        for step in 0..<150 {
+            let current = try #require(try Self.fetchOne(context, "Folder", "name", "F"))
+            let allTags = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Tag"))
+            func tag(_ label: String) -> NSManagedObject? {
+                allTags.first { $0.value(forKey: "label") as? String == label }
+            }
+            let ordered = current.mutableOrderedSetValue(forKey: "pinned")
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                switch random.next() % 5 {
+                case 0, 1:
+                    let label = "t\(random.next() % 30)"
+                    guard !pinned.contains(label), let object = tag(label) else { continue }
+                    let position = Int(random.next() % UInt64(pinned.count + 1))
+                    ordered.insert(object, at: position)
+                    pinned.insert(label, at: position)
+                case 2 where !pinned.isEmpty:
+                    let position = Int(random.next() % UInt64(pinned.count))
+                    ordered.removeObject(at: position)
+                    pinned.remove(at: position)
+                case 3 where pinned.count > 1:
+                    let from = Int(random.next() % UInt64(pinned.count))
+                    let to = Int(random.next() % UInt64(pinned.count))
+                    ordered.moveObjects(at: IndexSet(integer: from), to: to)
+                    pinned.insert(pinned.remove(at: from), at: to)
+                default:
+                    let label = "t\(random.next() % 30)"
+                    guard let object = tag(label) else { continue }
+                    if tags.remove(label) != nil {
+                        current.mutableSetValue(forKey: "tags").remove(object)
+                    } else {
+                        tags.insert(label)
+                        current.mutableSetValue(forKey: "tags").add(object)
+                    }
+                }
+            }
+            try context.save()
+            if step % 30 == 29 {
+                try Fixtures.close(coordinator)
+                #expect(try PageFileStore.verify(at: url).isClean, "\(random.replayHint)")
+                (coordinator, context) = try Self.open(url, Self.noInverseModel)
+            } else {
+                context.reset()
+            }
+            let reread = try #require(try Self.fetchOne(context, "Folder", "name", "F"))
+            let storedPinned = (reread.value(forKey: "pinned") as? NSOrderedSet)?.array.compactMap {
+                ($0 as? NSManagedObject)?.value(forKey: "label") as? String
+            }
+            #expect(storedPinned == pinned, "step \(step), \(random.replayHint)")
+            #expect(Set(Self.names(reread.value(forKey: "tags"))) == tags, "step \(step), \(random.replayHint)")
+            if storedPinned != pinned { break }
+        }
+        try Fixtures.close(coordinator)
+    }
 }
