@@ -193,8 +193,31 @@ import Testing
         (coordinator, context) = try Self.open(url)
         let reread = try #require(try Self.fetchOne(context, "Project", "title", "Plan"))
         #expect(Self.names(reread.value(forKey: "tasks")) == expected)
+        // Setting the to-one side moves the task between the two ordered lists.
+        let side = NSEntityDescription.insertNewObject(forEntityName: "Project", into: context)
+        side.setValue("Side", forKey: "title")
+        let movedTask = try #require(try Self.fetchOne(context, "Task", "title", expected[3]))
+        movedTask.setValue(side, forKey: "project")
+        try context.save()
+        expected.remove(at: 3)
+        try Fixtures.close(coordinator)
+        (coordinator, context) = try Self.open(url)
+        let plan2 = try #require(try Self.fetchOne(context, "Project", "title", "Plan"))
+        #expect(Self.names(plan2.value(forKey: "tasks")) == expected)
+        let side2 = try #require(try Self.fetchOne(context, "Project", "title", "Side"))
+        #expect(Self.names(side2.value(forKey: "tasks")).count == 1)
         try Fixtures.close(coordinator)
         #expect(try PageFileStore.verify(at: url).isClean)
+
+        // A join entry lost while the task still names its project is reported.
+        let database = try Fixtures.openDatabase(url)
+        try database.write { transaction in
+            let tasks = try transaction.openTree(named: "join.Project.tasks")
+            let first = try #require(try tasks.entries(limit: 1).first)
+            _ = try tasks.removeValue(forKey: first.key)
+        }
+        try database.close()
+        #expect(try PageFileStore.verify(at: url).problems.contains { $0.contains("references without their entry") })
     }
 
     @Test func toManyWithoutInverseRoundTrips() throws {

@@ -167,6 +167,7 @@ extension PageFileStore {
     ) {
         var entriesByTree: [String: Set<[Int64]>] = [:]
         var mirrors: [(tree: String, mirror: String)] = []
+        var references: [(tree: String, slot: Int, destinations: [Substring])] = []
         func exists(_ key: Int64, in trees: [Substring]) throws -> Bool {
             let primary = PageFileKey.primary(key)
             for name in trees {
@@ -187,7 +188,11 @@ extension PageFileStore {
             let sources = parts[0].split(separator: ",")
             let destinations = parts[1].split(separator: ",")
             let hasInverse = !parts[2].isEmpty
-            if hasInverse { mirrors.append((name, String(parts[2]))) }
+            if parts[2].hasPrefix("ref:"), let slot = Int(parts[2].dropFirst(4)) {
+                references.append((name, slot, destinations))
+            } else if hasInverse {
+                mirrors.append((name, String(parts[2])))
+            }
             do {
                 guard let tree = try transaction.tree(named: name) else { continue }
                 var damaged = 0
@@ -224,6 +229,20 @@ extension PageFileStore {
                 report.problems.append("\(name): damaged, not trusted: \(error)")
             }
         }
+        for (tree, slot, destinations) in references {
+            guard let entries = entriesByTree[tree] else { continue }
+            do {
+                let pointing = try referencePairs(slot: slot, rowTrees: destinations, transaction)
+                let missing = pointing.subtracting(entries).count
+                let extra = entries.subtracting(pointing).count
+                if missing > 0 { report.problems.append("\(tree): \(missing) references without their entry") }
+                if extra > 0 {
+                    report.problems.append("\(tree): \(extra) entries whose destination names another source")
+                }
+            } catch {
+                report.problems.append("\(tree): its destinations do not decode: \(error)")
+            }
+        }
         for (tree, mirror) in mirrors {
             guard let entries = entriesByTree[tree] else { continue }
             let reflected = Set((entriesByTree[mirror] ?? []).map { [$0[1], $0[0]] })
@@ -232,5 +251,28 @@ extension PageFileStore {
                 report.problems.append("\(tree): \(unmatched) entries without their mirror in \(mirror)")
             }
         }
+    }
+}
+
+extension PageFileStore {
+    /// The (referenced key, row key) pairs of the rows of `rowTrees` whose `slot` holds a
+    /// reference, read without the model.
+    fileprivate static func referencePairs(slot: Int, rowTrees: [Substring], _ transaction: ReadTransaction) throws
+        -> Set<[Int64]>
+    {
+        let codec = PageFileRowCodec(
+            entityNamed: { _ in nil }, makeObjectID: { _, _ in preconditionFailure("references are skipped") },
+            skipsReferences: true)
+        var pairs: Set<[Int64]> = []
+        for name in rowTrees {
+            guard let tree = try transaction.tree(named: String(name)) else { continue }
+            try tree.scan { key, value in
+                guard let primary = PageFileKey.rowKey(key) else { return true }
+                let values = try codec.decode(value, entity: nil).values
+                if slot < values.count, case .integer(let source) = values[slot] { pairs.insert([source, primary]) }
+                return true
+            }
+        }
+        return pairs
     }
 }

@@ -339,7 +339,8 @@ extension PageFileToMany {
 
 extension PageFileStore {
     /// Catalog lines of the join trees (SPEC.md §3.1): `tree<TAB>join|join-ordered<TAB>`
-    /// source row trees `|` destination row trees `|` the inverse's join tree (or nothing),
+    /// source row trees `|` destination row trees `|` the inverse's join tree, or
+    /// `ref:<slot>` for a to-one inverse in that slot of the destination rows, or nothing;
     /// so `verify()` checks them without the model.
     func joinCatalogLines() -> [String] {
         var lines: [String] = []
@@ -358,6 +359,11 @@ extension PageFileStore {
                     case .join(let inverseTree, _) = PageFileToMany.storage(of: inverse)
                 {
                     mirror = inverseTree
+                } else if let inverse = relationship.inverseRelationship,
+                    let slot = destination.layout.slotsByName[inverse.name]
+                {
+                    // An ordered one-to-many: the destinations' to-one names the source.
+                    mirror = "ref:\(slot)"
                 }
                 lines.append(
                     "\(tree)\t\(ordered ? "join-ordered" : "join")\t\(rowTrees(entity))|\(rowTrees(destination))|\(mirror)"
