@@ -109,6 +109,10 @@ import Testing
             try meta.setValue(record, forKey: Array("metadata".utf8))
         }
         try database.close()
+        // Its metadata still reads (the record kept its layout), so an app can inspect it.
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: url, options: nil)
+        #expect(metadata[NSStoreTypeKey] as? String == NSSQLiteStoreType)
         #expect {
             _ = try PageFileFixtures.coordinator(PageFileFixtures.goldenModel, url)
         } throws: { error in

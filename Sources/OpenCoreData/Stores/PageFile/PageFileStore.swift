@@ -161,7 +161,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
         defer { try? database.close() }
         do {
-            guard let stored = try readStoredMetadata(database) else {
+            // An older store format still shows its metadata (the record's layout is the same).
+            guard let stored = try readStoredMetadata(database, acceptingOlderFormats: true) else {
                 throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
             }
             return stored.metadata
@@ -196,13 +197,16 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Metadata record
 
-    private static func readStoredMetadata(_ database: Database) throws -> (metadata: [String: Any], nextKey: Int64)? {
+    private static func readStoredMetadata(_ database: Database, acceptingOlderFormats: Bool = false) throws
+        -> (metadata: [String: Any], nextKey: Int64)?
+    {
         try database.read { transaction in
             guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
             guard let bytes = try tree.value(forKey: metadataKey) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
             }
-            guard bytes.first == metadataFormatVersion else {
+            let isOlder = acceptingOlderFormats && (bytes.first ?? 0) >= 1 && (bytes.first ?? 0) < metadataFormatVersion
+            guard bytes.first == metadataFormatVersion || isOlder else {
                 // Format 1 stores (row format 1, fixed 8-byte keys) predate the compact
                 // encoding; they are refused whole, before any row is read (SPEC.md §6).
                 throw CoreDataError.make(
