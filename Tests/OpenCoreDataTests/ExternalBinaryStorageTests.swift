@@ -120,10 +120,11 @@ enum BlobFixtures {
         let database = try PageFileFixtures.openDatabase(url)
         let rows = try database.read { try $0.tree(named: "rows.Photo")?.entries() ?? [] }
         try database.close()
-        let primary: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 1]
+        let primary: [UInt8] = [0x81, 1, 0x81]
         #expect(rows.map(\.key) == [primary])
-        // Format 1, version 1, 3 slots: title "a", data external (tag 14), thumbnail nil.
-        #expect(rows.first?.value == [1, 1, 0, 0, 0, 0, 0, 0, 0, 3, 6, 1, 0x61, 14, 0])
+        // Row format 2: version 1, title "a" (short string tag 0x41), data external (tag 14),
+        // thumbnail nil.
+        #expect(rows.first?.value == [1, 0x41, 0x61, 14, 0])
         let blobs = try BlobFixtures.blobEntries(url)
         let prefix = primary + Array("data".utf8) + [0]
         #expect(blobs.map(\.key) == [prefix + [0, 0, 0, 0], prefix + [0, 0, 0, 1]])
@@ -243,7 +244,7 @@ enum BlobFixtures {
             for entry in entries.prefix(2) { _ = try blobs.removeValue(forKey: entry.key) }
             for entry in entries.suffix(2) {
                 var key = entry.key
-                key[7] ^= 0x40
+                key[1] ^= 0x40  // the primary key (K1) of a row that does not exist
                 try blobs.setValue(entry.value, forKey: key)
             }
         }
@@ -382,5 +383,77 @@ enum BlobFixtures {
             let reopenedReader = PageFileFixtures.context(reopened)
             #expect(try BlobFixtures.fetch(reopenedReader, "a")?.value(forKey: "data") as? Data == big)
         }
+    }
+
+    /// Blob references and to-manys kept outside the row both read back as placeholders
+    /// from the row bytes; each must go to its own place (blob tree, join or inverse tree),
+    /// and verify() must tell them apart.
+    @Test func blobsAndToManysOutsideTheRowStayApart() throws {
+        var random = SeededRandom(environmentOr: 0xB10B_0007)
+        let album = NSEntityDescription()
+        album.name = "Album"
+        let photo = NSEntityDescription()
+        photo.name = "Photo"
+        let tag = NSEntityDescription()
+        tag.name = "Tag"
+        let cover = PageFileFixtures.attribute("cover", .binaryDataAttributeType)
+        cover.allowsExternalBinaryDataStorage = true
+        let data = PageFileFixtures.attribute("data", .binaryDataAttributeType)
+        data.allowsExternalBinaryDataStorage = true
+        let photos = TestStack.relationship("photos", to: photo, toMany: true, rule: .cascadeDeleteRule, ordered: true)
+        let owner = TestStack.relationship("album", to: album, toMany: false)
+        photos.inverseRelationship = owner
+        owner.inverseRelationship = photos
+        let tags = TestStack.relationship("tags", to: tag, toMany: true)
+        album.properties = [PageFileFixtures.attribute("name", .stringAttributeType), cover, photos, tags]
+        photo.properties = [PageFileFixtures.attribute("title", .stringAttributeType), data, owner]
+        tag.properties = [PageFileFixtures.attribute("label", .stringAttributeType)]
+        let model = NSManagedObjectModel()
+        model.entities = [album, photo, tag]
+
+        let url = try PageFileFixtures.temporaryURL()
+        let coverBytes = BlobFixtures.bytes(&random, 200_000)
+        let photoBytes = (0..<3).map { _ in BlobFixtures.bytes(&random, 70_000 + random.int(in: 0...50_000)) }
+        do {
+            let coordinator = try PageFileFixtures.coordinator(model, url)
+            let context = PageFileFixtures.context(coordinator)
+            let holiday = NSEntityDescription.insertNewObject(forEntityName: "Album", into: context)
+            holiday.setValue("holiday", forKey: "name")
+            holiday.setValue(coverBytes, forKey: "cover")
+            var members: [NSManagedObject] = []
+            for (position, bytes) in photoBytes.enumerated() {
+                let member = NSEntityDescription.insertNewObject(forEntityName: "Photo", into: context)
+                member.setValue("p\(position)", forKey: "title")
+                member.setValue(bytes, forKey: "data")
+                members.append(member)
+            }
+            holiday.setValue(NSOrderedSet(array: members.reversed()), forKey: "photos")
+            let label = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+            label.setValue("sea", forKey: "label")
+            holiday.setValue(Set([label]), forKey: "tags")
+            try context.save()
+            #expect(try BlobFixtures.store(coordinator).verify().isClean, "\(random.replayHint)")
+            try PageFileFixtures.close(coordinator)
+        }
+        let coordinator = try PageFileFixtures.coordinator(model, url)
+        let context = PageFileFixtures.context(coordinator)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Album")
+        let fetched = try #require(try context.fetch(request).first)
+        #expect(fetched.value(forKey: "cover") as? Data == coverBytes, "\(random.replayHint)")
+        let ordered = try #require(fetched.value(forKey: "photos") as? NSOrderedSet)
+        let titles = ordered.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String }
+        #expect(titles == ["p2", "p1", "p0"])
+        let datas = ordered.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "data") as? Data }
+        #expect(datas == photoBytes.reversed())
+        #expect((fetched.value(forKey: "tags") as? Set<NSManagedObject>)?.count == 1)
+        // An update of another attribute re-encodes the row: both kinds of placeholder stay.
+        fetched.setValue("summer", forKey: "name")
+        try context.save()
+        #expect(try BlobFixtures.store(coordinator).verify().isClean)
+        context.delete(fetched)
+        try context.save()
+        #expect(try BlobFixtures.store(coordinator).verify().isClean)
+        try PageFileFixtures.close(coordinator)
+        #expect(try BlobFixtures.blobEntries(url).isEmpty, "\(random.replayHint)")
     }
 }

@@ -55,7 +55,9 @@ extension PageFileStore {
                     }
                 }
                 try tree.scan { key, value in
-                    guard key.count >= 8 + 1 + 4 else {
+                    // primary key (K1, its length in its first byte), name, 0x00, chunk.
+                    let keyLength = key.first.map { ($0 >= 0x80 ? Int($0 - 0x80) : Int(0x7F - $0)) + 2 } ?? 0
+                    guard keyLength >= 2, key.count >= keyLength + 1 + 4, key[key.count - 5] == 0 else {
                         damaged.append("a blob key is \(key.count) bytes")
                         return true
                     }
@@ -97,9 +99,12 @@ extension PageFileStore {
 
     /// "row K's 'name'" for a blob prefix.
     private static func describe(_ prefix: [UInt8]) -> String {
-        guard prefix.count > 8 else { return "a blob" }
-        let key = prefix.withUnsafeBytes { PageFileKey.primaryKey(UnsafeRawBufferPointer(rebasing: $0[0..<8])) } ?? 0
-        let name = String(decoding: prefix[8..<(prefix.count - 1)], as: UTF8.self)
+        // K1 starts with its header byte, which gives the key's length (SPEC.md §3.4).
+        guard let header = prefix.first else { return "a blob" }
+        let length = (header >= 0x80 ? Int(header - 0x80) : Int(0x7F - header)) + 2
+        guard prefix.count > length else { return "a blob" }
+        let key = prefix.withUnsafeBytes { PageFileKey.rowKey(UnsafeRawBufferPointer(rebasing: $0[0..<length])) } ?? 0
+        let name = String(decoding: prefix[length..<(prefix.count - 1)], as: UTF8.self)
         return "the blob of row \(key)'s '\(name)'"
     }
 
@@ -132,7 +137,9 @@ extension PageFileStore {
                     inlined.append(
                         (
                             Array(key),
-                            PageFileRowCodec.encode(values: decoded.values, version: decoded.version, layout: layout)
+                            PageFileRowCodec.encode(
+                                values: decoded.values, version: decoded.version, layout: layout,
+                                externalToMany: true)
                         ))
                 }
                 return true

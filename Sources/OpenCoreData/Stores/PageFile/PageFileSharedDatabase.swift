@@ -116,7 +116,7 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         let start = try database.write { transaction -> Int64 in
             let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
             let stored = try PageFileStore.readNextKey(meta) ?? 1
-            try meta.setValue(PageFileKey.primary(stored + block), forKey: PageFileStore.nextKeyKey)
+            try meta.setValue(PageFileKey.sequence(stored + block), forKey: PageFileStore.nextKeyKey)
             return stored
         }
         // The block is this handle's alone; a block another thread adopted meanwhile is abandoned.
@@ -137,7 +137,7 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         let stored = try PageFileStore.readNextKey(meta) ?? 1
         let next = lock.withLock { nextKey }
-        if next > stored { try meta.setValue(PageFileKey.primary(next), forKey: PageFileStore.nextKeyKey) }
+        if next > stored { try meta.setValue(PageFileKey.sequence(next), forKey: PageFileStore.nextKeyKey) }
         lock.withLock { persistedNextKey = max(persistedNextKey, next, stored) }
     }
 }
@@ -146,7 +146,7 @@ extension PageFileStore {
     /// The `next-key` record of `meta`; nil when absent.
     static func readNextKey(_ meta: Tree) throws -> Int64? {
         guard let raw = try meta.value(forKey: nextKeyKey) else { return nil }
-        guard raw.count == 8, let value = raw.withUnsafeBytes({ PageFileKey.primaryKey($0) }) else {
+        guard raw.count == 8, let value = raw.withUnsafeBytes({ PageFileKey.sequenceNumber($0) }) else {
             throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
         }
         return value

@@ -24,6 +24,7 @@ extension PageFileStore {
                     try collectWindow(of: entity, request: request, in: transaction, codec: codec, into: &result)
                 {
                     if usesValues { try resolveBlobs(&result, in: transaction) }
+                    try resolvePrefetched(request, &result, in: transaction, codec: codec)
                     return result
                 }
                 for candidate in entities {
@@ -31,6 +32,7 @@ extension PageFileStore {
                         of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
                 }
                 if usesValues { try resolveBlobs(&result, in: transaction) }
+                try resolvePrefetched(request, &result, in: transaction, codec: codec)
                 return result
             }
         } catch {
@@ -84,12 +86,9 @@ extension PageFileStore {
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
         }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            relationship, id in
-            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
-                slot < row.values.count
-            else { return [] }
-            if case .objectIDs(let ids) = row.values[slot] { return ids }
-            return []
+            [unowned self] relationship, id in
+            guard id.persistentStore === self else { return [] }
+            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
         }
         func accept(_ row: StoreRow) throws {
             var row = row
@@ -128,8 +127,8 @@ extension PageFileStore {
         var failure: Error?
         try rows.scan { key, value in
             do {
-                guard let primary = PageFileKey.primaryKey(key), key.count == 8 else {
-                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is not 8 bytes")
+                guard let primary = PageFileKey.rowKey(key) else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
                 let decoded = try codec.decode(value, entity: entity)
                 try accept(
@@ -179,11 +178,9 @@ extension PageFileStore {
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
         }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            relationship, id in
-            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
-                slot < row.values.count, case .objectIDs(let ids) = row.values[slot]
-            else { return [] }
-            return ids
+            [unowned self] relationship, id in
+            guard id.persistentStore === self else { return [] }
+            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
         }
         let needed = max(request.fetchOffset, 0) + request.fetchLimit
         // Stopping at exactly `needed` rows is right only when ties on the sort value arrive in
@@ -207,9 +204,11 @@ extension PageFileStore {
             return row
         }
         func entry(_ key: UnsafeRawBufferPointer) throws -> (value: [UInt8], primary: Int64) {
-            // The sort value's bytes: nil is 1 byte, a number 9 (SPEC.md §3.4 K2).
-            let valueLength = key.first == PageFileKey.nullTag ? 1 : 9
-            guard key.count >= valueLength + 8, let primary = PageFileKey.primaryKey(key) else {
+            // The sort value's bytes: nil or a number (SPEC.md §3.4 K2).
+            guard let valueLength = PageFileKey.firstElementLength(key),
+                let primaryLength = PageFileKey.primaryLength(key), key.count >= valueLength + primaryLength,
+                let primary = PageFileKey.primaryKey(key)
+            else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
             }
             return (Array(key[0..<valueLength]), primary)
@@ -265,11 +264,7 @@ extension PageFileStore {
     /// their key order is the context's tie order: not so for NaN, nor for 64-bit integers
     /// beyond 2^53, which share a Float64 key.
     private static func tiesAreExact(_ value: [UInt8], type: NSAttributeType) -> Bool {
-        guard value.count == 9 else { return true }
-        var ordered: UInt64 = 0
-        for byte in value[1...] { ordered = ordered << 8 | UInt64(byte) }
-        let bits = ordered & (1 << 63) != 0 ? ordered & ~(1 << 63) : ~ordered
-        let number = Double(bitPattern: bits)
+        guard let number = value.withUnsafeBytes({ PageFileKey.number(at: $0)?.value }) else { return true }
         if number.isNaN { return false }
         return type != .integer64AttributeType || number.magnitude < 9_007_199_254_740_992
     }

@@ -91,6 +91,7 @@ extension PageFileStore {
             let info = try info(for: deleted.objectID.entity)
             try removeEntries(of: row, info: info, in: transaction, pending: &pending)
             if !info.blobSlots.isEmpty { try removeBlobs(of: row, info: info, in: transaction) }
+            if !info.joinSlots.isEmpty { try removeJoins(of: row.objectID, in: transaction) }
             _ = try transaction.openTree(named: info.treeName).removeValue(
                 forKey: PageFileKey.primary(row.objectID.key))
         }
@@ -112,6 +113,13 @@ extension PageFileStore {
                     row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
             }
             try write(row, info: info, in: transaction, pending: &pending)
+            for change in update.changes {
+                guard case .objectIDs(let destinations) = change.value,
+                    let relationship = info.joinSlots.first(where: { $0.slot == change.slot })?.relationship
+                else { continue }
+                try writeJoin(
+                    relationship, source: row.objectID.key, destinations: destinations, isNew: false, in: transaction)
+            }
             result.versions[row.objectID] = row.version
         }
         // 4. Inserts; a unique-key clash is an error or an upsert by the merge policy.
@@ -143,6 +151,12 @@ extension PageFileStore {
                     try releaseReplacedBlobs(of: before, slots: changedSlots, info: info, in: transaction)
                     existing.version += 1
                     try write(existing, info: info, in: transaction, pending: &pending)
+                    for (slot, relationship) in info.joinSlots where changedSlots.contains(slot) {
+                        guard case .objectIDs(let destinations) = existing.values[slot] else { continue }
+                        try writeJoin(
+                            relationship, source: existing.objectID.key, destinations: destinations, isNew: false,
+                            in: transaction)
+                    }
                     result.versions[existingID] = existing.version
                 }
                 StoreUniqueness.recordUpsert(
@@ -150,8 +164,16 @@ extension PageFileStore {
                 continue
             }
             try write(row, info: info, in: transaction, pending: &pending)
+            for (slot, relationship) in info.joinSlots where slot < row.values.count {
+                guard case .objectIDs(let destinations) = row.values[slot], !destinations.isEmpty else { continue }
+                try writeJoin(
+                    relationship, source: row.objectID.key, destinations: destinations, isNew: true, in: transaction)
+            }
         }
-        if !replaced.isEmpty { try rewriteReferences(replaced, in: transaction, codec: codec) }
+        if !replaced.isEmpty {
+            try rewriteReferences(replaced, in: transaction, codec: codec, pending: &pending)
+            try rewriteJoinDestinations(replaced, in: transaction)
+        }
         result.replacedObjectIDs = replaced
         for (treeName, keys) in pending where !keys.isEmpty {
             let tree = try transaction.openTree(named: treeName)
@@ -191,9 +213,12 @@ extension PageFileStore {
     private func write(
         _ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: Set<[UInt8]>]
     ) throws {
-        let values = info.blobSlots.isEmpty ? row.values : try externalizedValues(of: row, info: info, in: transaction)
+        var values = info.blobSlots.isEmpty ? row.values : try externalizedValues(of: row, info: info, in: transaction)
+        // To-manys live in join trees or come from their inverse (SPEC.md §3.2 R1).
+        for slot in info.externalSlots where slot < values.count { values[slot] = .unresolved }
         let bytes = PageFileRowCodec.encode(
-            values: values, version: row.version, layout: row.objectID.entity.layout)
+            values: values, version: row.version, layout: row.objectID.entity.layout,
+            externalToMany: !info.externalSlots.isEmpty)
         try transaction.openTree(named: info.treeName).setValue(bytes, forKey: PageFileKey.primary(row.objectID.key))
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
@@ -227,31 +252,37 @@ extension PageFileStore {
 
     /// Points references to upserted objects at the rows that absorbed them.
     private func rewriteReferences(
-        _ replaced: [NSManagedObjectID: NSManagedObjectID], in transaction: WriteTransaction, codec: PageFileRowCodec
+        _ replaced: [NSManagedObjectID: NSManagedObjectID], in transaction: WriteTransaction, codec: PageFileRowCodec,
+        pending: inout [String: Set<[UInt8]>]
     ) throws {
         let targets = Set(replaced.keys.map(\.entity).map(ObjectIdentifier.init))
         for entity in persistentStoreCoordinator?.managedObjectModel.entities ?? [] {
-            let layout = entity.layout
             let pointing = StoreUniqueness.slots(of: entity, pointingAt: targets)
             guard !pointing.isEmpty, let info = infoByEntityIfAny(entity),
                 let tree = try transaction.tree(named: info.treeName)
             else { continue }
             var rewritten: [StoreRow] = []
+            var previous: [StoreRow] = []
             try tree.scan { key, value in
                 guard let primary = PageFileKey.primaryKey(key) else { return true }
                 let decoded = try codec.decode(value, entity: entity)
                 var values = decoded.values
                 let changed = StoreUniqueness.rewriteReferences(in: &values, slots: pointing, replaced: replaced)
                 if changed {
+                    previous.append(
+                        StoreRow(
+                            objectID: newObjectID(for: entity, key: primary), version: decoded.version,
+                            values: decoded.values))
                     rewritten.append(
                         StoreRow(
                             objectID: newObjectID(for: entity, key: primary), version: decoded.version, values: values))
                 }
                 return true
             }
-            for row in rewritten {
-                let bytes = PageFileRowCodec.encode(values: row.values, version: row.version, layout: layout)
-                try tree.setValue(bytes, forKey: PageFileKey.primary(row.objectID.key))
+            for (old, row) in zip(previous, rewritten) {
+                // Through write(): reference index entries follow the rewritten to-ones.
+                try removeEntries(of: old, info: info, in: transaction, pending: &pending)
+                try write(row, info: info, in: transaction, pending: &pending)
             }
         }
     }

@@ -18,7 +18,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     static let metadataKey = Array("metadata".utf8)
     static let nextKeyKey = Array("next-key".utf8)
     static let catalogKey = Array("index-catalog".utf8)
-    static let metadataFormatVersion: UInt8 = 1
+    static let metadataFormatVersion: UInt8 = PageFileRowCodec.formatVersion
 
     struct EntityInfo {
         let entity: NSEntityDescription
@@ -26,6 +26,21 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let indexes: [PageFileIndex]
         /// Binary attribute slots whose values may live in the blob tree (SPEC.md §3.8).
         let blobSlots: [PageFileBlobSlot]
+        /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
+        var externalSlots: [Int] = []
+        var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
+
+        init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
+            self.entity = entity
+            self.treeName = treeName
+            self.indexes = indexes
+            self.blobSlots = blobSlots
+            for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
+                guard let relationship, let storage = PageFileToMany.storage(of: relationship) else { continue }
+                externalSlots.append(slot)
+                if case .join = storage { joinSlots.append((slot, relationship)) }
+            }
+        }
     }
 
     var database: Database?
@@ -185,7 +200,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
         defer { shared.release() }
         do {
-            guard let stored = try readStoredMetadata(shared.database) else {
+            // An older store format still shows its metadata (the record's layout is the same).
+            guard let stored = try readStoredMetadata(shared.database, acceptingOlderFormats: true) else {
                 throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
             }
             return stored.metadata
@@ -222,16 +238,23 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Metadata record
 
-    private static func readStoredMetadata(_ database: Database) throws -> (metadata: [String: Any], nextKey: Int64)? {
+    private static func readStoredMetadata(_ database: Database, acceptingOlderFormats: Bool = false) throws
+        -> (metadata: [String: Any], nextKey: Int64)?
+    {
         try database.read { transaction in
             guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
             guard let bytes = try tree.value(forKey: metadataKey) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
             }
-            guard bytes.first == metadataFormatVersion else {
+            let isOlder = acceptingOlderFormats && (bytes.first ?? 0) >= 1 && (bytes.first ?? 0) < metadataFormatVersion
+            guard bytes.first == metadataFormatVersion || isOlder else {
+                // Format 1 stores (row format 1, fixed 8-byte keys) predate the compact
+                // encoding; they are refused whole, before any row is read (SPEC.md §6).
                 throw CoreDataError.make(
                     NSPersistentStoreIncompatibleVersionHashError,
-                    "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
+                    "the store was written in store format \(bytes.first ?? 0) (row format \(bytes.first ?? 0)); "
+                        + "this version reads format \(metadataFormatVersion) only: open it with the version "
+                        + "that wrote it and export the objects")
             }
             let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
             guard let metadata = plist as? [String: Any] else {
@@ -242,7 +265,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 guard raw.count == 8 else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
                 }
-                next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
+                next = raw.withUnsafeBytes { PageFileKey.sequenceNumber($0) } ?? 1
             }
             return (metadata, next)
         }
@@ -257,9 +280,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     /// The catalog record: one line per index tree, `tree<TAB>unique|index<TAB>slots`.
     func writeCatalog(in transaction: WriteTransaction) throws {
-        let lines = infoByEntity.values.flatMap(\.indexes).map {
-            "\($0.treeName)\t\($0.isUnique ? "unique" : "index")\t\($0.slots.map(String.init).joined(separator: ","))"
-        }.sorted()
+        var lines = infoByEntity.values.flatMap(\.indexes).map {
+            "\($0.treeName)\t\($0.isReference ? "reference" : $0.isUnique ? "unique" : "index")\t"
+                + $0.slots.map(String.init).joined(separator: ",")
+        }
+        lines += joinCatalogLines()
+        lines.sort()
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         try meta.setValue(Array(lines.joined(separator: "\n").utf8), forKey: PageFileStore.catalogKey)
     }
@@ -374,28 +400,53 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// The destinations of a to-many relationship, as stored in the row.
+    /// The destinations of a to-many relationship: a range scan of its join tree or of its
+    /// inverse's reference index (SPEC.md §3.2 R1).
     public override func objectIDs(
         forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
         guard objectID.persistentStore === self else { return [] }
         let codec = self.codec
-        let stored: StoreRow?
         do {
-            // The relationship is all it needs: blobs stay unread.
-            stored = try openDatabase().read {
-                try loadRow(objectID.entity, key: objectID.key, in: $0, codec: codec, resolvingBlobs: false)
+            return try openDatabase().read {
+                try destinationIDs(of: relationship, for: objectID, in: $0, codec: codec)
             }
         } catch {
             throw translate(error)
         }
-        guard let row = stored, let slot = objectID.entity.layout.slotsByName[relationship.name],
-            slot < row.values.count
-        else { return [] }
-        switch row.values[slot] {
-        case .objectIDs(let destinations): return destinations
-        case .objectID(let destination): return [destination]
-        default: return []
+    }
+
+    /// The stored rows of `objectIDs` in one read, their to-many relationships resolved: a
+    /// prefetch step or a batch of faults costs one store call, not one per object.
+    public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        let codec = self.codec
+        do {
+            return try openDatabase().read { transaction in
+                try objectIDs.map { id -> StoreRow? in
+                    guard id.persistentStore === self,
+                        var row = try loadRow(id.entity, key: id.key, in: transaction, codec: codec)
+                    else { return nil }
+                    try resolveToMany(&row, in: transaction, codec: codec)
+                    return row
+                }
+            }
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// Replaces `row`'s to-many slots kept outside it (`only`: those relationships) by their destinations.
+    func resolveToMany(
+        _ row: inout StoreRow, only names: Set<String>? = nil, in transaction: ReadTransaction,
+        codec: PageFileRowCodec
+    ) throws {
+        let layout = row.objectID.entity.layout
+        for slot in try info(for: row.objectID.entity).externalSlots where slot < row.values.count {
+            guard let relationship = layout.relationshipBySlot[slot], names?.contains(relationship.name) ?? true,
+                case .unresolved = row.values[slot]
+            else { continue }
+            row.values[slot] = .objectIDs(
+                try destinationIDs(of: relationship, for: row.objectID, in: transaction, codec: codec))
         }
     }
 
