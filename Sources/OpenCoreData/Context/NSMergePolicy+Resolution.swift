@@ -5,8 +5,27 @@ import Foundation
 extension NSMergePolicy {
     func merge(_ conflict: NSMergeConflict) {
         let object = conflict.sourceObject
-        // Deleted in the store: nothing to merge into; the retried save reports it.
-        guard let persisted = conflict.persistedValues else { return }
+        guard let persisted = conflict.persistedValues else {
+            // Deleted in the store: the store's state wins by discarding the object's
+            // changes (the context then forgets it), the object's by keeping them (the
+            // retried save inserts it again).
+            if mergeType == .mergeByPropertyStoreTrumpMergePolicyType || mergeType == .rollbackMergePolicyType {
+                if let committed = object.committed { object.values = committed }
+                object.dirtySlots = []
+            }
+            return
+        }
+        if object.deletedFlag {
+            // A delete is the object's change as a whole: only rollback discards it.
+            let restored = object.faultFlag ? nil : object.objectValues(from: persisted)
+            if mergeType == .rollbackMergePolicyType {
+                object.managedObjectContext?.restoreDeletedObject(
+                    object, values: restored, version: Int64(conflict.newVersionNumber))
+            } else {
+                object.version = Int64(conflict.newVersionNumber)
+            }
+            return
+        }
         // A fault (deleted without being read) has no values to merge, only a version.
         guard !object.faultFlag else {
             object.version = Int64(conflict.newVersionNumber)
