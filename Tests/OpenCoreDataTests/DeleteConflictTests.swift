@@ -119,6 +119,39 @@ import Testing
         }
     }
 
+    @Test(
+        arguments: storeTypes, [NSMergePolicyType.mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType])
+    func aReinsertedObjectIsAMemberOfItsTeamAgain(storeType: String, policyType: NSMergePolicyType) throws {
+        let scenario = try Scenario(storeType: storeType)
+        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
+        team.setValue("Analysts", forKey: "title")
+        scenario.original.setValue(team, forKey: "team")
+        try scenario.writer.save()
+        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        let staleTeam = try #require(scenario.copy.value(forKey: "team") as? NSManagedObject)
+        #expect((staleTeam.value(forKey: "members") as? Set<NSManagedObject>)?.count == 1)
+        // The deleting save nullifies the team's side of the relationship.
+        scenario.writer.delete(scenario.original)
+        try scenario.writer.save()
+        scenario.copy.setValue(Int16(50), forKey: "age")
+        scenario.stale.mergePolicy = NSMergePolicy(merge: policyType)
+        try scenario.stale.save()
+
+        let reader = PageFileFixtures.context(scenario.coordinator)
+        let person = try reader.existingObject(with: scenario.copy.objectID)
+        let storedTeam = try #require(person.value(forKey: "team") as? NSManagedObject)
+        #expect(storedTeam.objectID == team.objectID)
+        let members = storedTeam.value(forKey: "members") as? Set<NSManagedObject> ?? []
+        #expect(members.map(\.objectID) == [scenario.copy.objectID])
+        // The stale context's team, not part of the save, sees its member again.
+        let staleMembers = staleTeam.value(forKey: "members") as? Set<NSManagedObject> ?? []
+        #expect(staleMembers.map(\.objectID) == [scenario.copy.objectID])
+        #expect(!scenario.stale.hasChanges)
+        if let store = scenario.coordinator.persistentStores.first as? PageFileStore {
+            #expect(try store.verify().isClean)
+        }
+    }
+
     // MARK: A delete of an object changed in the store
 
     @Test(arguments: storeTypes, policyTypes)

@@ -87,12 +87,19 @@ extension NSManagedObjectContext {
         // again) or given up (they leave the context once the save succeeds).
         var reinserted: [NSManagedObject] = []
         var vanished: [NSManagedObject] = []
+        // Stored objects whose inverse relationships the re-insertions point back at them.
+        var repaired: Set<NSManagedObjectID> = []
         var attempt = 0
         while true {
             do {
                 var result = try coordinator.save(request)
                 for object in reinserted { result.versions[object.objectID] = 1 }
                 for object in vanished { forgetObjectDeletedInStore(object) }
+                let saved = Set(updated.map(\.objectID))
+                for id in repaired where !saved.contains(id) {
+                    // Registered copies take the repaired inverse and the new version.
+                    if let object = registry[id], !object.faultFlag { refresh(object, mergeChanges: true) }
+                }
                 return result
             } catch let error as NSError where error.domain == NSCocoaErrorDomain {
                 attempt += 1
@@ -120,12 +127,6 @@ extension NSManagedObjectContext {
                         if object.hasDirtySlots { reinserted.append(object) } else { vanished.append(object) }
                     }
                     request.insertedRows = insertedRows
-                    for object in reinserted {
-                        request.insertedRows.append(
-                            StoreRow(
-                                objectID: object.objectID, version: 0, values: try object.storeValues(mapping: mapping))
-                        )
-                    }
                     request.updatedRows = []
                     request.deletedObjects = []
                     let reinsertedIDs = Set(reinserted.map(ObjectIdentifier.init))
@@ -133,6 +134,11 @@ extension NSManagedObjectContext {
                     try addChanges(
                         updated: updated.filter { !reinsertedIDs.contains(ObjectIdentifier($0)) },
                         deleted: deleted.filter(\.deletedFlag), to: &request, mapping: mapping)
+                    repaired = []
+                    for object in reinserted {
+                        request.insertedRows.append(
+                            try reinsertionRow(for: object, mapping: mapping, repairing: &request, repaired: &repaired))
+                    }
                     continue
                 }
                 if error.code == NSManagedObjectConstraintMergeError,
