@@ -152,6 +152,38 @@ import Testing
         }
     }
 
+    @Test(arguments: storeTypes)
+    func aReinsertedObjectsTeamChangedInTheSameSaveKeepsBoth(storeType: String) throws {
+        let scenario = try Scenario(storeType: storeType)
+        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
+        team.setValue("Analysts", forKey: "title")
+        scenario.original.setValue(team, forKey: "team")
+        try scenario.writer.save()
+        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        let staleTeam = try #require(scenario.copy.value(forKey: "team") as? NSManagedObject)
+        #expect((staleTeam.value(forKey: "members") as? Set<NSManagedObject>)?.count == 1)
+        scenario.writer.delete(scenario.original)
+        try scenario.writer.save()
+        scenario.copy.setValue(Int16(50), forKey: "age")
+        staleTeam.setValue("Engines", forKey: "title")
+        scenario.stale.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        try scenario.stale.save()
+
+        let reader = PageFileFixtures.context(scenario.coordinator)
+        let storedTeam = try reader.existingObject(with: team.objectID)
+        #expect(storedTeam.value(forKey: "title") as? String == "Engines")
+        let members = storedTeam.value(forKey: "members") as? Set<NSManagedObject> ?? []
+        #expect(members.map(\.objectID) == [scenario.copy.objectID])
+        let staleMembers = staleTeam.value(forKey: "members") as? Set<NSManagedObject> ?? []
+        #expect(staleMembers.map(\.objectID) == [scenario.copy.objectID])
+        // Both objects are at their stored versions: further changes save without conflicts.
+        scenario.stale.mergePolicy = NSErrorMergePolicy
+        staleTeam.setValue("Looms", forKey: "title")
+        scenario.copy.setValue(Int16(51), forKey: "age")
+        try scenario.stale.save()
+        #expect(try scenario.stored() == [["Ada", "Lovelace", "51"]])
+    }
+
     // MARK: A delete of an object changed in the store
 
     @Test(arguments: storeTypes, policyTypes)

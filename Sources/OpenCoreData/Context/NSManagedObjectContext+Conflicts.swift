@@ -88,27 +88,29 @@ extension NSManagedObjectContext {
         var reinserted: [NSManagedObject] = []
         var vanished: [NSManagedObject] = []
         // Stored objects whose inverse relationships the re-insertions point back at them.
-        var repaired: Set<NSManagedObjectID> = []
+        var repaired: [NSManagedObjectID: [Int]] = [:]
         var attempt = 0
         while true {
             do {
                 var result = try coordinator.save(request)
                 for object in reinserted { result.versions[object.objectID] = 1 }
                 for object in vanished { forgetObjectDeletedInStore(object) }
-                let saved = Set(updated.map(\.objectID))
-                for id in repaired where !saved.contains(id) {
-                    // Registered copies take the repaired inverse and the new version.
-                    if let object = registry[id], !object.faultFlag { refresh(object, mergeChanges: true) }
-                }
+                if !repaired.isEmpty { adoptRepairedInverses(repaired, saved: updated) }
                 return result
             } catch let error as NSError where error.domain == NSCocoaErrorDomain {
                 attempt += 1
                 if error.code == NSManagedObjectMergeError,
                     let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreVersionConflict]
                 {
-                    let conflicts = mergeConflicts(details, updated: updated, deleted: deleted)
-                    guard conflicts.count == details.count else { throw error }
-                    try policy.resolve(optimisticLockingConflicts: conflicts)
+                    // A row only a re-insertion changes, changed since it was read: the retry reads it again.
+                    var ownDetails = details
+                    if !repaired.isEmpty {
+                        let saved = Set(updated.map(\.objectID))
+                        ownDetails.removeAll { repaired[$0.objectID] != nil && !saved.contains($0.objectID) }
+                    }
+                    let conflicts = mergeConflicts(ownDetails, updated: updated, deleted: deleted)
+                    guard conflicts.count == ownDetails.count else { throw error }
+                    if !conflicts.isEmpty { try policy.resolve(optimisticLockingConflicts: conflicts) }
                     guard attempt < Self.conflictRetryLimit else {
                         throw CoreDataError.make(
                             NSManagedObjectMergeError,
@@ -134,7 +136,7 @@ extension NSManagedObjectContext {
                     try addChanges(
                         updated: updated.filter { !reinsertedIDs.contains(ObjectIdentifier($0)) },
                         deleted: deleted.filter(\.deletedFlag), to: &request, mapping: mapping)
-                    repaired = []
+                    repaired = [:]
                     for object in reinserted {
                         request.insertedRows.append(
                             try reinsertionRow(for: object, mapping: mapping, repairing: &request, repaired: &repaired))

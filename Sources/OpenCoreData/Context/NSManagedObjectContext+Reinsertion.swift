@@ -13,7 +13,7 @@ extension NSManagedObjectContext {
     /// left alone (the context already keeps an inserted object's inverses).
     func reinsertionRow(
         for object: NSManagedObject, mapping: [NSManagedObjectID: NSManagedObjectID],
-        repairing request: inout StoreSaveRequest, repaired: inout Set<NSManagedObjectID>
+        repairing request: inout StoreSaveRequest, repaired: inout [NSManagedObjectID: [Int]]
     ) throws -> StoreRow {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let layout = object.layout
@@ -45,7 +45,7 @@ extension NSManagedObjectContext {
                 }
                 kept.append(destination)
                 guard let restored else { continue }
-                repaired.insert(destination)
+                repaired[destination, default: []].append(inverseSlot)
                 if let index = request.updatedRows.firstIndex(where: { $0.objectID == destination }) {
                     var update = request.updatedRows[index]
                     if let change = update.changes.firstIndex(where: { $0.slot == inverseSlot }) {
@@ -71,6 +71,25 @@ extension NSManagedObjectContext {
             }
         }
         return StoreRow(objectID: id, version: 0, values: values)
+    }
+
+    /// After the save: registered objects whose inverses a re-insertion repaired take the
+    /// stored relationships (and, when the save did not otherwise change them, the new version).
+    func adoptRepairedInverses(_ repaired: [NSManagedObjectID: [Int]], saved: [NSManagedObject]) {
+        let savedIDs = Set(saved.map(\.objectID))
+        for (id, slots) in repaired {
+            guard let object = registry[id], !object.faultFlag else { continue }
+            guard savedIDs.contains(id) else {
+                refresh(object, mergeChanges: true)
+                continue
+            }
+            // Saved with its own changes: its version comes with the save; only the slots change.
+            guard let row = try? persistentStoreCoordinator?.row(for: id) else { continue }
+            let fresh = object.objectValues(from: row.values)
+            for slot in slots where slot < fresh.count && slot < object.values.count {
+                object.values[slot] = fresh[slot]
+            }
+        }
     }
 
     private func destinations(_ value: StoreValue) -> [NSManagedObjectID] {
