@@ -227,6 +227,55 @@ import Testing
         }
     }
 
+    @Test(
+        arguments: storeTypes, [NSMergePolicyType.mergeByPropertyStoreTrumpMergePolicyType, .overwriteMergePolicyType])
+    func aStaleDeleteNullifiesMembersTheStoreAddedMeanwhile(storeType: String, policyType: NSMergePolicyType) throws {
+        let scenario = try Scenario(storeType: storeType)
+        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
+        team.setValue("Analysts", forKey: "title")
+        scenario.original.setValue(team, forKey: "team")
+        try scenario.writer.save()
+        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        let staleTeam = try scenario.stale.existingObject(with: team.objectID)
+        #expect((staleTeam.value(forKey: "members") as? Set<NSManagedObject>)?.count == 1)
+        // Another save adds a member the stale context has not seen.
+        let newcomer = PageFileFixtures.person(scenario.writer, "Bob", "Babbage", 50, "bob@x")
+        newcomer.setValue(team, forKey: "team")
+        try scenario.writer.save()
+        scenario.stale.delete(staleTeam)
+        scenario.stale.mergePolicy = NSMergePolicy(merge: policyType)
+        try scenario.stale.save()
+
+        let reader = PageFileFixtures.context(scenario.coordinator)
+        #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Team")).isEmpty)
+        for id in [scenario.original.objectID, newcomer.objectID] {
+            // Nullified, the member the store added included: no reference to the deleted team remains.
+            #expect(try reader.existingObject(with: id).value(forKey: "team") == nil)
+        }
+        if let store = scenario.coordinator.persistentStores.first as? PageFileStore {
+            #expect(try store.verify().isClean)
+        }
+    }
+
+    @Test(arguments: storeTypes)
+    func theSaveReportsWhatThePolicyDidWithADeletedRow(storeType: String) throws {
+        for policy in [NSMergeByPropertyStoreTrumpMergePolicy, NSOverwriteMergePolicy] {
+            let scenario = try Scenario(storeType: storeType)
+            scenario.writer.delete(scenario.original)
+            try scenario.writer.save()
+            scenario.copy.setValue(Int16(50), forKey: "age")
+            scenario.stale.mergePolicy = policy
+            let log = NotificationLog([.NSManagedObjectContextDidSave], from: scenario.stale)
+            try scenario.stale.save()
+            #expect(log.all.count == 1)
+            let kept = policy === NSOverwriteMergePolicy
+            // Deleted here too under store trump; inserted again under overwrite.
+            #expect(log.objects(NSDeletedObjectsKey, in: 0) == (kept ? [] : [scenario.copy]))
+            #expect(log.objects(NSInsertedObjectsKey, in: 0) == (kept ? [scenario.copy] : []))
+            #expect(log.objects(NSUpdatedObjectsKey, in: 0).isEmpty)
+        }
+    }
+
     @Test(arguments: storeTypes)
     func aRolledBackDeleteIsNotReportedAsSaved(storeType: String) throws {
         let scenario = try Scenario(storeType: storeType)

@@ -1,7 +1,7 @@
 // A save refused for conflicts: the store's details become NSMergeConflict and
 // NSConstraintConflict objects for the context's merge policy, and once the policy
-// has resolved them the save is retried: against the new row versions after an
-// optimistic locking failure, from the context's current state after a uniqueness clash.
+// has resolved them (merging, deleting, restoring or inserting objects) the save is
+// built again from what the context then holds.
 import Foundation
 
 extension NSManagedObjectContext {
@@ -29,10 +29,10 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Writes the save's changes to the stores; when the merge policy resolves uniqueness
-    /// conflicts, writes again what the context holds after the resolution, and leaves
+    /// Writes the save's changes to the stores; once the merge policy has resolved the
+    /// conflicts a store reported, writes again what the context then holds, and leaves
     /// the lists holding the objects finally saved.
-    func writeChangesResolvingConstraintConflicts(
+    func writeChangesResolvingConflicts(
         inserted: inout [NSManagedObject], updated: inout [NSManagedObject], deleted: inout [NSManagedObject]
     ) throws -> [NSManagedObjectID: Int64] {
         var accepted: Set<ObjectIdentifier> = []
@@ -41,16 +41,11 @@ extension NSManagedObjectContext {
             do {
                 return try writeChangesToStores(
                     inserted: inserted, updated: updated, deleted: deleted, acceptedUpserts: accepted)
-            } catch let resolved as ConstraintConflictsResolved {
+            } catch let resolved as ConflictsResolved {
                 attempt += 1
-                guard attempt < Self.conflictRetryLimit else {
-                    throw CoreDataError.make(
-                        NSManagedObjectConstraintMergeError,
-                        "the save still violated uniqueness constraints after \(attempt) resolutions by the merge policy",
-                        userInfo: [NSPersistentStoreSaveConflictsErrorKey: resolved.conflicts])
-                }
+                guard attempt < Self.conflictRetryLimit else { throw resolved.retryLimitError(attempts: attempt) }
                 accepted.formUnion(resolved.acceptedObjects)
-                // The policy may have changed, deleted or inserted objects: save what is there now.
+                // The policy merged, deleted, restored or inserted objects: save what is there now.
                 processPendingChanges()
                 try validatePendingChanges()
                 inserted = self.inserted.sorted { first, second in
@@ -64,10 +59,11 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Saves `request`; on a conflict, lets the merge policy resolve it and saves again.
+    /// Saves `request`; on a conflict, lets the merge policy resolve it.
     ///
-    /// - Throws: ``ConstraintConflictsResolved`` when the policy resolved uniqueness
-    ///   conflicts, for the caller to build the save again from the context's objects.
+    /// - Throws: ``ConflictsResolved`` when the policy resolved the conflicts, for the
+    ///   caller to build the save again from the context's objects; the policy's error
+    ///   when it does not resolve them.
     func saveResolvingConflicts(
         _ request: StoreSaveRequest, updated: [NSManagedObject], deleted: [NSManagedObject],
         mapping: [NSManagedObjectID: NSManagedObjectID], inserted: [NSManagedObjectID: NSManagedObject],
@@ -82,76 +78,37 @@ extension NSManagedObjectContext {
             request.upsertObjectIDs = Set(
                 inserted.compactMap { id, object in acceptedUpserts.contains(ObjectIdentifier(object)) ? id : nil })
         }
-        let insertedRows = request.insertedRows
-        // Updated objects whose rows were deleted in the store: kept by the policy (inserted
-        // again) or given up (they leave the context once the save succeeds).
-        var reinserted: [NSManagedObject] = []
-        var vanished: [NSManagedObject] = []
-        // Stored objects whose inverse relationships the re-insertions point back at them.
+        // Stored objects whose inverse relationships a re-insertion points back at it, by slot.
         var repaired: [NSManagedObjectID: [Int]] = [:]
-        var attempt = 0
-        while true {
-            do {
-                var result = try coordinator.save(request)
-                for object in reinserted { result.versions[object.objectID] = 1 }
-                for object in vanished { forgetObjectDeletedInStore(object) }
-                if !repaired.isEmpty { adoptRepairedInverses(repaired, saved: updated) }
-                return result
-            } catch let error as NSError where error.domain == NSCocoaErrorDomain {
-                attempt += 1
-                if error.code == NSManagedObjectMergeError,
-                    let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreVersionConflict]
-                {
+        if request.insertedRows.count > inserted.count {
+            try addReinsertionRepairs(to: &request, newObjects: inserted, mapping: mapping, repaired: &repaired)
+        }
+        do {
+            let result = try coordinator.save(request)
+            if !repaired.isEmpty { adoptRepairedInverses(repaired, saved: updated) }
+            return result
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            if error.code == NSManagedObjectMergeError,
+                var details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreVersionConflict]
+            {
+                if !repaired.isEmpty {
                     // A row only a re-insertion changes, changed since it was read: the retry reads it again.
-                    var ownDetails = details
-                    if !repaired.isEmpty {
-                        let saved = Set(updated.map(\.objectID))
-                        ownDetails.removeAll { repaired[$0.objectID] != nil && !saved.contains($0.objectID) }
-                    }
-                    let conflicts = mergeConflicts(ownDetails, updated: updated, deleted: deleted)
-                    guard conflicts.count == ownDetails.count else { throw error }
-                    if !conflicts.isEmpty { try policy.resolve(optimisticLockingConflicts: conflicts) }
-                    guard attempt < Self.conflictRetryLimit else {
-                        throw CoreDataError.make(
-                            NSManagedObjectMergeError,
-                            "the save still conflicted after \(attempt) merges: other saves keep changing its objects",
-                            userInfo: [
-                                NSPersistentStoreSaveConflictsErrorKey: conflicts,
-                                NSAffectedObjectsErrorKey: conflicts.map(\.sourceObject.objectID),
-                            ])
-                    }
-                    for conflict in conflicts where conflict.persistedValues == nil {
-                        let object = conflict.sourceObject
-                        guard !object.deletedFlag, !reinserted.contains(where: { $0 === object }),
-                            !vanished.contains(where: { $0 === object })
-                        else { continue }
-                        // What the policy left of the object's changes decides: some, the object wins.
-                        if object.hasDirtySlots { reinserted.append(object) } else { vanished.append(object) }
-                    }
-                    request.insertedRows = insertedRows
-                    request.updatedRows = []
-                    request.deletedObjects = []
-                    let reinsertedIDs = Set(reinserted.map(ObjectIdentifier.init))
-                    // A delete the policy rolled back (the object is no longer deleted) is not sent.
-                    try addChanges(
-                        updated: updated.filter { !reinsertedIDs.contains(ObjectIdentifier($0)) },
-                        deleted: deleted.filter(\.deletedFlag), to: &request, mapping: mapping)
-                    repaired = [:]
-                    for object in reinserted {
-                        request.insertedRows.append(
-                            try reinsertionRow(for: object, mapping: mapping, repairing: &request, repaired: &repaired))
-                    }
-                    continue
+                    let saved = Set(updated.map(\.objectID))
+                    details.removeAll { repaired[$0.objectID] != nil && !saved.contains($0.objectID) }
                 }
-                if error.code == NSManagedObjectConstraintMergeError,
-                    let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreConstraintConflict]
-                {
-                    let conflicts = constraintConflicts(details, inserted: inserted)
-                    try policy.resolve(constraintConflicts: conflicts)
-                    throw ConstraintConflictsResolved(conflicts: conflicts)
-                }
-                throw error
+                let conflicts = mergeConflicts(details, updated: updated, deleted: deleted)
+                guard conflicts.count == details.count else { throw error }
+                if !conflicts.isEmpty { try policy.resolve(optimisticLockingConflicts: conflicts) }
+                throw ConflictsResolved(mergeConflicts: conflicts, constraintConflicts: [])
             }
+            if error.code == NSManagedObjectConstraintMergeError,
+                let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreConstraintConflict]
+            {
+                let conflicts = constraintConflicts(details, inserted: inserted)
+                try policy.resolve(constraintConflicts: conflicts)
+                throw ConflictsResolved(mergeConflicts: [], constraintConflicts: conflicts)
+            }
+            throw error
         }
     }
 
@@ -222,26 +179,48 @@ extension NSManagedObjectContext {
         object.awake(fromSnapshotEvents: .mergePolicy)
     }
 
-    /// Removes `object`, whose row another save deleted, once the merge policy discarded
-    /// its changes: it leaves the context as a merged deletion does.
-    private func forgetObjectDeletedInStore(_ object: NSManagedObject) {
-        registry[object.objectID] = nil
-        updated.remove(object)
-        object.updatedFlag = false
-        object.managedObjectContext = nil
-        noticeDeleted.insert(object)
+    /// Inserts `object` again: its row was deleted by another save and the merge policy
+    /// keeps the object. It keeps its object ID and is saved as a new row.
+    func insertAgain(_ object: NSManagedObject) {
+        guard !object.insertedFlag, !object.deletedFlag else { return }
+        if object.updatedFlag {
+            updated.remove(object)
+            object.updatedFlag = false
+        }
+        object.insertedFlag = true
+        inserted.insert(object)
     }
 }
 
-/// Thrown inside a save once the merge policy resolved uniqueness conflicts without
-/// failing: the save is built again from the context's objects, with the upserts the
-/// policy accepted.
-struct ConstraintConflictsResolved: Error, @unchecked Sendable {
-    /// The conflicts the policy resolved.
-    let conflicts: [NSConstraintConflict]
+/// Thrown inside a save once the merge policy resolved the conflicts a store reported
+/// without failing: the save is built again from the context's objects, with the
+/// upserts the policy accepted.
+struct ConflictsResolved: Error, @unchecked Sendable {
+    /// The optimistic locking conflicts the policy resolved.
+    let mergeConflicts: [NSMergeConflict]
+    /// The uniqueness conflicts the policy resolved.
+    let constraintConflicts: [NSConstraintConflict]
 
     /// The inserted objects whose clash becomes an upsert.
     var acceptedObjects: [ObjectIdentifier] {
-        conflicts.filter(\.resolvedByUpsert).flatMap { $0.conflictingObjects.map(ObjectIdentifier.init) }
+        constraintConflicts.filter(\.resolvedByUpsert).flatMap { $0.conflictingObjects.map(ObjectIdentifier.init) }
+    }
+
+    /// The error once resolutions keep failing: other saves racing each retry, or a
+    /// policy that resolves nothing.
+    func retryLimitError(attempts: Int) -> NSError {
+        guard mergeConflicts.isEmpty else {
+            return CoreDataError.make(
+                NSManagedObjectMergeError,
+                "the save still conflicted after \(attempts) merges: other saves keep changing its objects",
+                userInfo: [
+                    NSPersistentStoreSaveConflictsErrorKey: mergeConflicts,
+                    NSAffectedObjectsErrorKey: mergeConflicts.map(\.sourceObject.objectID),
+                ])
+        }
+        return CoreDataError.make(
+            NSManagedObjectConstraintMergeError,
+            "the save still violated uniqueness constraints after \(attempts) resolutions by the merge policy",
+            userInfo: [NSPersistentStoreSaveConflictsErrorKey: constraintConflicts])
     }
 }

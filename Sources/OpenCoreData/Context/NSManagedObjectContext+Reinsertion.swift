@@ -5,6 +5,22 @@
 import Foundation
 
 extension NSManagedObjectContext {
+    /// Rewrites the rows of `request` that insert objects again (inserted objects with a
+    /// permanent ID and a version: they were read from the store) and adds the repairs
+    /// of their inverses.
+    func addReinsertionRepairs(
+        to request: inout StoreSaveRequest, newObjects: [NSManagedObjectID: NSManagedObject],
+        mapping: [NSManagedObjectID: NSManagedObjectID], repaired: inout [NSManagedObjectID: [Int]]
+    ) throws {
+        for index in request.insertedRows.indices {
+            let id = request.insertedRows[index].objectID
+            guard newObjects[id] == nil, let object = registry[id], object.insertedFlag, object.version > 0
+            else { continue }
+            request.insertedRows[index] = try reinsertionRow(
+                for: object, mapping: mapping, repairing: &request, repaired: &repaired)
+        }
+    }
+
     /// The row re-inserting `object`, and updates to `request`'s rows or new ones
     /// pointing the stored inverses of its relationships back at it.
     ///

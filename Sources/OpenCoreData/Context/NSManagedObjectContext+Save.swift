@@ -37,7 +37,7 @@ extension NSManagedObjectContext {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
             settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
         } else {
-            let versions = try writeChangesResolvingConstraintConflicts(
+            let versions = try writeChangesResolvingConflicts(
                 inserted: &savedInserted, updated: &savedUpdated, deleted: &savedDeleted)
             // A delete the merge policy rolled back leaves the object in the context.
             savedDeleted.removeAll { !$0.deletedFlag }

@@ -6,22 +6,23 @@ extension NSMergePolicy {
     func merge(_ conflict: NSMergeConflict) {
         let object = conflict.sourceObject
         guard let persisted = conflict.persistedValues else {
-            // Deleted in the store: the store's state wins by discarding the object's
-            // changes (the context then forgets it), the object's by keeping them (the
-            // retried save inserts it again).
-            if mergeType == .mergeByPropertyStoreTrumpMergePolicyType || mergeType == .rollbackMergePolicyType {
-                if let committed = object.committed { object.values = committed }
-                object.dirtySlots = []
+            // Deleted in the store: the store's state wins by deleting the object here
+            // too, the object's by inserting it again (as Core Data's force insertion).
+            guard !object.deletedFlag, let context = object.managedObjectContext else { return }
+            switch mergeType {
+            case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType: context.insertAgain(object)
+            default: context.delete(object)
             }
             return
         }
         if object.deletedFlag {
             // A delete is the object's change as a whole: only rollback discards it.
-            let restored = object.faultFlag ? nil : object.objectValues(from: persisted)
             if mergeType == .rollbackMergePolicyType {
                 object.managedObjectContext?.restoreDeletedObject(
-                    object, values: restored, version: Int64(conflict.newVersionNumber))
+                    object, values: object.faultFlag ? nil : object.objectValues(from: persisted),
+                    version: Int64(conflict.newVersionNumber))
             } else {
+                applyDeleteRules(of: object, toDestinationsAddedIn: persisted)
                 object.version = Int64(conflict.newVersionNumber)
             }
             return
@@ -63,6 +64,37 @@ extension NSMergePolicy {
         object.committed = stored
         object.dirtySlots = dirty.contains(true) ? dirty : []
         object.version = Int64(conflict.newVersionNumber)
+    }
+
+    /// Runs `object`'s delete rules on the destinations another save gave it since the
+    /// context read it (the rules ran on the others when it was deleted here).
+    private func applyDeleteRules(of object: NSManagedObject, toDestinationsAddedIn persisted: [StoreValue]) {
+        guard let context = object.managedObjectContext else { return }
+        let layout = object.layout
+        for slot in layout.relationshipSlots where slot < persisted.count {
+            guard let relationship = layout.relationshipBySlot[slot], let inverse = relationship.inverseRelationship,
+                let inverseSlot = layout.inverseSlotBySlot[slot],
+                relationship.deleteRule == .nullifyDeleteRule || relationship.deleteRule == .cascadeDeleteRule,
+                let known = try? object.storeValue(slot: slot, mapping: [:]), !isUnknown(known)
+            else { continue }
+            let seen = Set(Self.objectIDs(known))
+            for id in Self.objectIDs(persisted[slot]) where !seen.contains(id) {
+                let destination = context.object(with: id)
+                if relationship.deleteRule == .cascadeDeleteRule {
+                    context.delete(destination)
+                } else {
+                    destination.detach(object, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany)
+                }
+            }
+        }
+    }
+
+    private static func objectIDs(_ value: StoreValue) -> [NSManagedObjectID] {
+        switch value {
+        case .objectID(let id): [id]
+        case .objectIDs(let ids): ids
+        default: []
+        }
     }
 
     private func isUnknown(_ value: StoreValue) -> Bool {

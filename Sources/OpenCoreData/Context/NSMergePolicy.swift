@@ -36,9 +36,9 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// object in the state the retried save writes and at the stored version.
     ///
     /// An object deleted in the store (`persistedSnapshot` nil, `newVersionNumber` 0)
-    /// keeps its changes under object trump and overwrite, and the save inserts it
-    /// again; under store trump and rollback its changes are discarded and it leaves
-    /// the context. An object the save deletes but the store changed stays deleted,
+    /// is inserted again under object trump and overwrite, and deleted in the context
+    /// under store trump and rollback. An object the save deletes but the store changed
+    /// stays deleted (its delete rules also run on destinations the store gave it),
     /// except under rollback, which discards the delete and restores the stored values.
     ///
     /// - Throws: `NSManagedObjectMergeError` (133020) with the conflicts under
