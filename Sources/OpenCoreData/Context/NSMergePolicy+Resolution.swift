@@ -8,7 +8,10 @@ extension NSMergePolicy {
         guard let persisted = conflict.persistedValues else {
             // Deleted in the store: the store's state wins by deleting the object here
             // too, the object's by inserting it again (as Core Data's force insertion).
-            guard !object.deletedFlag, let context = object.managedObjectContext else { return }
+            // (A conflict made with the public initializer carries no stored row to merge.)
+            guard conflict.persistedSnapshot == nil, conflict.newVersionNumber == 0, !object.deletedFlag,
+                let context = object.managedObjectContext
+            else { return }
             switch mergeType {
             case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType: context.insertAgain(object)
             default: context.delete(object)
