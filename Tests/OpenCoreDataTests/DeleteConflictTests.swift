@@ -153,6 +153,31 @@ import Testing
     }
 
     @Test(arguments: storeTypes)
+    func aReinsertedObjectDropsADestinationDeletedToo(storeType: String) throws {
+        let scenario = try Scenario(storeType: storeType)
+        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
+        team.setValue("Analysts", forKey: "title")
+        scenario.original.setValue(team, forKey: "team")
+        try scenario.writer.save()
+        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        #expect((scenario.copy.value(forKey: "team") as? NSManagedObject)?.objectID == team.objectID)
+        scenario.writer.delete(scenario.original)
+        scenario.writer.delete(team)
+        try scenario.writer.save()
+        scenario.copy.setValue(Int16(50), forKey: "age")
+        scenario.stale.mergePolicy = NSOverwriteMergePolicy
+        try scenario.stale.save()
+        let reader = PageFileFixtures.context(scenario.coordinator)
+        let person = try reader.existingObject(with: scenario.copy.objectID)
+        #expect(person.value(forKey: "age") as? Int16 == 50)
+        #expect(person.value(forKey: "team") == nil)
+        #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Team")).isEmpty)
+        if let store = scenario.coordinator.persistentStores.first as? PageFileStore {
+            #expect(try store.verify().isClean)
+        }
+    }
+
+    @Test(arguments: storeTypes)
     func aReinsertedObjectsTeamChangedInTheSameSaveKeepsBoth(storeType: String) throws {
         let scenario = try Scenario(storeType: storeType)
         let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)

@@ -24,9 +24,9 @@ extension NSManagedObjectContext {
     /// The row re-inserting `object`, and updates to `request`'s rows or new ones
     /// pointing the stored inverses of its relationships back at it.
     ///
-    /// A destination whose to-one inverse now points at another object stays there: the
-    /// re-inserted row drops it instead. Destinations the save deletes or inserts are
-    /// left alone (the context already keeps an inserted object's inverses).
+    /// A destination whose to-one inverse now points at another object stays there, and
+    /// one deleted (by this save or another) is gone: the re-inserted row drops them.
+    /// Destinations the save inserts are left alone (the context keeps their inverses).
     func reinsertionRow(
         for object: NSManagedObject, mapping: [NSManagedObjectID: NSManagedObjectID],
         repairing request: inout StoreSaveRequest, repaired: inout [NSManagedObjectID: [Int]]
@@ -36,6 +36,7 @@ extension NSManagedObjectContext {
         let id = object.objectID
         var values = try object.storeValues(mapping: mapping)
         let deleted = Set(request.deletedObjects.map(\.objectID))
+        var insertedIDs: Set<NSManagedObjectID>?
         for slot in layout.relationshipSlots where slot < values.count {
             // A to-many never read has no destinations to restore: the delete detached them.
             if case .unresolved = values[slot] { values[slot] = .objectIDs([]) }
@@ -46,7 +47,9 @@ extension NSManagedObjectContext {
                     let inverseSlot = destination.entity.layout.slotsByName[inverse.name],
                     inverseSlot < row.values.count
                 else {
-                    if !deleted.contains(destination) { kept.append(destination) }
+                    // Without a stored row, only a destination this save inserts is kept.
+                    if insertedIDs == nil { insertedIDs = Set(request.insertedRows.map(\.objectID)) }
+                    if insertedIDs?.contains(destination) == true { kept.append(destination) }
                     continue
                 }
                 let current = row.values[inverseSlot]
