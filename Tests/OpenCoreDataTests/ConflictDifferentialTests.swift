@@ -1,0 +1,147 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import OpenCoreData
+
+/// Random interleavings of saves from a writing context and a stale one, under random
+/// merge policies, give the same results on every store type: the same saves succeed
+/// or fail with the same error, and the stores end holding the same objects.
+@Suite struct ConflictDifferentialTests {
+    static let storeTypes = [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType]
+    static let policyTypes: [NSMergePolicyType] = [
+        .errorMergePolicyType, .mergeByPropertyStoreTrumpMergePolicyType, .mergeByPropertyObjectTrumpMergePolicyType,
+        .overwriteMergePolicyType, .rollbackMergePolicyType,
+    ]
+
+    /// One step of a script; `person` picks among the emails used so far.
+    enum Step {
+        case writerInserts(email: Int)
+        case writerUpdates(person: Int, age: Int)
+        case writerDeletes(person: Int)
+        case staleReads(person: Int)
+        case staleUpdates(person: Int, age: Int, lastName: String)
+        case staleDeletes(person: Int)
+        case staleInserts(email: Int, firstName: String)
+        case staleSaves(NSMergePolicyType)
+    }
+
+    static func script(_ random: inout SeededRandom, length: Int) -> [Step] {
+        var steps: [Step] = []
+        var emails = 0
+        for _ in 0..<length {
+            let person = random.int(in: 0...max(0, emails - 1))
+            switch random.int(in: 0...9) {
+            case 0, 1:
+                steps.append(.writerInserts(email: emails))
+                emails += 1
+            case 2: steps.append(.writerUpdates(person: person, age: random.int(in: 1...99)))
+            case 3: steps.append(.writerDeletes(person: person))
+            case 4, 5: steps.append(.staleReads(person: person))
+            case 6: steps.append(.staleUpdates(person: person, age: random.int(in: 1...99), lastName: "L\(person)"))
+            case 7: steps.append(.staleDeletes(person: person))
+            case 8:
+                // A new email or one in use: a uniqueness clash.
+                let email = random.chance(0.5) ? person : emails
+                if email == emails { emails += 1 }
+                steps.append(.staleInserts(email: email, firstName: "S\(steps.count)"))
+            default: steps.append(.staleSaves(random.pick(policyTypes)))
+            }
+        }
+        steps.append(.staleSaves(random.pick(policyTypes)))
+        return steps
+    }
+
+    static func email(_ number: Int) -> String { "p\(number)@x" }
+
+    /// Runs `steps` on a store of `storeType`: the outcome of every save, then the stored people.
+    static func run(_ steps: [Step], storeType: String) throws -> [String] {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url, type: storeType)
+        let writer = PageFileFixtures.context(coordinator)
+        let stale = PageFileFixtures.context(coordinator)
+        var log: [String] = []
+        func find(_ context: NSManagedObjectContext, _ number: Int) throws -> NSManagedObject? {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+            request.predicate = NSPredicate(format: "email == %@", email(number))
+            return try context.fetch(request).first
+        }
+        func save(_ context: NSManagedObjectContext) -> String {
+            do {
+                try context.save()
+                return "ok"
+            } catch {
+                context.rollback()
+                return "\((error as NSError).code)"
+            }
+        }
+        for step in steps {
+            switch step {
+            case .writerInserts(let number):
+                PageFileFixtures.person(writer, "W", "W", 1, email(number))
+                log.append("w+ \(save(writer))")
+            case .writerUpdates(let number, let age):
+                guard let person = try find(writer, number) else { continue }
+                person.setValue(Int16(age), forKey: "age")
+                log.append("w~ \(save(writer))")
+            case .writerDeletes(let number):
+                guard let person = try find(writer, number) else { continue }
+                writer.delete(person)
+                log.append("w- \(save(writer))")
+            case .staleReads(let number):
+                _ = try find(stale, number)
+            case .staleUpdates(let number, let age, let lastName):
+                // Only objects already registered: they may be stale.
+                guard
+                    let person = stale.registeredObjects.first(where: {
+                        ($0.value(forKey: "email") as? String) == email(number)
+                    }),
+                    !person.isDeleted
+                else { continue }
+                person.setValue(Int16(age), forKey: "age")
+                person.setValue(lastName, forKey: "lastName")
+            case .staleDeletes(let number):
+                guard
+                    let person = stale.registeredObjects.first(where: {
+                        ($0.value(forKey: "email") as? String) == email(number)
+                    })
+                else { continue }
+                stale.delete(person)
+            case .staleInserts(let number, let firstName):
+                PageFileFixtures.person(stale, firstName, "S", 2, email(number))
+            case .staleSaves(let type):
+                stale.mergePolicy = NSMergePolicy(merge: type)
+                log.append("s \(type.rawValue) \(save(stale))")
+            }
+        }
+        let reader = PageFileFixtures.context(coordinator)
+        let people = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).map { person in
+            [
+                person.value(forKey: "email") as? String ?? "nil",
+                person.value(forKey: "firstName") as? String ?? "nil",
+                person.value(forKey: "lastName") as? String ?? "nil",
+                "\((person.value(forKey: "age") as? Int16).map(Int.init) ?? -1)",
+            ].joined(separator: ",")
+        }
+        if let store = coordinator.persistentStores.first as? PageFileStore {
+            log.append("verify \(try store.verify().isClean)")
+        }
+        return log + people.sorted()
+    }
+
+    @Test func everyStoreTypeResolvesTheSameConflictsTheSameWay() throws {
+        var random = SeededRandom(environmentOr: 0xC0FF1C7)
+        for _ in 0..<12 {
+            let steps = Self.script(&random, length: 40)
+            let expected = try Self.run(steps, storeType: NSInMemoryStoreType)
+            for storeType in [NSSQLiteStoreType, NSBinaryStoreType] {
+                var outcome = try Self.run(steps, storeType: storeType)
+                if storeType == NSSQLiteStoreType {
+                    #expect(outcome.last(where: { $0.hasPrefix("verify") }) == "verify true", "\(random.replayHint)")
+                    outcome.removeAll { $0.hasPrefix("verify") }
+                }
+                #expect(outcome == expected, "\(storeType) differs from the in-memory store; \(random.replayHint)")
+            }
+        }
+    }
+}
