@@ -66,6 +66,14 @@ import Testing
             request.predicate = NSPredicate(format: "email == %@", email(number))
             return try context.fetch(request).first
         }
+        /// The stale context's newest stored object with that email, when registered and not
+        /// deleted (objects it inserts share emails: those are the clashes; older ones may be
+        /// registered still after their rows were deleted).
+        func registered(_ number: Int) -> NSManagedObject? {
+            stale.registeredObjects.filter {
+                !$0.isInserted && !$0.isDeleted && ($0.value(forKey: "email") as? String) == email(number)
+            }.max { $0.objectID.key < $1.objectID.key }
+        }
         func save(_ context: NSManagedObjectContext) -> String {
             do {
                 try context.save()
@@ -93,18 +101,13 @@ import Testing
             case .staleUpdates(let number, let age, let lastName):
                 // Only objects already registered: they may be stale.
                 guard
-                    let person = stale.registeredObjects.first(where: {
-                        ($0.value(forKey: "email") as? String) == email(number)
-                    }),
-                    !person.isDeleted
+                    let person = registered(number)
                 else { continue }
                 person.setValue(Int16(age), forKey: "age")
                 person.setValue(lastName, forKey: "lastName")
             case .staleDeletes(let number):
                 guard
-                    let person = stale.registeredObjects.first(where: {
-                        ($0.value(forKey: "email") as? String) == email(number)
-                    })
+                    let person = registered(number)
                 else { continue }
                 stale.delete(person)
             case .staleInserts(let number, let firstName):
