@@ -75,8 +75,17 @@ extension NSManagedObjectContext {
         // A subclass may override resolve(constraintConflicts:), so the store reports every
         // clash it has not accepted; the built-in policies' upserts happen in the store directly.
         if type(of: policy) != NSMergePolicy.self {
-            request.upsertObjectIDs = Set(
-                inserted.compactMap { id, object in acceptedUpserts.contains(ObjectIdentifier(object)) ? id : nil })
+            var accepted: Set<NSManagedObjectID> = []
+            for (id, object) in inserted where acceptedUpserts.contains(ObjectIdentifier(object)) {
+                accepted.insert(id)
+            }
+            // Objects inserted under a permanent ID (inserted again, or given IDs before the save).
+            for row in request.insertedRows where inserted[row.objectID] == nil {
+                if let object = registry[row.objectID], acceptedUpserts.contains(ObjectIdentifier(object)) {
+                    accepted.insert(row.objectID)
+                }
+            }
+            request.upsertObjectIDs = accepted
         }
         // Stored objects whose inverse relationships a re-insertion points back at it, by slot.
         var repaired: [NSManagedObjectID: [Int]] = [:]
