@@ -24,6 +24,9 @@ import Testing
         case staleDeletes(person: Int)
         case staleInserts(email: Int, firstName: String)
         case staleSaves(NSMergePolicyType)
+        /// Team 0 or 1, or none (2).
+        case writerJoins(person: Int, team: Int)
+        case staleJoins(person: Int, team: Int)
     }
 
     static func script(_ random: inout SeededRandom, length: Int) -> [Step] {
@@ -31,7 +34,7 @@ import Testing
         var emails = 0
         for _ in 0..<length {
             let person = random.int(in: 0...max(0, emails - 1))
-            switch random.int(in: 0...9) {
+            switch random.int(in: 0...11) {
             case 0, 1:
                 steps.append(.writerInserts(email: emails))
                 emails += 1
@@ -45,6 +48,8 @@ import Testing
                 let email = random.chance(0.5) ? person : emails
                 if email == emails { emails += 1 }
                 steps.append(.staleInserts(email: email, firstName: "S\(steps.count)"))
+            case 9: steps.append(.writerJoins(person: person, team: random.int(in: 0...2)))
+            case 10: steps.append(.staleJoins(person: person, team: random.int(in: 0...2)))
             default: steps.append(.staleSaves(random.pick(policyTypes)))
             }
         }
@@ -75,7 +80,8 @@ import Testing
         /// registered still after their rows were deleted).
         func registered(_ number: Int) -> NSManagedObject? {
             stale.registeredObjects.filter {
-                !$0.isInserted && !$0.isDeleted && ($0.value(forKey: "email") as? String) == email(number)
+                $0.entity.name == "Person" && !$0.isInserted && !$0.isDeleted
+                    && ($0.value(forKey: "email") as? String) == email(number)
             }.max { $0.objectID.key < $1.objectID.key }
         }
         func save(_ context: NSManagedObjectContext) -> String {
@@ -87,8 +93,25 @@ import Testing
                 return "\((error as NSError).code)"
             }
         }
+        for title in ["T0", "T1"] {
+            NSEntityDescription.insertNewObject(forEntityName: "Team", into: writer).setValue(title, forKey: "title")
+        }
+        try writer.save()
+        func team(_ context: NSManagedObjectContext, _ number: Int) throws -> NSManagedObject? {
+            guard number < 2 else { return nil }
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Team")
+            request.predicate = NSPredicate(format: "title == %@", "T\(number)")
+            return try context.fetch(request).first
+        }
         for step in steps {
             switch step {
+            case .writerJoins(let number, let teamNumber):
+                guard let person = try find(writer, number) else { continue }
+                person.setValue(try team(writer, teamNumber), forKey: "team")
+                log.append("wt \(save(writer))")
+            case .staleJoins(let number, let teamNumber):
+                guard let person = registered(number) else { continue }
+                person.setValue(try team(stale, teamNumber), forKey: "team")
             case .writerInserts(let number):
                 PageFileFixtures.person(writer, "W", "W", 1, email(number))
                 log.append("w+ \(save(writer))")
@@ -128,12 +151,21 @@ import Testing
                 person.value(forKey: "firstName") as? String ?? "nil",
                 person.value(forKey: "lastName") as? String ?? "nil",
                 "\((person.value(forKey: "age") as? Int16).map(Int.init) ?? -1)",
+                (person.value(forKey: "team") as? NSManagedObject)?.value(forKey: "title") as? String ?? "-",
             ].joined(separator: ",")
+        }
+        // Both sides of the relationship, as each store holds them. (They need not agree: the
+        // policies merge a stale to-many stored in its row like any property.)
+        let teams = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Team")).map { team in
+            let members = (team.value(forKey: "members") as? Set<NSManagedObject> ?? []).map {
+                $0.value(forKey: "email") as? String ?? "nil"
+            }
+            return "\(team.value(forKey: "title") as? String ?? "nil"): \(members.sorted().joined(separator: " "))"
         }
         if let store = coordinator.persistentStores.first as? PageFileStore {
             log.append("verify \(try store.verify().isClean)")
         }
-        return log + people.sorted()
+        return log + people.sorted() + teams.sorted()
     }
 
     @Test func everyStoreTypeResolvesTheSameConflictsTheSameWay() throws {
