@@ -368,9 +368,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// `row` with its blobs read (a row leaving the store for a merge policy or a context).
     func resolvedCopy(_ row: StoreRow, in transaction: ReadTransaction) throws -> StoreRow {
         let info = try info(for: row.objectID.entity)
-        guard !info.blobSlots.isEmpty else { return row }
+        guard !info.blobSlots.isEmpty || !info.externalSlots.isEmpty else { return row }
         var copy = row
-        try resolveBlobs(&copy, info: info, in: transaction)
+        if !info.blobSlots.isEmpty { try resolveBlobs(&copy, info: info, in: transaction) }
+        // A merge policy compares and merges whole snapshots: to-manys included.
+        if !info.externalSlots.isEmpty { try resolveToMany(&copy, in: transaction, codec: codec) }
         return copy
     }
 
