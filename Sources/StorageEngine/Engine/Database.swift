@@ -160,7 +160,8 @@ public final class Database: @unchecked Sendable {
                 // A new file's directory entry is durable only after the directory is synced (A4).
                 try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path))
             }
-            log = WriteAheadLog(file: logFile, pageSize: pageSize)
+            log = WriteAheadLog(
+                file: logFile, pageSize: pageSize, checkpointThreshold: options.checkpointThreshold)
             store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
             let recovery = try log.recover(from: meta)
             try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)

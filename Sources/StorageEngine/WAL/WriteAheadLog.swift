@@ -47,13 +47,32 @@ final class WriteAheadLog: @unchecked Sendable {
     private(set) var chain: UInt64 = 0
     /// Bytes of committed frames in this generation.
     var committedBytes: UInt64 { end - UInt64(Self.headerSize) }
+    /// Bytes at the start of the file already written (frames of any generation, or the
+    /// zeros of a preallocation): frames inside them overwrite blocks the file system has
+    /// allocated, so a sync writes data only, not a new file size (SPEC.md §2.3 W3).
+    private(set) var allocatedEnd: UInt64 = 0
+    /// Frames the log grows by at once, written as zeros.
+    let growthFrames: Int
+    /// Past this size a reset shrinks the file back to it (a log that grew while
+    /// checkpoints were blocked does not stay large).
+    let retainedBytes: UInt64
     private var buffer: UnsafeMutableRawPointer
     private let bufferFrames: Int
 
-    init(file: any StorageFile, pageSize: Int) {
+    /// A log in `file` for pages of `pageSize` bytes; `checkpointThreshold` (the log size
+    /// at which commits checkpoint) sizes its preallocation steps and its retained size.
+    init(file: any StorageFile, pageSize: Int, checkpointThreshold: Int) {
         self.file = file
         self.pageSize = pageSize
-        bufferFrames = max(1, (1 << 20) / (Self.frameHeaderSize + pageSize))
+        let frameSize = Self.frameHeaderSize + pageSize
+        bufferFrames = max(1, (1 << 20) / frameSize)
+        // An eighth of the threshold, at most 1 MiB, at least 4 frames: about 8 extensions
+        // fill the first generation, and each steady-state generation extends nothing.
+        let threshold = min(max(0, checkpointThreshold), 1 << 48)
+        growthFrames = max(4, min((1 << 20) / frameSize, threshold / 8 / frameSize))
+        let thresholdFrames = UInt64(threshold / frameSize + 1)
+        let chunks = (thresholdFrames + UInt64(growthFrames) - 1) / UInt64(growthFrames)
+        retainedBytes = UInt64(Self.headerSize) + 2 * chunks * UInt64(growthFrames * frameSize)
         buffer = UnsafeMutableRawPointer.allocate(
             byteCount: bufferFrames * (Self.frameHeaderSize + pageSize), alignment: 16)
     }
@@ -71,11 +90,37 @@ final class WriteAheadLog: @unchecked Sendable {
         put64(&header, 24, baseTransaction)
         put64(&header, 56, checksum(Array(header[0..<56])))
         try header.withUnsafeBytes { try file.write($0, at: 0) }
+        allocatedEnd = max(allocatedEnd, UInt64(Self.headerSize))
         salt = newSalt
         self.baseTransaction = baseTransaction
         hasHeader = true
         end = UInt64(Self.headerSize)
         chain = newSalt
+        if allocatedEnd > 2 * retainedBytes {
+            // Every frame past the new header is stale (old salt), so dropping them is safe
+            // whichever of the header write and the truncation survives a crash.
+            try file.truncate(to: retainedBytes)
+            allocatedEnd = retainedBytes
+        }
+    }
+
+    /// Writes zeros from `position` to the next preallocation step past it, so that the
+    /// frames of later commits overwrite allocated blocks. Unsynced: the sync of the commit
+    /// that needed it covers it; garbage or zeros there are frames that do not validate.
+    private func preallocate(from position: UInt64) throws {
+        let step = UInt64(growthFrames * frameSize)
+        let frames = position - UInt64(Self.headerSize)
+        let target = UInt64(Self.headerSize) + (frames / step + 1) * step
+        var offset = max(position, allocatedEnd)
+        guard offset < target else { return }
+        let capacity = bufferFrames * frameSize
+        memset(buffer, 0, capacity)
+        while offset < target {
+            let count = Int(min(UInt64(capacity), target - offset))
+            try file.write(UnsafeRawBufferPointer(start: buffer, count: count), at: offset)
+            offset += UInt64(count)
+        }
+        allocatedEnd = target
     }
 
     /// Appends `pages` (already sealed) as one transaction's frames, the last flagged commit
@@ -115,6 +160,8 @@ final class WriteAheadLog: @unchecked Sendable {
         }
         end = position
         self.chain = chain
+        allocatedEnd = max(allocatedEnd, position)
+        if position >= allocatedEnd { try preallocate(from: position) }
         return offsets
     }
 
@@ -134,6 +181,7 @@ final class WriteAheadLog: @unchecked Sendable {
         var recovery = Recovery(state: meta)
         hasHeader = false
         let fileSize = try file.size()
+        allocatedEnd = fileSize
         guard fileSize >= UInt64(Self.headerSize) else { return recovery }
         var header = [UInt8](repeating: 0, count: Self.headerSize)
         _ = try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
