@@ -81,7 +81,8 @@ import Testing
             let payloadBytes = length == 0 ? 512 : length
             let payload = Array(log[position + 64..<position + 64 + payloadBytes])
             var hashed = Array(header[0..<56])
-            hashed += withUnsafeBytes(of: (length == 0 ? get64(payload, 0) : checksum(payload)).littleEndian, Array.init)
+            hashed += withUnsafeBytes(
+                of: (length == 0 ? get64(payload, 0) : checksum(payload)).littleEndian, Array.init)
             chain = checksum(hashed, seed: chain)
             #expect(get64(header, 56) == chain)
             frames.append((get64(header, 0), get64(header, 8), get32(header, 16), payload))

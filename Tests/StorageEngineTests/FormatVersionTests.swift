@@ -1,5 +1,6 @@
-@testable import StorageEngine
 import Testing
+
+@testable import StorageEngine
 
 @Suite struct FormatVersionTests {
     @Test func formatVersionIsPositive() {
@@ -77,7 +78,9 @@ import Testing
         let sum = withUnsafeBytes(of: checksum(Array(log[0..<56])).littleEndian, Array.init)
         log.replaceSubrange(56..<64, with: sum)
         files.setContents(log, ofPath: "v.db-wal")
-        let error = #expect(throws: StorageError.self) { _ = try Database.open(at: "v.db", options: Self.options(files)) }
+        let error = #expect(throws: StorageError.self) {
+            _ = try Database.open(at: "v.db", options: Self.options(files))
+        }
         #expect(error?.code == .unsupportedFormat)
         #expect(error?.description.contains("log format version 3") == true)
     }

@@ -107,4 +107,29 @@ import Testing
         let size = files.contents(ofPath: "crash.db-wal")?.count ?? 0
         #expect(size > 0 && size < 4 * EngineHarness.crashOptions(files).checkpointThreshold)
     }
+
+    /// A transaction that writes no page (it empties the catalog) logs only free records
+    /// and may still have grown the file by pages it allocated and freed; reopening must
+    /// accept its page count (SPEC.md §5 counts frames, not bytes).
+    @Test func aCommitOfOnlyFreeRecordsReopens() throws {
+        let files = SimulatedFileSystem()
+        var options = EngineHarness.crashOptions(files)
+        options.checkpointThreshold = Int.max
+        options.checkpointOnClose = false
+        let database = try Database.open(at: "only.db", options: options)
+        try Self.put(database, 1, [1])
+        try database.checkpoint()  // the log then holds only the next transaction
+        try database.write { transaction in
+            let scratch = try transaction.openTree(named: "scratch")
+            for index in 0..<4_000 { try scratch.setValue(Array(repeating: 3, count: 100), forKey: Self.key(index)) }
+            #expect(try transaction.deleteTree(named: "scratch"))
+            #expect(try transaction.deleteTree(named: "rows"))
+        }
+        try database.close()
+        let reopened = try Database.open(at: "only.db", options: options)
+        _ = try reopened.verify()
+        #expect(try reopened.read { try $0.treeNames() }.isEmpty)
+        try Self.put(reopened, 2, [2])
+        try reopened.close()
+    }
 }

@@ -243,7 +243,7 @@ public final class Database: @unchecked Sendable {
     {
         let pageSize = UInt64(log.pageSize)
         let filePages = try dataFile.size() / pageSize
-        let logFrames = log.committedBytes / UInt64(log.frameSize)
+        let logFrames = log.committedFrames
         let limit = 1 + filePages * 256 + logFrames * UInt64(implicitGrowthLimit + 1)
         guard meta.pageCount <= 1 + filePages * 256, recovered.pageCount <= limit else {
             throw StorageError.corrupt(

@@ -55,6 +55,8 @@ final class WriteAheadLog: @unchecked Sendable {
     private(set) var chain: UInt64 = 0
     /// Bytes of committed frames in this generation.
     var committedBytes: UInt64 { end - UInt64(Self.headerSize) }
+    /// Committed frames in this generation (page images and free records).
+    private(set) var committedFrames: UInt64 = 0
     /// Bytes at the start of the file already written (frames of any generation, or the
     /// zeros of a preallocation): frames inside them overwrite blocks the file system has
     /// allocated, so a sync writes data only, not a new file size (SPEC.md §2.3 W3).
@@ -105,6 +107,7 @@ final class WriteAheadLog: @unchecked Sendable {
         self.baseTransaction = baseTransaction
         hasHeader = true
         end = UInt64(Self.headerSize)
+        committedFrames = 0
         chain = newSalt
         if allocatedEnd > 2 * retainedBytes {
             // Every frame past the new header is stale (old salt), so dropping them is safe
@@ -177,6 +180,7 @@ final class WriteAheadLog: @unchecked Sendable {
         }
         let position = try writer.finish()
         end = position
+        committedFrames += writer.frames
         chain = writer.chain
         allocatedEnd = max(allocatedEnd, position)
         if position >= allocatedEnd { try preallocate(from: position) }
@@ -190,6 +194,8 @@ final class WriteAheadLog: @unchecked Sendable {
         var position: UInt64
         var used = 0
         var chain: UInt64
+        /// Frames added.
+        var frames: UInt64 = 0
 
         init(log: WriteAheadLog, position: UInt64, chain: UInt64) {
             self.log = log
@@ -215,6 +221,7 @@ final class WriteAheadLog: @unchecked Sendable {
             frame.storeBytes(of: chain.littleEndian, toByteOffset: 56, as: UInt64.self)
             let offset = position + UInt64(used + WriteAheadLog.frameHeaderSize)
             used += size
+            frames += 1
             return offset
         }
 
@@ -314,12 +321,14 @@ final class WriteAheadLog: @unchecked Sendable {
         hasHeader = true
         chain = salt
         end = UInt64(Self.headerSize)
+        committedFrames = 0
 
         var position = UInt64(Self.headerSize)
         var runningChain = salt
         var pending: [(page: UInt64, offset: UInt64)] = []
         var pendingFreed: [UInt64] = []
         var pendingTransaction: UInt64?
+        var scannedFrames: UInt64 = 0
         let page = Page(size: pageSize)
         let capacity = bufferFrames * frameSize
         // The buffer holds the file's bytes from `bufferStart`, `buffered` of them.
@@ -373,6 +382,7 @@ final class WriteAheadLog: @unchecked Sendable {
             if let pendingTransaction, pendingTransaction != transaction { break scan }
             pendingTransaction = transaction
             runningChain = computed
+            scannedFrames += 1
             let framePosition = position
             position += UInt64(Self.frameHeaderSize + payloadBytes)
             if isShortRecord {
@@ -407,6 +417,7 @@ final class WriteAheadLog: @unchecked Sendable {
             }
             end = position
             chain = runningChain
+            committedFrames = scannedFrames
             pending.removeAll(keepingCapacity: true)
             pendingFreed.removeAll(keepingCapacity: true)
             pendingTransaction = nil
