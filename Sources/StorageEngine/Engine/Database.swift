@@ -330,6 +330,20 @@ public final class Database: @unchecked Sendable {
     /// The id of the newest committed transaction.
     public var lastCommittedTransaction: UInt64 { stateLock.withLock { committed.transaction } }
 
+    /// Bytes of committed frames in the current log generation: what recovery would scan
+    /// if the process died now. The log file can be larger, since it is preallocated and
+    /// reused across checkpoints (SPEC.md §2.3 W3), so its size does not measure this.
+    /// - Throws: ``StorageError``: `busy` when a writer holds the database past
+    ///   ``Options/busyTimeout``, `closed`, `poisoned`.
+    public func committedLogBytes() throws -> UInt64 {
+        try checkUsable()
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
+            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
+        }
+        defer { writerGate.release() }
+        return log.committedBytes
+    }
+
     // MARK: Reading
 
     /// Runs `body` in a read transaction on the newest committed state.
@@ -479,6 +493,9 @@ public final class Database: @unchecked Sendable {
                     }
                 } else {
                     try checkpointLocked()
+                    // A closed database is its page file alone, as SQLite's is; the next
+                    // session's commits preallocate the log again (SPEC.md §2.3 W3).
+                    try log.truncateAfterCheckpoint()
                 }
             } catch {
                 failure = error

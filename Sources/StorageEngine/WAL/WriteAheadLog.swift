@@ -61,7 +61,7 @@ final class WriteAheadLog: @unchecked Sendable {
     /// zeros of a preallocation): frames inside them overwrite blocks the file system has
     /// allocated, so a sync writes data only, not a new file size (SPEC.md §2.3 W3).
     private(set) var allocatedEnd: UInt64 = 0
-    /// Frames the log grows by at once, written as zeros.
+    /// The most frames the log grows by at once, written as zeros.
     let growthFrames: Int
     /// Past this size a reset shrinks the file back to it (a log that grew while
     /// checkpoints were blocked does not stay large).
@@ -76,8 +76,9 @@ final class WriteAheadLog: @unchecked Sendable {
         self.pageSize = pageSize
         let frameSize = Self.frameHeaderSize + pageSize
         bufferFrames = max(1, (1 << 20) / frameSize)
-        // An eighth of the threshold, at most 1 MiB, at least 4 frames: about 8 extensions
-        // fill the first generation, and each steady-state generation extends nothing.
+        // Steps of at most an eighth of the threshold (at most 1 MiB, at least 4 frames):
+        // about 8 of them fill the first generation once the file has doubled up to that
+        // size, and each steady-state generation extends nothing.
         let threshold = min(max(0, checkpointThreshold), 1 << 48)
         growthFrames = max(4, min((1 << 20) / frameSize, threshold / 8 / frameSize))
         let thresholdFrames = UInt64(threshold / frameSize + 1)
@@ -117,15 +118,16 @@ final class WriteAheadLog: @unchecked Sendable {
         }
     }
 
-    /// Writes zeros from `position` to the next preallocation step past it, so that the
-    /// frames of later commits overwrite allocated blocks. Unsynced: the sync of the commit
-    /// that needed it covers it; garbage or zeros there are frames that do not validate.
+    /// Writes zeros after `position` (the end of the frames, at or past the written bytes)
+    /// so that the frames of later commits overwrite allocated blocks: as many bytes as
+    /// the log's frames already take (the file doubles), at least 4 and at most
+    /// `growthFrames` frames. Unsynced: the sync of the commit that needed it covers it;
+    /// zeros or garbage there are frames that do not validate.
     private func preallocate(from position: UInt64) throws {
-        let step = UInt64(growthFrames * frameSize)
-        let frames = position - UInt64(Self.headerSize)
-        let target = UInt64(Self.headerSize) + (frames / step + 1) * step
-        var offset = max(position, allocatedEnd)
-        guard offset < target else { return }
+        let frames = (position - UInt64(Self.headerSize)) / UInt64(frameSize)
+        let step = UInt64(frameSize) * min(UInt64(growthFrames), max(4, frames))
+        let target = position + step
+        var offset = position
         let capacity = bufferFrames * frameSize
         memset(buffer, 0, capacity)
         while offset < target {
@@ -134,6 +136,17 @@ final class WriteAheadLog: @unchecked Sendable {
             offset += UInt64(count)
         }
         allocatedEnd = target
+    }
+
+    /// Empties the file (a clean close, after a checkpoint): every frame in it is at most
+    /// the durable meta's transaction, so whichever of the old bytes survive a crash,
+    /// recovery applies none of them.
+    func truncateAfterCheckpoint() throws {
+        try file.truncate(to: 0)
+        allocatedEnd = 0
+        hasHeader = false
+        end = UInt64(Self.headerSize)
+        committedFrames = 0
     }
 
     /// Appends one transaction's frames: records of the committed pages it freed, then
