@@ -128,7 +128,7 @@ final class WriteAheadLog: @unchecked Sendable {
         let step = UInt64(frameSize) * min(UInt64(growthFrames), max(4, frames))
         let target = position + step
         var offset = position
-        let capacity = bufferFrames * frameSize
+        let capacity = Int(min(UInt64(bufferFrames * frameSize), step))
         memset(buffer, 0, capacity)
         while offset < target {
             let count = Int(min(UInt64(capacity), target - offset))
