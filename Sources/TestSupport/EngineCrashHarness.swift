@@ -143,8 +143,12 @@ extension EngineHarness {
                 (0..<6).map { ("rows", bigEndianKey(round * 6 + $0), randomValue(&random, pageSize: 512)) })
         }
         try first.close()
-        let database = try Database.open(at: "crash.db", options: crashOptions(fileSystem, durability: log.durability))
-        for index in 0..<24 {
+        // A threshold of 48 frames allows growth steps of up to 6 frames, so the log also
+        // doubles (4, then 6 frames) rather than only growing by the 4-frame minimum.
+        var reusing = crashOptions(fileSystem, durability: log.durability)
+        reusing.checkpointThreshold = 48 * (512 + 64)
+        let database = try Database.open(at: "crash.db", options: reusing)
+        for index in 0..<30 {
             let rows = index % 7 == 3 ? 40 : 1 + random.int(in: 0...4)
             try commit(
                 database, log,
