@@ -110,6 +110,7 @@ import Testing
                 log.current = next
                 log.acknowledge()
             }
+            #expect(database.log.version == 2)  // a checkpoint started a format-2 generation
             try database.close()
         }
         let probe = SimulatedFileSystem()
