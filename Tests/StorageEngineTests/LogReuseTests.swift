@@ -88,7 +88,7 @@ import Testing
         for index in 0..<30 { try Self.put(database, index, [1, UInt8(index)]) }
         try database.checkpoint()
         try Self.put(database, 5, [9])
-        try database.write { try $0.openTree(named: "rows").removeValue(forKey: Self.key(6)) }
+        try database.write { _ = try $0.openTree(named: "rows").removeValue(forKey: Self.key(6)) }
         let oracle = try EngineHarness.contents(of: database)
         var random = SeededRandom(seed: Self.seed)
         let image = files.afterCrash(model: .dropUnsynced, random: &random)

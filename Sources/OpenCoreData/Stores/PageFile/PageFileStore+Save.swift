@@ -196,7 +196,7 @@ extension PageFileStore {
             for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try tree.setValue([], forKey: key) }
         }
         if let history, !history.changes.isEmpty { try appendHistory(history, in: transaction) }
-        if needsMetadataWrite { try writeMetadata(in: transaction) }
+        if needsMetadataWrite { try writeMetadata(in: transaction, includingRecord: metadataRecordChanged) }
         return result
     }
 

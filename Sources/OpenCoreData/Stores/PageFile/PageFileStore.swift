@@ -271,10 +271,15 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    func writeMetadata(in transaction: WriteTransaction) throws {
-        let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
-        let plist = try PropertyListSerialization.data(fromPropertyList: metadata ?? [:], format: .binary, options: 0)
-        try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+    /// Writes the metadata record (unless `includingRecord` is false: a save that only
+    /// moved the key counter skips re-encoding the property list) and the `next-key` record.
+    func writeMetadata(in transaction: WriteTransaction, includingRecord: Bool = true) throws {
+        if includingRecord {
+            let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
+            let plist = try PropertyListSerialization.data(
+                fromPropertyList: metadata ?? [:], format: .binary, options: 0)
+            try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+        }
         try shared?.writeNextKey(in: transaction)
     }
 
@@ -475,6 +480,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     }
 
     var needsMetadataWrite: Bool { metadataChanged || shared?.needsNextKeyWrite == true }
+    /// Whether the metadata dictionary changed since it was last written.
+    var metadataRecordChanged: Bool { metadataChanged }
 
     func didWriteMetadata() { metadataChanged = false }
 }
