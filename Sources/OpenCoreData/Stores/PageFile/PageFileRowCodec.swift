@@ -161,7 +161,7 @@ struct PageFileRowCodec {
         return (version, values)
     }
 
-    private func decodeValue(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
+    func decodeValue(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
         let raw = try reader.byte()
         guard let tag = Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
         switch tag {

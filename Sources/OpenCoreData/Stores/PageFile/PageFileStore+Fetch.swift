@@ -112,17 +112,32 @@ extension PageFileStore {
             }
             return
         }
+        let decodeRow = { [unowned self] (value: UnsafeRawBufferPointer, primary: Int64) throws -> StoreRow in
+            let decoded = try codec.decode(value, entity: entity)
+            return StoreRow(
+                objectID: self.newObjectID(for: entity, key: primary), version: decoded.version, values: decoded.values)
+        }
+        // Rows the predicate rejects are read slot by slot in their encoded form, never decoded.
+        let encoded =
+            compiled != nil && predicate.map { PageFileEncodedRowView.canEvaluate($0, layout: entity.layout) } == true
+            ? PageFileEncodedRowView(
+                entity: entity, codec: codec, decodeRow: decodeRow,
+                makeView: { StoreRowView(row: $0, resolve: resolve, resolveToMany: resolveToMany) })
+            : nil
         var failure: Error?
         try rows.scan { key, value in
             do {
                 guard let primary = PageFileKey.primaryKey(key), key.count == 8 else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is not 8 bytes")
                 }
-                let decoded = try codec.decode(value, entity: entity)
-                try accept(
-                    StoreRow(
-                        objectID: newObjectID(for: entity, key: primary), version: decoded.version,
-                        values: decoded.values))
+                if let encoded, let compiled {
+                    try encoded.reset(bytes: value, primaryKey: primary)
+                    let matches = try compiled.evaluate(record: encoded)
+                    if let error = encoded.failure { throw error }
+                    if matches { result.append(try decodeRow(value, primary)) }
+                    return true
+                }
+                try accept(try decodeRow(value, primary))
                 return true
             } catch {
                 failure = error

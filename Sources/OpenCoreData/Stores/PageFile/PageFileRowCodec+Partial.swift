@@ -1,0 +1,89 @@
+// Reading single slots of an encoded row without decoding the rest: what a full scan
+// needs to evaluate a predicate on a row it will most likely not return. Built only on
+// the codec's small primitives (the header, one value's extent, one value's decoding),
+// so a new row format changes `slotOffsets` and `skipValue` here and nothing else.
+import Foundation
+
+extension PageFileRowCodec {
+    /// The byte offset of every slot's value in `bytes`, found by walking the tags and
+    /// lengths of the whole row (so a row whose structure is damaged is refused even when
+    /// the predicate reads only one slot); `offsets` is reused between rows.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` when the bytes are not a valid row.
+    static func slotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int]) throws {
+        offsets.removeAll(keepingCapacity: true)
+        var reader = ByteReader(bytes: bytes)
+        let format = try reader.byte()
+        guard format == formatVersion else {
+            throw reader.corrupt("row format version \(format) is not supported (expected 1)")
+        }
+        _ = try reader.uint64()
+        let count = try reader.varint()
+        guard count <= UInt64(bytes.count) else { throw reader.corrupt("slot count \(count) exceeds the row size") }
+        for _ in 0..<Int(count) {
+            offsets.append(reader.offset)
+            try skipValue(&reader)
+        }
+        guard reader.isAtEnd else { throw reader.corrupt("\(reader.remaining) trailing bytes after the last slot") }
+    }
+
+    /// Moves `reader` past one tagged value.
+    static func skipValue(_ reader: inout ByteReader) throws {
+        let raw = try reader.byte()
+        guard let tag = Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
+        switch tag {
+        case .null, .booleanFalse, .booleanTrue: return
+        case .integer: _ = try reader.varint()
+        case .double, .date: try reader.skip(8)
+        case .float: try reader.skip(4)
+        case .uuid: try reader.skip(16)
+        case .string, .decimal, .binary, .uri: try reader.skipLengthPrefixed()
+        case .objectID: try skipReference(&reader)
+        case .objectIDs:
+            let count = try reader.varint()
+            guard count <= UInt64(reader.remaining) else {
+                throw reader.corrupt("object ID count \(count) exceeds the row")
+            }
+            for _ in 0..<Int(count) { try skipReference(&reader) }
+        }
+    }
+
+    private static func skipReference(_ reader: inout ByteReader) throws {
+        try reader.skipLengthPrefixed()
+        _ = try reader.varint()
+    }
+
+    /// The UTF-8 bytes of the string stored at `offset`, or nil when that value is not a string.
+    static func stringBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws -> UnsafeRawBufferPointer? {
+        var reader = ByteReader(bytes: bytes)
+        reader.offset = offset
+        guard try reader.byte() == Tag.string.rawValue else { return nil }
+        let length = try reader.varint()
+        guard length <= UInt64(reader.remaining) else { throw reader.corrupt("length \(length) exceeds the row") }
+        return UnsafeRawBufferPointer(rebasing: bytes[reader.offset..<(reader.offset + Int(length))])
+    }
+
+    /// The value stored at `offset` of `bytes` (an offset from ``slotOffsets(_:into:)``).
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` when the value is damaged.
+    func decodeValue(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, declaredEntity: NSEntityDescription?
+    ) throws -> StoreValue {
+        var reader = ByteReader(bytes: bytes)
+        reader.offset = offset
+        return try decodeValue(&reader, declaredEntity: declaredEntity)
+    }
+}
+
+extension ByteReader {
+    mutating func skip(_ count: Int) throws {
+        guard count >= 0, count <= remaining else { throw corrupt("length \(count) exceeds the row") }
+        offset += count
+    }
+
+    mutating func skipLengthPrefixed() throws {
+        let length = try varint()
+        guard length <= UInt64(remaining) else { throw corrupt("length \(length) exceeds the row") }
+        offset += Int(length)
+    }
+}
