@@ -36,30 +36,39 @@ struct ASCIIStringMatcher {
         byte &- 0x41 < 26 ? byte | 0x20 : byte
     }
 
-    /// Whether `subject` equals the pattern; nil when `subject` is not plain ASCII.
-    func equals(_ subject: String) -> Bool? {
-        withASCII(subject) { text in
-            text.count == pattern.count && matches(text, at: 0)
-        }
+    /// The operators a matcher answers.
+    enum Test {
+        case equals, isPrefix, isSuffix, isContained
     }
+
+    /// Whether `subject` equals the pattern; nil when `subject` is not plain ASCII.
+    func equals(_ subject: String) -> Bool? { test(.equals, subject) }
 
     /// Whether `subject` starts with the (non-empty) pattern; nil when `subject` is not plain ASCII.
-    func isPrefix(of subject: String) -> Bool? {
-        withASCII(subject) { text in
-            !pattern.isEmpty && text.count >= pattern.count && matches(text, at: 0)
-        }
-    }
+    func isPrefix(of subject: String) -> Bool? { test(.isPrefix, subject) }
 
     /// Whether `subject` ends with the (non-empty) pattern; nil when `subject` is not plain ASCII.
-    func isSuffix(of subject: String) -> Bool? {
-        withASCII(subject) { text in
-            !pattern.isEmpty && text.count >= pattern.count && matches(text, at: text.count - pattern.count)
-        }
-    }
+    func isSuffix(of subject: String) -> Bool? { test(.isSuffix, subject) }
 
     /// Whether `subject` contains the (non-empty) pattern; nil when `subject` is not plain ASCII.
-    func isContained(in subject: String) -> Bool? {
-        withASCII(subject) { text in
+    func isContained(in subject: String) -> Bool? { test(.isContained, subject) }
+
+    private func test(_ test: Test, _ subject: String) -> Bool? {
+        var subject = subject
+        return subject.withUTF8 { self.test(test, utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `test` on a subject given as UTF-8 bytes; nil when they are not plain ASCII without CR.
+    func test(_ test: Test, utf8 text: UnsafeRawBufferPointer) -> Bool? {
+        for byte in text where byte >= 0x80 || byte == Self.carriageReturn { return nil }
+        switch test {
+        case .equals:
+            return text.count == pattern.count && matches(text, at: 0)
+        case .isPrefix:
+            return !pattern.isEmpty && text.count >= pattern.count && matches(text, at: 0)
+        case .isSuffix:
+            return !pattern.isEmpty && text.count >= pattern.count && matches(text, at: text.count - pattern.count)
+        case .isContained:
             guard let first = pattern.first, text.count >= pattern.count else { return false }
             var start = 0
             let last = text.count - pattern.count
@@ -74,7 +83,7 @@ struct ASCIIStringMatcher {
 
     /// Whether the pattern's bytes equal `text`'s from `start` (folded); `text` is long enough.
     @inline(__always)
-    private func matches(_ text: UnsafeBufferPointer<UInt8>, at start: Int) -> Bool {
+    private func matches(_ text: UnsafeRawBufferPointer, at start: Int) -> Bool {
         var index = 0
         while index < pattern.count {
             let byte = text[start + index]
@@ -82,14 +91,5 @@ struct ASCIIStringMatcher {
             index += 1
         }
         return true
-    }
-
-    /// `body` on `subject`'s UTF-8 when it is plain ASCII without CR; nil otherwise.
-    private func withASCII(_ subject: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool? {
-        var subject = subject
-        return subject.withUTF8 { text -> Bool? in
-            for byte in text where byte >= 0x80 || byte == Self.carriageReturn { return nil }
-            return body(text)
-        }
     }
 }

@@ -287,8 +287,11 @@ struct ByteReader {
     }
 
     mutating func string() throws -> String {
-        let raw = try lengthPrefixed()
-        guard let string = String(validating: raw, as: UTF8.self) else { throw corrupt("invalid UTF-8 in a string") }
+        let length = try varint()
+        guard length <= UInt64(remaining) else { throw corrupt("length \(length) exceeds the row") }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(length))])
+        offset += Int(length)
+        guard let string = ByteReader.validatedString(raw) else { throw corrupt("invalid UTF-8 in a string") }
         return string
     }
 }

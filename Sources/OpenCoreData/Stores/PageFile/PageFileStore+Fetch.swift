@@ -81,8 +81,8 @@ extension PageFileStore {
             if case .objectIDs(let ids) = row.values[slot] { return ids }
             return []
         }
-        func accept(_ row: StoreRow) throws {
-            if let compiled {
+        func accept(_ row: StoreRow, exact: Bool = false) throws {
+            if !exact, let compiled {
                 let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
                 guard try compiled.evaluate(record: view) else { return }
             }
@@ -108,7 +108,7 @@ extension PageFileStore {
                         "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
                             + "(run storage-bench check)")
                 }
-                try accept(row)
+                try accept(row, exact: plan.isExact)
             }
             return
         }
@@ -117,9 +117,14 @@ extension PageFileStore {
             return StoreRow(
                 objectID: self.newObjectID(for: entity, key: primary), version: decoded.version, values: decoded.values)
         }
-        // Rows the predicate rejects are read slot by slot in their encoded form, never decoded.
+        // Rows the predicate rejects are read slot by slot in their encoded form, never decoded:
+        // by the encoded predicate when it covers the predicate, else by the compiled one on a view.
+        let direct =
+            compiled == nil ? nil : predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) }
+        var offsets: [Int] = []
         let encoded =
-            compiled != nil && predicate.map { PageFileEncodedRowView.canEvaluate($0, layout: entity.layout) } == true
+            compiled != nil && direct == nil
+                && predicate.map { PageFileEncodedRowView.canEvaluate($0, layout: entity.layout) } == true
             ? PageFileEncodedRowView(
                 entity: entity, codec: codec, decodeRow: decodeRow,
                 makeView: { StoreRowView(row: $0, resolve: resolve, resolveToMany: resolveToMany) })
@@ -129,6 +134,13 @@ extension PageFileStore {
             do {
                 guard let primary = PageFileKey.primaryKey(key), key.count == 8 else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is not 8 bytes")
+                }
+                if let direct {
+                    try PageFileRowCodec.slotOffsets(value, into: &offsets)
+                    if try direct.evaluate(value, offsets: offsets, codec: codec) {
+                        result.append(try decodeRow(value, primary))
+                    }
+                    return true
                 }
                 if let encoded, let compiled {
                     try encoded.reset(bytes: value, primaryKey: primary)
@@ -167,14 +179,18 @@ extension PageFileStore {
             return false
         }
         var range: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil)
+        var rangeIsExact = false
         if let plan = PageFileQueryPlanner.plan(request.predicate, layout: entity.layout, indexes: info.indexes) {
             guard plan.index.treeName == index.treeName, plan.ranges.count == 1, let only = plan.ranges.first else {
                 return false
             }
             range = only
+            rangeIsExact = plan.isExact
         }
         guard let tree = try transaction.tree(named: index.treeName) else { return true }
-        let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        // An exact range holds only matching rows (what counts rely on): nothing to evaluate.
+        let compiled =
+            rangeIsExact ? nil : try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
         let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
             guard id.persistentStore === self else { return nil }
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
