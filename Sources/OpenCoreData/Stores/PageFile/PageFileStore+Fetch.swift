@@ -271,9 +271,39 @@ extension PageFileStore {
                 return result.count - reread.start < wanted
             }
         }
+        if request.sortDescriptors?.count == 1,
+            let ordered = Self.sortedBySortValue(result, slot: slot, ascending: descriptor.ascending)
+        {
+            result = ordered
+            request.storage.storeReturnedSortedRows = true
+            return true
+        }
         // Key order, as the full path returns: the context's stable sort then orders ties alike.
         result.sort { $0.objectID.key < $1.objectID.key }
         return true
+    }
+
+    /// `rows` in the order the context's stable sort gives the full path's key-ordered rows —
+    /// by the value in `slot`, ties by key — when every value is an integer or a date, which
+    /// the context compares exactly as numbers; nil otherwise (nulls, NaN dates, other types).
+    private static func sortedBySortValue(_ rows: [StoreRow], slot: Int, ascending: Bool) -> [StoreRow]? {
+        var keyed: [(value: Double, key: Int64, index: Int)] = []
+        keyed.reserveCapacity(rows.count)
+        for (index, row) in rows.enumerated() {
+            guard slot < row.values.count else { return nil }
+            switch row.values[slot] {
+            case .integer(let number) where number.magnitude < 1 << 53:
+                keyed.append((Double(number), row.objectID.key, index))
+            case .date(let date) where !date.timeIntervalSinceReferenceDate.isNaN:
+                keyed.append((date.timeIntervalSinceReferenceDate, row.objectID.key, index))
+            default: return nil
+            }
+        }
+        keyed.sort { left, right in
+            if left.value != right.value { return ascending ? left.value < right.value : left.value > right.value }
+            return left.key < right.key
+        }
+        return keyed.map { rows[$0.index] }
     }
 
     /// Whether index entries with the sort value `value` hold equal attribute values, so
