@@ -157,6 +157,51 @@ struct PageFileEncodedScanTests {
         }
     }
 
+    @Test func slotOffsetsAgreeWithTheCheckedWalkOnDamagedRows() throws {
+        var random = SeededRandom(environmentOr: 3_131)
+        guard let layout = Self.model.entitiesByName["Person"]?.layout else { return }
+        var offsets: [Int] = []
+        for _ in 0..<3_000 {
+            let values = (0..<6).map { Self.randomValue($0, &random) }
+            var bytes = PageFileRowCodec.encode(values: values, version: 9, layout: layout)
+            for _ in 0..<random.int(in: 0...2) {
+                switch random.int(in: 0...2) {
+                case 0: bytes[random.int(in: 0...(bytes.count - 1))] = UInt8(random.int(in: 0...255))
+                case 1: bytes.removeLast(random.int(in: 0...min(3, bytes.count - 1)))
+                default: bytes.append(UInt8(random.int(in: 0...255)))
+                }
+            }
+            // The reference: the checked reader, slot by slot.
+            let expected = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { buffer in
+                    var reader = ByteReader(bytes: buffer)
+                    guard try reader.byte() == PageFileRowCodec.formatVersion else {
+                        throw CocoaError(.coderReadCorrupt)
+                    }
+                    _ = try reader.uint64()
+                    let count = try reader.varint()
+                    guard count <= UInt64(buffer.count) else { throw CocoaError(.coderReadCorrupt) }
+                    var found: [Int] = []
+                    for _ in 0..<Int(count) {
+                        found.append(reader.offset)
+                        try PageFileRowCodec.skipValue(&reader)
+                    }
+                    guard reader.isAtEnd else { throw CocoaError(.coderReadCorrupt) }
+                    return found
+                }
+            }
+            let actual = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) }
+                return offsets
+            }
+            switch (expected, actual) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(bytes) (\(random.replayHint))")
+            case (.failure, .failure): break
+            default: Issue.record("checked \(expected) but quick \(actual) for \(bytes) (\(random.replayHint))")
+            }
+        }
+    }
+
     @Test func damagedRowStructureIsRefused() {
         let layout = Self.model.entitiesByName["Person"]?.layout
         guard let layout else { return }
