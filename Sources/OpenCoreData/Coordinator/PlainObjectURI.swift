@@ -14,26 +14,33 @@ struct PlainObjectURI {
     let key: String
 
     init?(_ text: String) {
-        guard text.hasPrefix(Self.prefix) else { return nil }
-        var parts: [String] = []
-        var current: [UInt8] = []
-        for byte in text.utf8.dropFirst(Self.prefix.utf8.count) {
-            switch byte {
-            case UInt8(ascii: "/"):
-                guard !current.isEmpty else { return nil }
-                parts.append(String(decoding: current, as: UTF8.self))
-                current.removeAll(keepingCapacity: true)
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                current.append(byte)
-            default:
-                return nil
-            }
-        }
-        guard !current.isEmpty else { return nil }
-        parts.append(String(decoding: current, as: UTF8.self))
-        // Dot segments are URL's to interpret.
-        guard parts.count == 3, !parts.contains(where: { $0.allSatisfy { $0 == "." } }) else { return nil }
+        var text = text
+        guard
+            let parts = text.withUTF8({ bytes -> [String]? in
+                let prefix = Self.prefix.utf8
+                guard bytes.count > prefix.count, bytes.starts(with: prefix) else { return nil }
+                var parts: [String] = []
+                var start = prefix.count
+                for index in start...bytes.count {
+                    let byte = index < bytes.count ? bytes[index] : UInt8(ascii: "/")
+                    switch byte {
+                    case UInt8(ascii: "/"):
+                        guard index > start, parts.count < 3 else { return nil }
+                        parts.append(
+                            String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+                        start = index + 1
+                    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                        continue
+                    default:
+                        return nil
+                    }
+                }
+                return parts
+            }),
+            // Dot segments are URL's to interpret.
+            parts.count == 3, !parts.contains(where: { $0.allSatisfy { $0 == "." } })
+        else { return nil }
         host = parts[0]
         entity = parts[1]
         key = parts[2]
