@@ -102,7 +102,7 @@ extension PageFileStore {
             var previous: Int64?
             for key in keys where key != previous {
                 previous = key
-                guard let row = try loadRow(entity, key: key, in: transaction, codec: codec) else {
+                guard let row = try loadRow(entity, key: key, from: rows, codec: codec) else {
                     throw CoreDataError.make(
                         NSFileReadCorruptFileError,
                         "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
@@ -208,8 +208,9 @@ extension PageFileStore {
         // full path returns. That holds for a one-element index (entries are (value, key)) and
         // a lone sort descriptor; a descending walk re-reads its last tie group forward.
         let mayStopEarly = index.slots.count == 1 && request.sortDescriptors?.count == 1
+        let rows = try transaction.tree(named: info.treeName)
         func load(_ primary: Int64) throws -> StoreRow? {
-            guard let row = try loadRow(entity, key: primary, in: transaction, codec: codec) else {
+            guard let rows, let row = try loadRow(entity, key: primary, from: rows, codec: codec) else {
                 throw CoreDataError.make(
                     NSFileReadCorruptFileError,
                     "the store's index \(index.treeName) lists row \(primary), which does not exist (run storage-bench check)"
@@ -281,6 +282,19 @@ extension PageFileStore {
         // Key order, as the full path returns: the context's stable sort then orders ties alike.
         result.sort { $0.objectID.key < $1.objectID.key }
         return true
+    }
+
+    /// The row of `entity` with `key` in its row tree `rows` (looked up once per fetch, not per row).
+    private func loadRow(_ entity: NSEntityDescription, key: Int64, from rows: Tree, codec: PageFileRowCodec) throws
+        -> StoreRow?
+    {
+        try PageFileKey.primary(key).withUnsafeBytes { keyBytes in
+            try rows.withValue(forKey: keyBytes) { bytes -> StoreRow in
+                let decoded = try codec.decode(bytes, entity: entity)
+                return StoreRow(
+                    objectID: newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
+            }
+        }
     }
 
     /// `rows` in the order the context's stable sort gives the full path's key-ordered rows —
