@@ -159,6 +159,10 @@ extension NSManagedObjectContext {
             return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
         }
         let pending = pendingChanges()
+        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty {
+            // Nothing unsaved anywhere in the chain: the rows are the answer (no per-row lookups).
+            return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
+        }
         var result: [FetchCandidate] = []
         result.reserveCapacity(rows.count)
         for row in rows where !pending.deleted.contains(row.objectID) {
