@@ -266,6 +266,9 @@ final class DifferentialSide {
             list.append(("name !=[d] %@", [name]))
             list.append(("name CONTAINS[c] %@ AND NOT score > %d", [name, score]))
             list.append(("name BEGINSWITH[c] %@ OR group.title CONTAINS[c] %@", [name, other]))
+            // An index range whose rows are checked on their encoded form: directly, and through a view.
+            list.append(("score == %d AND name ENDSWITH[c] %@", [score, name]))
+            list.append(("score == %d AND group.title != %@", [score, name]))
             list.append(("weight > %f", [Double(score) / 2]))
             list.append(("weight <= %d", [score]))
             list.append(("born < %@", [Date(timeIntervalSinceReferenceDate: Double(score) * 1000)]))

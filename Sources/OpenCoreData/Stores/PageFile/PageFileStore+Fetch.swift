@@ -81,36 +81,12 @@ extension PageFileStore {
             if case .objectIDs(let ids) = row.values[slot] { return ids }
             return []
         }
-        func accept(_ row: StoreRow, exact: Bool = false) throws {
-            if !exact, let compiled {
+        func accept(_ row: StoreRow) throws {
+            if let compiled {
                 let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
                 guard try compiled.evaluate(record: view) else { return }
             }
             result.append(row)
-        }
-        if let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes),
-            let index = try transaction.tree(named: plan.index.treeName)
-        {
-            var keys: [Int64] = []
-            for range in plan.ranges {
-                try index.scan(from: range.lower, to: range.upper) { key, _ in
-                    if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
-                    return true
-                }
-            }
-            keys.sort()
-            var previous: Int64?
-            for key in keys where key != previous {
-                previous = key
-                guard let row = try loadRow(entity, key: key, from: rows, codec: codec) else {
-                    throw CoreDataError.make(
-                        NSFileReadCorruptFileError,
-                        "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
-                            + "(run storage-bench check)")
-                }
-                try accept(row, exact: plan.isExact)
-            }
-            return
         }
         let decodeRow = { [unowned self] (value: UnsafeRawBufferPointer, primary: Int64) throws -> StoreRow in
             let decoded = try codec.decode(value, entity: entity)
@@ -129,27 +105,60 @@ extension PageFileStore {
                 entity: entity, codec: codec, decodeRow: decodeRow,
                 makeView: { StoreRowView(row: $0, resolve: resolve, resolveToMany: resolveToMany) })
             : nil
+        /// Appends the row `value` of `primary` when it matches (`exact`: known to match).
+        func consider(_ value: UnsafeRawBufferPointer, primary: Int64, exact: Bool) throws {
+            if exact || compiled == nil {
+                result.append(try decodeRow(value, primary))
+            } else if let direct {
+                try PageFileRowCodec.slotOffsets(value, into: &offsets)
+                if try direct.evaluate(value, offsets: offsets, codec: codec) {
+                    result.append(try decodeRow(value, primary))
+                }
+            } else if let encoded, let compiled {
+                try encoded.reset(bytes: value, primaryKey: primary)
+                let matches = try compiled.evaluate(record: encoded)
+                if let error = encoded.failure { throw error }
+                if matches { result.append(try decodeRow(value, primary)) }
+            } else {
+                try accept(try decodeRow(value, primary))
+            }
+        }
+        if let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes),
+            let index = try transaction.tree(named: plan.index.treeName)
+        {
+            var keys: [Int64] = []
+            for range in plan.ranges {
+                try index.scan(from: range.lower, to: range.upper) { key, _ in
+                    if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
+                    return true
+                }
+            }
+            keys.sort()
+            var previous: Int64?
+            for key in keys where key != previous {
+                previous = key
+                let found = try PageFileKey.primary(key).withUnsafeBytes { keyBytes -> Bool in
+                    try rows.withValue(forKey: keyBytes) { value -> Bool in
+                        try consider(value, primary: key, exact: plan.isExact)
+                        return true
+                    } ?? false
+                }
+                guard found else {
+                    throw CoreDataError.make(
+                        NSFileReadCorruptFileError,
+                        "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
+                            + "(run storage-bench check)")
+                }
+            }
+            return
+        }
         var failure: Error?
         try rows.scan { key, value in
             do {
                 guard let primary = PageFileKey.primaryKey(key), key.count == 8 else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is not 8 bytes")
                 }
-                if let direct {
-                    try PageFileRowCodec.slotOffsets(value, into: &offsets)
-                    if try direct.evaluate(value, offsets: offsets, codec: codec) {
-                        result.append(try decodeRow(value, primary))
-                    }
-                    return true
-                }
-                if let encoded, let compiled {
-                    try encoded.reset(bytes: value, primaryKey: primary)
-                    let matches = try compiled.evaluate(record: encoded)
-                    if let error = encoded.failure { throw error }
-                    if matches { result.append(try decodeRow(value, primary)) }
-                    return true
-                }
-                try accept(try decodeRow(value, primary))
+                try consider(value, primary: primary, exact: false)
                 return true
             } catch {
                 failure = error
