@@ -224,8 +224,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The object ID a URI from `uriRepresentation()` names, if one of the stores holds it.
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
-        guard url.scheme == "x-coredata", let host = url.host else { return nil }
-        let parts = url.path.split(separator: "/").map(String.init)
+        let host: String
+        let parts: [String]
+        if let plain = PlainObjectURI(url.absoluteString) {
+            host = plain.host
+            parts = [plain.entity, plain.key]
+        } else {
+            guard url.scheme == "x-coredata", let urlHost = url.host else { return nil }
+            host = urlHost
+            parts = url.path.split(separator: "/").map(String.init)
+        }
         guard parts.count == 2, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()) else { return nil }
         guard let store = persistentStores.first(where: { $0.identifier == host }),
             let entity = managedObjectModel.entitiesByName[parts[0]]
