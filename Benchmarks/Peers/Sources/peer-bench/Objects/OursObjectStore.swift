@@ -67,6 +67,8 @@ final class OursObjectStore: ObjectStore {
     private let coordinator: NSPersistentStoreCoordinator
     private let store: NSPersistentStore
     private let context: NSManagedObjectContext
+    /// Store keys of people whose id is not their key (saved after a reopen).
+    private var keyByID: [Int64: Int64] = [:]
 
     init(path: String) throws {
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
@@ -78,7 +80,8 @@ final class OursObjectStore: ObjectStore {
     }
 
     private func objectID(for id: Int64) -> NSManagedObjectID? {
-        guard let uri = URL(string: "x-coredata://\(store.identifier ?? "")/Person/p\(id)") else { return nil }
+        let key = keyByID[id] ?? id
+        guard let uri = URL(string: "x-coredata://\(store.identifier ?? "")/Person/p\(key)") else { return nil }
         return coordinator.managedObjectID(forURIRepresentation: uri)
     }
 
@@ -102,13 +105,19 @@ final class OursObjectStore: ObjectStore {
         return object
     }
 
-    /// Checks that the saved `objects` got exactly the keys of `people` (in any order),
-    /// so later calls find every id.
+    /// Checks that the saved `objects` got permanent keys and notes the key of each person
+    /// whose id differs from it (after a reopen the store starts a new block of keys,
+    /// SPEC.md §3.9 S3), so later calls find every id.
     private func checkKeys(_ objects: [PersonObject], _ people: [Person]) throws {
-        let keys = Set(objects.compactMap(\.objectID.storeKey))
-        guard keys.count == people.count, people.allSatisfy({ keys.contains($0.id) }) else {
-            throw BenchError(message: "ours: the save did not give the objects the keys of the people")
+        let keys = objects.compactMap(\.objectID.storeKey)
+        guard keys.count == people.count, Set(keys).count == keys.count else {
+            throw BenchError(message: "ours: the save did not give every object its own permanent key")
         }
+        let fresh = Set(keys)
+        // A new store numbers one save's objects 1...N in the context's order: those ids
+        // are their keys already (see above); otherwise map each person to its object's key.
+        guard !people.allSatisfy({ fresh.contains($0.id) }) else { return }
+        for (person, key) in zip(people, keys) { keyByID[person.id] = key }
     }
 
     func insert(_ people: [Person]) throws {
