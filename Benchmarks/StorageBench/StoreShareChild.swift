@@ -7,11 +7,15 @@ import OpenCoreData
 
 func runStoreShareChild(path: String, count: Int) -> Int32 {
     do {
+        // OPENCOREDATA_SHARE_CHILD_ALONE: open without the multi-process option (the default
+        // a second process must be refused under), waiting at most one second.
+        let alone = ProcessInfo.processInfo.environment["OPENCOREDATA_SHARE_CHILD_ALONE"] != nil
         let coordinator = try StoreBench.coordinator(
             type: NSSQLiteStoreType, url: URL(fileURLWithPath: path),
             options: [
-                NSPersistentHistoryTrackingKey: true as NSNumber, PageFileStoreMultiProcessOption: true as NSNumber,
-                PageFileStoreDurabilityOption: "normal", NSPersistentStoreTimeoutOption: 30 as NSNumber,
+                NSPersistentHistoryTrackingKey: true as NSNumber,
+                PageFileStoreMultiProcessOption: (!alone) as NSNumber,
+                PageFileStoreDurabilityOption: "normal", NSPersistentStoreTimeoutOption: (alone ? 1 : 30) as NSNumber,
             ])
         let context = StoreBench.context(coordinator)
         context.transactionAuthor = "child-\(getpid())"
@@ -28,7 +32,8 @@ func runStoreShareChild(path: String, count: Int) -> Int32 {
         for store in coordinator.persistentStores { try coordinator.remove(store) }
         return 0
     } catch {
-        FileHandle.standardError.write(Data("store-share-child: \(error)\n".utf8))
+        let code = (error as NSError).code
+        FileHandle.standardError.write(Data("store-share-child: error \(code): \(error)\n".utf8))
         return 1
     }
 }

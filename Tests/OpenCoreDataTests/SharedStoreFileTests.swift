@@ -233,4 +233,51 @@ import Testing
         #expect(report.isClean, "\(report.problems) \(random.replayHint)")
         try PageFileFixtures.close(coordinator)
     }
+
+    /// Without `PageFileStoreMultiProcessOption` a store file belongs to the first process:
+    /// another process waits `NSPersistentStoreTimeoutOption` seconds and gets 134090
+    /// (SPEC.md §3.9 S2), and the owner's data is untouched.
+    @Test func anotherProcessWithoutTheOptionTimesOut() throws {
+        let executable = PageFileStoreCrashTests.childExecutable
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            Issue.record("\(executable.path) is missing: run `swift build` before `swift test`")
+            return
+        }
+        let url = try PageFileFixtures.temporaryURL("owned.store")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PageFileStoreCrashTests.model)
+        try coordinator.addPersistentStore(
+            ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+            options: [NSPersistentHistoryTrackingKey: true as NSNumber])
+        let context = PageFileFixtures.context(coordinator)
+        let record = NSEntityDescription.insertNewObject(forEntityName: "StoreRecord", into: context)
+        record.setValue("owner", forKey: "name")
+        record.setValue(Int64(1), forKey: "score")
+        record.setValue(Int16(1), forKey: "age")
+        record.setValue(0.5, forKey: "weight")
+        record.setValue(true, forKey: "active")
+        try context.save()
+
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["store-share-child", url.path, "5"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["OPENCOREDATA_SHARE_CHILD_ALONE"] = "1"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let started = Date()
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 1, "child said: \(text)")
+        #expect(text.contains("error \(NSPersistentStoreTimeoutError)"), "child said: \(text)")
+        #expect(Date().timeIntervalSince(started) < 20)
+        let names = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "StoreRecord"))
+            .compactMap { $0.value(forKey: "name") as? String }
+        #expect(names == ["owner"])
+        #expect(try BlobFixtures.store(coordinator).verify().isClean)
+        try PageFileFixtures.close(coordinator)
+    }
 }
