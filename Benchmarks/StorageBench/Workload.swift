@@ -20,6 +20,7 @@ struct Workload: Sendable {
             .storeDefault,
             .storeInMemory,
             .storeBinary,
+            .storeWrites,
         ] + Workload.engine
 }
 

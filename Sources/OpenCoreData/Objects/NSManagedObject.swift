@@ -221,9 +221,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
         (object as AnyObject?) === self
     }
 
-    /// A hash of the object's identity.
+    /// A hash of the object's identity: its address (sets hash it again; hashing it here
+    /// too would only cost time).
     public override var hash: Int {
-        ObjectIdentifier(self).hashValue
+        Int(bitPattern: ObjectIdentifier(self))
     }
 
     open override var description: String {

@@ -20,6 +20,19 @@ enum PageFileKey {
         return (0..<8).map { UInt8(truncatingIfNeeded: flipped >> UInt64(56 - $0 * 8)) }
     }
 
+    /// Calls `body` with the row-tree key of `key` in a stack buffer (no array).
+    static func withPrimary<Result>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows
+        -> Result
+    {
+        let ordered = (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian
+        return try withUnsafeBytes(of: ordered) { try body($0) }
+    }
+
+    /// Appends the row-tree key of `key` to `bytes`.
+    static func appendPrimary(_ key: Int64, to bytes: inout [UInt8]) {
+        withPrimary(key) { bytes.append(contentsOf: $0) }
+    }
+
     /// The primary key of the last 8 bytes of `bytes`, or nil when shorter.
     static func primaryKey(_ bytes: UnsafeRawBufferPointer) -> Int64? {
         guard bytes.count >= 8 else { return nil }
@@ -60,9 +73,7 @@ enum PageFileKey {
         // -0.0 and 0.0 are equal values: one key.
         let bits = (number == 0 ? 0.0 : number).bitPattern
         let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        for shift in stride(from: 56, through: 0, by: -8) {
-            bytes.append(UInt8(truncatingIfNeeded: ordered >> UInt64(shift)))
-        }
+        withUnsafeBytes(of: ordered.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// Strings longer than this many UTF-8 bytes are cut in index keys (SPEC.md §3.4 K3).
@@ -118,6 +129,7 @@ struct PageFileIndex {
     /// (a unique index skips rows with a nil in the key, as SQL does).
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
         for slot in slots {
             let value = slot < values.count ? values[slot] : .null
             if isUnique {
@@ -149,7 +161,7 @@ struct PageFileIndex {
                 bytes.append(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
             }
         }
-        if !isUnique { bytes += PageFileKey.primary(primaryKey) }
+        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &bytes) }
         return bytes
     }
 

@@ -37,8 +37,10 @@ struct PageFileRowCodec {
     // MARK: Encoding
 
     static func encode(values: [StoreValue], version: Int64, layout: EntityLayout) -> [UInt8] {
-        var bytes: [UInt8] = [formatVersion]
-        bytes.reserveCapacity(16 + values.count * 4)
+        var bytes: [UInt8] = []
+        // Room for typical rows (short strings, numbers) without regrowing.
+        bytes.reserveCapacity(16 + values.count * 12)
+        bytes.append(formatVersion)
         appendUInt64(&bytes, UInt64(bitPattern: version))
         appendVarint(&bytes, UInt64(values.count))
         for (slot, value) in values.enumerated() {
@@ -68,7 +70,9 @@ struct PageFileRowCodec {
         case .boolean(let flag): bytes.append(flag ? Tag.booleanTrue.rawValue : Tag.booleanFalse.rawValue)
         case .string(let string):
             bytes.append(Tag.string.rawValue)
-            appendBytes(&bytes, Array(string.utf8))
+            // Straight from the string's UTF-8 (no intermediate array).
+            appendVarint(&bytes, UInt64(string.utf8.count))
+            bytes.append(contentsOf: string.utf8)
         case .decimal(let decimal):
             bytes.append(Tag.decimal.rawValue)
             appendBytes(&bytes, Array(decimal.description.utf8))
@@ -106,7 +110,7 @@ struct PageFileRowCodec {
     }
 
     static func appendUInt64(_ bytes: inout [UInt8], _ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     static func appendVarint(_ bytes: inout [UInt8], _ value: UInt64) {
