@@ -229,4 +229,37 @@ final class WriteSample: NSManagedObject {
         let report = try store.verify()
         #expect(report.isClean, "\(report.problems), \(hint)")
     }
+
+    @Test func objectURIsOfEveryShapeMapBackAsBefore() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(Self.model, url, type: NSSQLiteStoreType)
+        let context = PageFileFixtures.context(coordinator)
+        let object = WriteSample(context: context)
+        var random = SeededRandom(seed: 3)
+        Self.fillTyped(object, Self.randomValues(&random))
+        try context.save()
+        let id = object.objectID
+        let store = try #require(coordinator.persistentStores.first?.identifier)
+        let key = try #require(id.storeKey)
+        func mapped(_ text: String) -> NSManagedObjectID? {
+            URL(string: text).flatMap { coordinator.managedObjectID(forURIRepresentation: $0) }
+        }
+        #expect(mapped(id.uriRepresentation().absoluteString) == id)
+        #expect(mapped("x-coredata://\(store)/WriteSample/p\(key)") == id)
+        // Shapes the plain reader leaves to Foundation's parser, which accepts them too.
+        #expect(mapped("x-coredata://\(store)/WriteSample/p\(key)/") == id)
+        #expect(mapped("x-coredata://\(store)/WriteSample/p00\(key)") == id)
+        #expect(mapped("x-coredata://\(store)/Write%53ample/p\(key)") == id)
+        #expect(mapped("x-coredata://\(store)/WriteSample/p+\(key)") == id)
+        // Not an object of this coordinator.
+        for text in [
+            "x-coredata://\(store)/WriteSample/t\(key)", "x-coredata://\(store)/WriteSample/p",
+            "x-coredata://\(store)/WriteSample/pp1", "x-coredata://\(store)//p\(key)",
+            "x-coredata://\(store)/Nothing/p\(key)", "x-coredata://other-store/WriteSample/p\(key)",
+            "x-coredata:///WriteSample/p\(key)", "http://\(store)/WriteSample/p\(key)",
+            "x-coredata://\(store)/WriteSample/p\(key)/extra", "x-coredata://\(store)/WriteSample/p99999999999999999999",
+        ] {
+            #expect(mapped(text) == nil, "\(text)")
+        }
+    }
 }

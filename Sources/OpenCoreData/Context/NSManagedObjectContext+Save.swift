@@ -113,7 +113,8 @@ extension NSManagedObjectContext {
         try addChanges(updated: updated, deleted: deleted, to: &request, mapping: mapping)
         let result = try saveResolvingConflicts(
             request, updated: updated, deleted: deleted, mapping: mapping,
-            inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first })
+            inserted: newObjects.contains { $0.layout.hasUniquenessConstraints }
+                ? Dictionary(zip(permanentIDs, newObjects)) { first, _ in first } : [:])
         registry.reserveCapacity(registry.count + newObjects.count)
         for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: result.replacedObjectIDs[id] ?? id) }
         return result.versions

@@ -84,10 +84,8 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     }
 
     public override var hash: Int {
-        var hasher = Hasher()
-        hasher.combine(key)
-        hasher.combine(isTemporaryID)
-        return hasher.finalize()
+        // Mixed, not hashed: sets and dictionaries hash this number again with their seed.
+        Int(truncatingIfNeeded: UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) ^ (isTemporaryID ? 1 : 0)
     }
 
     public override var description: String {

@@ -32,6 +32,7 @@ extension PageFileStore {
     {
         // 1. Optimistic locking: every updated or deleted row must be at the version the context saw.
         var stored: [NSManagedObjectID: StoreRow] = [:]
+        stored.reserveCapacity(request.updatedRows.count + request.deletedObjects.count)
         var conflicts: [NSManagedObjectID] = []
         var conflictDetails: [StoreVersionConflict] = []
         for update in request.updatedRows {
@@ -75,6 +76,7 @@ extension PageFileStore {
             isHistoryTrackingEnabled && !request.isEmpty
             ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
         var result = StoreSaveResult()
+        result.versions.reserveCapacity(request.updatedRows.count)
         // Ordinary index entries added by this save, written sorted at the end: a bulk insert
         // then appends to each index tree instead of splitting pages at random places.
         var pending: [String: PendingIndexKeys] = [:]
