@@ -257,7 +257,8 @@ final class WriteSample: NSManagedObject {
             "x-coredata://\(store)/WriteSample/pp1", "x-coredata://\(store)//p\(key)",
             "x-coredata://\(store)/Nothing/p\(key)", "x-coredata://other-store/WriteSample/p\(key)",
             "x-coredata:///WriteSample/p\(key)", "http://\(store)/WriteSample/p\(key)",
-            "x-coredata://\(store)/WriteSample/p\(key)/extra", "x-coredata://\(store)/WriteSample/p99999999999999999999",
+            "x-coredata://\(store)/WriteSample/p\(key)/extra",
+            "x-coredata://\(store)/WriteSample/p99999999999999999999",
         ] {
             #expect(mapped(text) == nil, "\(text)")
         }
