@@ -115,7 +115,7 @@ extension NSManagedObjectContext {
             request, updated: updated, deleted: deleted, mapping: mapping,
             inserted: newObjects.contains { $0.layout.hasUniquenessConstraints }
                 ? Dictionary(zip(permanentIDs, newObjects)) { first, _ in first } : [:])
-        registry.reserveCapacity(registry.count + newObjects.count)
+        // No reserve: each object leaves its temporary entry as it gains its permanent one.
         for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: result.replacedObjectIDs[id] ?? id) }
         return result.versions
     }
