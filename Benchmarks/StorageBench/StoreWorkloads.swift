@@ -66,10 +66,10 @@ enum StoreBench {
     }
 
     /// Runs the object workloads on `type` and reports one measurement each.
-    static func run(type: String, bench: BenchContext) throws -> [Measurement] {
+    static func run(type: String, bench: BenchContext, options: [AnyHashable: Any]? = nil) throws -> [Measurement] {
         let count = bench.scaled(100_000)
         let url = bench.path("Store.store")
-        var coordinator = try coordinator(type: type, url: url)
+        var coordinator = try coordinator(type: type, url: url, options: options)
         var results: [Measurement] = []
         func record(_ label: String, _ value: Double, _ unit: String) {
             results.append(Measurement(label: label, value: value, unit: unit))
@@ -183,7 +183,7 @@ enum StoreBench {
             }
             var firstScore: Int64?
             let reopenSeconds = try measureSeconds {
-                coordinator = try StoreBench.coordinator(type: type, url: url)
+                coordinator = try StoreBench.coordinator(type: type, url: url, options: options)
                 let request = NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord")
                 request.predicate = NSPredicate(format: "score == %lld", Int64(count - 1))
                 // Read inside the measurement, while the context is alive: the fetched object
@@ -212,6 +212,15 @@ extension Workload {
         name: "store/default", summary: "object workloads on the default store (100k objects, durable)"
     ) { bench in
         try StoreBench.run(type: NSSQLiteStoreType, bench: bench)
+    }
+
+    /// The default store opened for several processes (`PageFileStoreMultiProcessOption`):
+    /// what the engine's multi-process locking costs a single process.
+    static let storeMultiProcess = Workload(
+        name: "store/multi-process", summary: "store/default with PageFileStoreMultiProcessOption (100k objects)"
+    ) { bench in
+        try StoreBench.run(
+            type: NSSQLiteStoreType, bench: bench, options: [PageFileStoreMultiProcessOption: true as NSNumber])
     }
 
     /// The same workloads on the in-memory store, for comparison.

@@ -18,6 +18,7 @@ struct Workload: Sendable {
             .predicateStore,
             .objectInMemory,
             .storeDefault,
+            .storeMultiProcess,
             .storeInMemory,
             .storeBinary,
             .storeWrites,

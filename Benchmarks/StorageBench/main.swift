@@ -4,15 +4,31 @@
 //
 //   storage-bench [WORKLOAD-PREFIX...] [--scale X] [--smoke] [--list]
 //   storage-bench check PATH        verify a store file and report
+//   storage-bench space PATH        bytes per tree and page fill of a default store file
 //
 // --smoke runs everything at 1% scale (CI). Numbers print as "workload  label  value unit".
 import Foundation
+import OpenCoreData
 
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "check" {
     exit(runStoreCheck(path: CommandLine.arguments[2]))
 }
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "space" {
+    do {
+        print(try PageFileStore.spaceReport(at: URL(fileURLWithPath: CommandLine.arguments[2])))
+        exit(0)
+    } catch {
+        print("storage-bench space: \((error as NSError).localizedDescription)")
+        exit(1)
+    }
+}
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "store-kill-child" {
     exit(runStoreKillChild(path: CommandLine.arguments[2]))
+}
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "store-share-child",
+    let count = Int(CommandLine.arguments[3])
+{
+    exit(runStoreShareChild(path: CommandLine.arguments[2], count: count))
 }
 
 var scale = 1.0

@@ -137,11 +137,11 @@ private func cocoaCode(_ error: any Error) -> Int { (error as NSError).code }
             8, 1, 1, 0x75, 0, 1, 0x55,  // metadata: dictionary of 1: "u" = string "U"
             4,  // next key 2
             1, 1, 0x4E,  // entities: ["N"]
-            1, 0, 2, 13,  // one row: entity 0, key 1, 13 bytes of row (SPEC §3.2):
-            1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 6, 1, 0x78,  // format 1, version 1, 1 value: string "x"
+            1, 0, 2, 3,  // one row: entity 0, key 1, 3 bytes of row (SPEC §3.2, row format 2):
+            1, 0x41, 0x78,  // version 1, one value: string "x" (a short string, length in the tag)
             1, 0, 1, 1, 0xAB,  // history: current 1, purged 0, one record [AB]
         ]
-        let header: [UInt8] = [0x4F, 0x43, 0x44, 0x42, 0x49, 0x4E, 0x0D, 0x0A, 1, 0, 0, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x4F, 0x43, 0x44, 0x42, 0x49, 0x4E, 0x0D, 0x0A, 2, 0, 0, 0, 0, 0, 0, 0]
         #expect(Array(bytes[0..<16]) == header)
         #expect(Array(bytes[16..<24]) == [UInt8(body.count), 0, 0, 0, 0, 0, 0, 0])
         #expect(Array(bytes[24..<(bytes.count - 8)]) == body)
@@ -173,8 +173,11 @@ private func cocoaCode(_ error: any Error) -> Int { (error as NSError).code }
         expectRefused([], "empty")
         expectRefused(Array("SQLite format 3\0 and more bytes than a header".utf8), "foreign")
         var newer = good
-        newer[8] = 2
+        newer[8] = 3
         expectRefused(newer, "newer version")
+        var older = good
+        older[8] = 1
+        expectRefused(older, "format 1 (row format 1)")
         for length in stride(from: 0, to: good.count, by: max(1, good.count / 97)) {
             expectRefused(Array(good[..<length]), "truncated to \(length)")
         }

@@ -142,18 +142,19 @@ enum PageFileFixtures {
 
         let database = try PageFileFixtures.openDatabase(url)
         defer { try? database.close() }
-        let primary: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 1]
+        let primary: [UInt8] = [0x81, 1, 0x81]  // key 1: one significant byte, framed by 0x80 + 1
         let row = try database.read { try $0.tree(named: "rows.Golden")?.value(forKey: primary) }
         let expected: [UInt8] =
-            [1, 1, 0, 0, 0, 0, 0, 0, 0, 5]  // format 1, version 1, five slots
-            + [6, 3, 0x41, 0x64, 0x61]  // "Ada"
-            + [1, 14]  // 7, zigzag
+            [1]  // version 1 (row format 2), then the five slots to the end
+            + [0x43, 0x41, 0x64, 0x61]  // "Ada": a short string, its length in the tag
+            + [0x87]  // 7: a small integer in the tag
             + [2, 0, 0, 0, 0, 0, 0, 0xE0, 0x3F]  // 0.5
             + [5]  // true
-            + [8, 0, 0, 0, 0, 0, 0, 0, 0]  // reference date
+            + [0x10, 0]  // reference date: whole seconds, zigzag 0
         #expect(row == expected)
         let indexKeys = try database.read { try $0.tree(named: "index.Golden.count")?.entries().map(\.key) }
-        #expect(indexKeys == [[0x10, 0xC0, 0x1C, 0, 0, 0, 0, 0, 0] + primary])
+        // 7.0 = 0x401C..., order bits 0xC01C...: groups 0x60, 0x07, the rest zero.
+        #expect(indexKeys == [[0x10, 0xC1, 0x0E] + primary])
         #expect(try database.verify().treeCount >= 3)
     }
 
@@ -344,13 +345,13 @@ enum PageFileFixtures {
 
         let database = try PageFileFixtures.openDatabase(url)
         var random = SeededRandom(environmentOr: 0xDA_3A6E)
-        let rowKey: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 3]
+        let rowKey: [UInt8] = [0x81, 3, 0x81]
         let original = try #require(try database.read { try $0.tree(named: "rows.Person")?.value(forKey: rowKey) })
         try database.write { transaction in
             // A truncated row, an index entry without its row, a row without its index entry.
-            try transaction.openTree(named: "rows.Person").setValue(Array(original.prefix(12)), forKey: rowKey)
+            try transaction.openTree(named: "rows.Person").setValue(Array(original.prefix(3)), forKey: rowKey)
             try transaction.openTree(named: "index.Person.age").setValue(
-                [], forKey: [0x10, 0xC0, 0x8F, 0x40, 0, 0, 0, 0, 0] + [0x80, 0, 0, 0, 0, 0, 0x03, 0xE7])
+                [], forKey: [0x10, 0xC1, 0x47, 0xCE] + [0x82, 0x03, 0xE7, 0x82])  // age 999, key 999
             let byName = try transaction.openTree(named: "index.Person.byName")
             let first = try #require(try byName.entries(limit: 1).first)
             _ = try byName.removeValue(forKey: first.key)

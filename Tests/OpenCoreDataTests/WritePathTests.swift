@@ -3,7 +3,7 @@
 // checked), and the default store's bulk index writes across inserts, updates and
 // deletes of one save.
 import Foundation
-import OpenCoreData
+@testable import OpenCoreData
 import TestSupport
 import Testing
 
@@ -262,5 +262,44 @@ final class WriteSample: NSManagedObject {
         ] {
             #expect(mapped(text) == nil, "\(text)")
         }
+    }
+
+    @Test func rowKeysWrittenInPlaceEqualTheRowKeyEncoding() {
+        var random = SeededRandom(environmentOr: 0x5EED_0503)
+        let hint = random.replayHint
+        var keys: [Int64] = [0, 1, -1, 127, 128, 255, 256, -128, -129, .max, .min, .max - 1, .min + 1]
+        for _ in 0..<500 {
+            let bits = random.int(in: 0...63)
+            keys.append(Int64(bitPattern: random.next()) >> Int64(bits))
+        }
+        for key in keys {
+            let inPlace = PageFileKey.withPrimary(key) { Array($0) }
+            #expect(inPlace == PageFileKey.primary(key), "key \(key), \(hint)")
+            var appended: [UInt8] = [7]
+            PageFileKey.appendPrimary(key, to: &appended)
+            #expect(appended == [7] + PageFileKey.primary(key), "key \(key), \(hint)")
+        }
+    }
+
+    @Test func pendingIndexKeysComeOutInByteOrderOnce() {
+        var random = SeededRandom(environmentOr: 0x5EED_0504)
+        let hint = random.replayHint
+        var pending = PendingIndexKeys()
+        var oracle: Set<[UInt8]> = []
+        for step in 0..<2_000 {
+            // Short and long keys sharing prefixes, so the word prefix and the byte comparison both decide.
+            let length = random.pick([0, 1, 7, 8, 9, 23, 24, 25, 40])
+            let key = (0..<length).map { _ in UInt8(random.int(in: 0...3)) }
+            if step > 500, random.chance(0.2) {
+                let removed = pending.remove(key)
+                #expect(removed == oracle.contains(key), "\(hint)")
+                oracle.remove(key)
+            } else {
+                pending.insert(key)
+                oracle.insert(key)
+            }
+        }
+        let expected = oracle.sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(pending.sortedKeys() == expected, "\(hint)")
     }
 }

@@ -3,7 +3,7 @@
 //
 //   OFFSET  SIZE  FIELD
 //      0      8   magic "OCDBIN\r\n" (4F 43 44 42 49 4E 0D 0A)
-//      8      2   format version (1)
+//      8      2   format version (2: row format 2)
 //     10      2   flags (0; unknown bits are refused)
 //     12      4   reserved (0)
 //     16      8   body length B
@@ -25,7 +25,7 @@ import StorageEngine
 /// Reads, writes and checks binary store files.
 enum BinaryStoreFile {
     static let magic: [UInt8] = [0x4F, 0x43, 0x44, 0x42, 0x49, 0x4E, 0x0D, 0x0A]
-    static let formatVersion: UInt16 = 1
+    static let formatVersion: UInt16 = 2
     static let headerSize = 24
     static let trailerSize = 8
     /// The Cocoa code of a damaged or foreign file (`NSFileReadCorruptFileError`).

@@ -3,10 +3,14 @@
 //
 //   value      bytes
 //   nil        0x00                                     (nil sorts first)
-//   number     0x10, 8 bytes: Float64 of the value, sign-flipped big-endian
-//              (integers, Booleans as 0/1, doubles, dates as timeIntervalSinceReferenceDate)
+//   number     0x10, then the Float64 of the value, sign-flipped (order-preserving 64 bits),
+//              in 7-bit groups from the top, each byte `group << 1 | more`, trailing zero
+//              groups left out (integers, Booleans as 0/1, doubles, dates as
+//              timeIntervalSinceReferenceDate): 18 takes 3 bytes, a random double 10
 //   string     0x30, NFC UTF-8 with 0x00 written 0x00 0xFF, then 0x00 0x00 (binary collation)
-//   primary    8 bytes: the Int64 key with its sign bit flipped, big-endian
+//   primary    h, n bytes, h: n = the key's significant bytes (0-8), h = 0x80 + n for a
+//              key >= 0 and 0x7F - n below; the bytes big-endian (two's complement)
+//   sequence   8 bytes: the Int64 with its sign bit flipped, big-endian (history, next-key)
 import Foundation
 
 enum PageFileKey {
@@ -14,18 +18,40 @@ enum PageFileKey {
     static let numberTag: UInt8 = 0x10
     static let stringTag: UInt8 = 0x30
 
-    /// The row-tree key of primary key `key`: byte order is numeric order.
+    /// The row-tree key of primary key `key` (SPEC.md §3.4 K1): byte order is numeric order,
+    /// and the length byte at both ends lets an index key's suffix be read from its end.
     static func primary(_ key: Int64) -> [UInt8] {
-        let flipped = UInt64(bitPattern: key) ^ (1 << 63)
-        return (0..<8).map { UInt8(truncatingIfNeeded: flipped >> UInt64(56 - $0 * 8)) }
+        let magnitude = key >= 0 ? UInt64(key) : ~UInt64(bitPattern: key)
+        let count = (64 - magnitude.leadingZeroBitCount + 7) / 8
+        let header = key >= 0 ? UInt8(0x80 + count) : UInt8(0x7F - count)
+        var bytes: [UInt8] = [header]
+        bytes.reserveCapacity(count + 2)
+        let bits = UInt64(bitPattern: key)
+        for index in stride(from: count - 1, through: 0, by: -1) {
+            bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(index * 8)))
+        }
+        bytes.append(header)
+        return bytes
     }
 
-    /// Calls `body` with the row-tree key of `key` in a stack buffer (no array).
+    /// Calls `body` with the row-tree key of `key` (the bytes of ``primary(_:)``) in a stack
+    /// buffer: no array per row on the save path.
     static func withPrimary<Result>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows
         -> Result
     {
-        let ordered = (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian
-        return try withUnsafeBytes(of: ordered) { try body($0) }
+        let magnitude = key >= 0 ? UInt64(key) : ~UInt64(bitPattern: key)
+        let count = (64 - magnitude.leadingZeroBitCount + 7) / 8
+        let header = key >= 0 ? UInt8(0x80 + count) : UInt8(0x7F - count)
+        let bits = UInt64(bitPattern: key)
+        var buffer: (UInt64, UInt64) = (0, 0)
+        return try withUnsafeMutableBytes(of: &buffer) { raw in
+            raw[0] = header
+            for index in 0..<count {
+                raw[1 + index] = UInt8(truncatingIfNeeded: bits >> UInt64((count - 1 - index) * 8))
+            }
+            raw[count + 1] = header
+            return try body(UnsafeRawBufferPointer(rebasing: raw[0..<(count + 2)]))
+        }
     }
 
     /// Appends the row-tree key of `key` to `bytes`.
@@ -33,11 +59,39 @@ enum PageFileKey {
         withPrimary(key) { bytes.append(contentsOf: $0) }
     }
 
-    /// The primary key of the last 8 bytes of `bytes`, or nil when shorter.
+    /// The byte length of the primary key that ends `bytes`, or nil when it is not one.
+    static func primaryLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let header = bytes.last else { return nil }
+        let count = header >= 0x80 ? Int(header - 0x80) : Int(0x7F - header)
+        guard count <= 8, bytes.count >= count + 2, bytes[bytes.count - count - 2] == header else { return nil }
+        return count + 2
+    }
+
+    /// The primary key that ends `bytes` (a row key or an index key), or nil when damaged.
     static func primaryKey(_ bytes: UnsafeRawBufferPointer) -> Int64? {
-        guard bytes.count >= 8 else { return nil }
+        guard let length = primaryLength(bytes), let header = bytes.last else { return nil }
+        var value: UInt64 = header >= 0x80 ? 0 : ~0
+        for byte in bytes[(bytes.count - length + 1)..<(bytes.count - 1)] { value = value << 8 | UInt64(byte) }
+        return Int64(bitPattern: value)
+    }
+
+    /// The primary key of a row-tree key: nil unless `bytes` is exactly one.
+    static func rowKey(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        guard primaryLength(bytes) == bytes.count else { return nil }
+        return primaryKey(bytes)
+    }
+
+    /// The fixed 8-byte key of a sequence number (history records, the next-key record).
+    static func sequence(_ value: Int64) -> [UInt8] {
+        let flipped = UInt64(bitPattern: value) ^ (1 << 63)
+        return (0..<8).map { UInt8(truncatingIfNeeded: flipped >> UInt64(56 - $0 * 8)) }
+    }
+
+    /// The sequence number of 8 bytes written by `sequence(_:)`, or nil for another length.
+    static func sequenceNumber(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        guard bytes.count == 8 else { return nil }
         var value: UInt64 = 0
-        for byte in bytes[(bytes.count - 8)...] { value = value << 8 | UInt64(byte) }
+        for byte in bytes { value = value << 8 | UInt64(byte) }
         return Int64(bitPattern: value ^ (1 << 63))
     }
 
@@ -73,7 +127,59 @@ enum PageFileKey {
         // -0.0 and 0.0 are equal values: one key.
         let bits = (number == 0 ? 0.0 : number).bitPattern
         let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        withUnsafeBytes(of: ordered.bigEndian) { bytes.append(contentsOf: $0) }
+        // Ten 7-bit groups from the top (the last holds 1 bit). Trailing groups that are all
+        // zeros (numbers >= 0) or all ones (negative numbers, whose order bits are
+        // complemented) are left out, so whole numbers and dates stay short. The low bit of
+        // each byte says whether the form ends there: 0 = ends for numbers >= 0, 1 = ends
+        // for negative ones, so an ended form sorts as if its omitted groups were present.
+        let negative = ordered >> 63 == 0
+        let significant = negative ? ~ordered : ordered
+        var groups = 10
+        while groups > 1, groupOf(significant, groups - 1) == 0 { groups -= 1 }
+        for group in 0..<groups {
+            let last: UInt8 = group == groups - 1 ? 1 : 0
+            let value = groupOf(significant, group)
+            bytes.append(negative ? (0x7F - value) << 1 | last : value << 1 | (1 - last))
+        }
+    }
+
+    private static func groupOf(_ bits: UInt64, _ group: Int) -> UInt8 {
+        // Group g holds bits 63-7g ... 57-7g; the last group (g = 9) holds bit 0 in its top bit.
+        let shift = 57 - 7 * group
+        let shifted = shift >= 0 ? bits >> UInt64(shift) : bits << UInt64(-shift)
+        return UInt8(truncatingIfNeeded: shifted) & 0x7F
+    }
+
+    /// The number of a key's number element (SPEC.md §3.4 K2) and the element's byte
+    /// length including the tag; nil when the bytes are not a number element.
+    static func number(at bytes: UnsafeRawBufferPointer) -> (value: Double, length: Int)? {
+        guard bytes.first == numberTag, bytes.count > 1 else { return nil }
+        let negative = bytes[1] < 0x80
+        var significant: UInt64 = 0
+        var index = 1
+        while true {
+            let group = index - 1
+            guard index < bytes.count, group < 10 else { return nil }
+            let byte = bytes[index]
+            let value = UInt64(negative ? 0x7F - (byte >> 1) : byte >> 1)
+            let shift = 57 - 7 * group
+            significant |= shift >= 0 ? value << UInt64(shift) : value >> UInt64(-shift)
+            index += 1
+            if byte & 1 == (negative ? 1 : 0) { break }
+        }
+        let ordered = negative ? ~significant : significant
+        let bits = ordered & (1 << 63) != 0 ? ordered & ~(1 << 63) : ~ordered
+        return (Double(bitPattern: bits), index)
+    }
+
+    /// The byte length of the first element of an ordinary index key (nil, number or
+    /// string), or nil when it is another kind or damaged.
+    static func firstElementLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        switch bytes.first {
+        case nullTag: return 1
+        case numberTag: return number(at: bytes)?.length
+        default: return nil
+        }
     }
 
     /// Strings longer than this many UTF-8 bytes are cut in index keys (SPEC.md §3.4 K3).
@@ -119,15 +225,28 @@ struct PageFileIndex {
     let attributeTypes: [NSAttributeType]
     /// A unique index maps the values to the primary key; others map (values, key) to nothing.
     let isUnique: Bool
+    /// A reference index (`rel.<Entity>.<to-one>`) maps (destination key, key) to nothing:
+    /// the inverse to-many of the to-one in `slots[0]` reads it (SPEC.md §3.2 R1).
+    var isReference = false
     /// The longest values part of an index key; longer ones are cut and hashed.
     static let maximumValueBytes = 880
 
     /// Whether every element orders (ranges and sorts can use it), not only equality.
-    var isOrdered: Bool { attributeTypes.allSatisfy(PageFileKey.isOrderable) }
+    var isOrdered: Bool { !isReference && attributeTypes.allSatisfy(PageFileKey.isOrderable) }
 
     /// The index entry key of a row's `values`, or nil when the index holds no entry for it
     /// (a unique index skips rows with a nil in the key, as SQL does).
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
+        if isReference {
+            guard let slot = slots.first, slot < values.count else { return nil }
+            switch values[slot] {
+            case .objectID(let destination):
+                return PageFileKey.primary(destination.key) + PageFileKey.primary(primaryKey)
+            // A row checked without its model reads references as their keys.
+            case .integer(let destination): return PageFileKey.primary(destination) + PageFileKey.primary(primaryKey)
+            default: return nil
+            }
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)
         for slot in slots {
@@ -208,6 +327,15 @@ struct PageFileIndex {
             for property in ancestor.properties where property.isIndexed && property is NSAttributeDescription {
                 add(property.name, [property.name], unique: false)
             }
+        }
+        for case let relationship as NSRelationshipDescription in layout.properties
+        where PageFileToMany.needsReferenceIndex(relationship) {
+            guard let slot = layout.slotsByName[relationship.name] else { continue }
+            var index = PageFileIndex(
+                treeName: "rel.\(entityName).\(relationship.name)", name: relationship.name, slots: [slot],
+                attributeTypes: [], isUnique: false)
+            index.isReference = true
+            result.append(index)
         }
         return result
     }

@@ -1,11 +1,10 @@
 // The byte form of one stored row (SPEC.md §3.2). Self-describing: every slot carries
 // a type tag, so a row decodes without the model and a damaged row is detected.
 //
-//   OFFSET  SIZE  FIELD
-//      0      1   row format version (1)
-//      1      8   row version, UInt64 little-endian (optimistic locking)
-//      9      v   slot count (unsigned LEB128)
-//      .      .   one tagged value per slot:
+//   SIZE  FIELD        (row format 2; the format is the store's, in its metadata record)
+//     v   row version (unsigned LEB128; optimistic locking)
+//     .   one tagged value per slot, to the end of the row (values are self-delimiting,
+//         so the slot count is the number of values):
 //                   0 null                  8 date: Float64 LE bits of timeIntervalSinceReferenceDate
 //                   1 integer: zigzag LEB128 9 binary: length, bytes
 //                   2 double: 8 bytes LE     10 UUID: 16 bytes
@@ -13,40 +12,72 @@
 //                   4 false   5 true         12 object ID: entity reference, zigzag key
 //                   6 string: length, UTF-8  13 object IDs: count, then (entity reference, zigzag key)...
 //                   7 decimal: length, description UTF-8
+//                                           14 external binary: none (the value is in the blob tree)
+//                0x10 date of whole seconds: zigzag LEB128
+//                0x11 to-many kept outside the row (join or inverse tree, SPEC.md §3.2 R1)
+//           0x40-0x7F string of 0-63 UTF-8 bytes: the length is the tag's low 6 bits
+//           0x80-0xFF integer 0-127: the tag's low 7 bits
 //   An entity reference is a length and the entity's name; length 0 means the
 //   relationship's (or attribute's) declared destination entity.
 import Foundation
 
 /// Encodes and decodes rows of the page-file store.
 struct PageFileRowCodec {
-    /// The current row format version.
-    static let formatVersion: UInt8 = 1
+    /// The current row format version, recorded once per store (its metadata format),
+    /// not per row: rows of format 1 began with a byte 1 and an 8-byte version.
+    static let formatVersion: UInt8 = 2
 
     enum Tag: UInt8 {
         case null = 0
         case integer, double, float, booleanFalse, booleanTrue, string, decimal, date, binary, uuid, uri
         case objectID, objectIDs
+        /// A binary value kept in the blob tree (SPEC.md §3.8); decodes as `.unresolved`.
+        case externalBinary = 14
+        /// A date whose `timeIntervalSinceReferenceDate` is a whole number of seconds.
+        case wholeSecondDate = 0x10
+        /// A to-many relationship whose destinations live in a join or inverse tree.
+        case externalToMany = 0x11
     }
+
+    /// Tags from here up to `smallIntegerBase` are strings whose length is in the tag.
+    static let shortStringBase: UInt8 = 0x40
+    /// Tags from here up are the integers 0...127 held in the tag.
+    static let smallIntegerBase: UInt8 = 0x80
 
     /// Resolves entity names of stored object IDs; the store builds IDs with it.
     let entityNamed: (String) -> NSEntityDescription?
     let makeObjectID: (NSEntityDescription, Int64) -> NSManagedObjectID
-    /// Whether relationships decode as nil/empty: checking a file without its model.
+    /// Whether to-many relationships decode as empty and to-one references as the
+    /// destination's key (`.integer`): checking a file without its model.
     var skipsReferences = false
 
     // MARK: Encoding
 
-    static func encode(values: [StoreValue], version: Int64, layout: EntityLayout) -> [UInt8] {
+    /// The row bytes of `values`. An `.unresolved` relationship slot is written as a to-many
+    /// kept outside the row (tag 0x11) when `externalToMany`, otherwise as null; an
+    /// `.unresolved` attribute slot as a value kept in the blob tree (tag 14).
+    static func encode(values: [StoreValue], version: Int64, layout: EntityLayout, externalToMany: Bool = false)
+        -> [UInt8]
+    {
         var bytes: [UInt8] = []
         // Room for typical rows (short strings, numbers) without regrowing.
         bytes.reserveCapacity(16 + values.count * 12)
-        bytes.append(formatVersion)
-        appendUInt64(&bytes, UInt64(bitPattern: version))
-        appendVarint(&bytes, UInt64(values.count))
+        appendVarint(&bytes, UInt64(bitPattern: version))
         for (slot, value) in values.enumerated() {
             let transient = slot < layout.transientBySlot.count && layout.transientBySlot[slot]
-            let declared =
-                slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot]?.destinationEntity : nil
+            let relationship = slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot] : nil
+            if case .unresolved = value, !transient {
+                if externalToMany, relationship != nil {
+                    bytes.append(Tag.externalToMany.rawValue)
+                    continue
+                }
+                if slot < layout.attributeBySlot.count, layout.attributeBySlot[slot] != nil {
+                    // An attribute left unresolved is one whose value stays in the blob tree.
+                    bytes.append(Tag.externalBinary.rawValue)
+                    continue
+                }
+            }
+            let declared = relationship?.destinationEntity
             appendValue(&bytes, transient ? .null : value, declaredEntity: declared)
         }
         return bytes
@@ -56,6 +87,10 @@ struct PageFileRowCodec {
         switch value {
         case .null, .unresolved: bytes.append(Tag.null.rawValue)
         case .integer(let number):
+            if number >= 0, number < 128 {
+                bytes.append(smallIntegerBase | UInt8(number))
+                return
+            }
             bytes.append(Tag.integer.rawValue)
             appendVarint(&bytes, zigzag(number))
         case .double(let number):
@@ -69,16 +104,31 @@ struct PageFileRowCodec {
             }
         case .boolean(let flag): bytes.append(flag ? Tag.booleanTrue.rawValue : Tag.booleanFalse.rawValue)
         case .string(let string):
-            bytes.append(Tag.string.rawValue)
             // Straight from the string's UTF-8 (no intermediate array).
-            appendVarint(&bytes, UInt64(string.utf8.count))
+            let count = string.utf8.count
+            if count < Int(smallIntegerBase - shortStringBase) {
+                bytes.append(shortStringBase | UInt8(count))
+                bytes.append(contentsOf: string.utf8)
+                return
+            }
+            bytes.append(Tag.string.rawValue)
+            appendVarint(&bytes, UInt64(count))
             bytes.append(contentsOf: string.utf8)
         case .decimal(let decimal):
             bytes.append(Tag.decimal.rawValue)
             appendBytes(&bytes, Array(decimal.description.utf8))
         case .date(let date):
+            let seconds = date.timeIntervalSinceReferenceDate
+            // Exactly representable whole seconds round-trip through an integer.
+            if seconds.rounded(.towardZero) == seconds, seconds.magnitude < 9_007_199_254_740_992,
+                seconds != 0 || seconds.sign == .plus
+            {
+                bytes.append(Tag.wholeSecondDate.rawValue)
+                appendVarint(&bytes, zigzag(Int64(seconds)))
+                return
+            }
             bytes.append(Tag.date.rawValue)
-            appendUInt64(&bytes, date.timeIntervalSinceReferenceDate.bitPattern)
+            appendUInt64(&bytes, seconds.bitPattern)
         case .binary(let data):
             bytes.append(Tag.binary.rawValue)
             appendBytes(&bytes, Array(data))
@@ -140,33 +190,40 @@ struct PageFileRowCodec {
         declaredEntities: [NSEntityDescription?]? = nil
     ) throws -> (version: Int64, values: [StoreValue]) {
         var reader = ByteReader(bytes: bytes)
-        let format = try reader.byte()
-        guard format == PageFileRowCodec.formatVersion else {
-            throw reader.corrupt("row format version \(format) is not supported (expected 1)")
-        }
-        let version = Int64(bitPattern: try reader.uint64())
-        let count = try reader.varint()
+        let version = Int64(bitPattern: try reader.varint())
         let layout = entity?.layout
-        guard count <= UInt64(bytes.count) else { throw reader.corrupt("slot count \(count) exceeds the row size") }
         var values: [StoreValue] = []
-        values.reserveCapacity(max(Int(count), layout?.properties.count ?? 0))
-        for slot in 0..<Int(count) {
+        values.reserveCapacity(layout?.properties.count ?? 8)
+        var slot = 0
+        while !reader.isAtEnd {
+            defer { slot += 1 }
             var declared = layout.flatMap {
                 slot < $0.relationshipBySlot.count ? $0.relationshipBySlot[slot]?.destinationEntity : nil
             }
             if let declaredEntities { declared = slot < declaredEntities.count ? declaredEntities[slot] : nil }
             values.append(try decodeValue(&reader, declaredEntity: declared))
         }
-        guard reader.isAtEnd else { throw reader.corrupt("\(reader.remaining) trailing bytes after the last slot") }
         guard let layout else { return (version, values) }
+        // More values than the entity has properties: bytes past the row's end (migration
+        // rewrites every row when the model changes).
+        guard values.count <= layout.properties.count else {
+            throw reader.corrupt("\(values.count) values for \(layout.properties.count) properties")
+        }
         // A row written before the entity gained properties reads them as null.
         while values.count < layout.properties.count { values.append(.null) }
-        if values.count > layout.properties.count { values.removeLast(values.count - layout.properties.count) }
         return (version, values)
     }
 
     private func decodeValue(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
         let raw = try reader.byte()
+        if raw >= PageFileRowCodec.smallIntegerBase { return .integer(Int64(raw - PageFileRowCodec.smallIntegerBase)) }
+        if raw >= PageFileRowCodec.shortStringBase {
+            let utf8 = try reader.take(Int(raw - PageFileRowCodec.shortStringBase))
+            guard let string = String(validating: utf8, as: UTF8.self) else {
+                throw reader.corrupt("invalid UTF-8 in a string")
+            }
+            return .string(string)
+        }
         guard let tag = Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
         switch tag {
         case .null: return .null
@@ -183,6 +240,12 @@ struct PageFileRowCodec {
             }
             return .decimal(decimal)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.uint64())))
+        case .wholeSecondDate:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(PageFileRowCodec.unzigzag(try reader.varint()))))
+        case .externalToMany:
+            // Checked without the model, a to-many kept outside reads as empty (as held ones
+            // do), so only blob references stay `.unresolved`.
+            return skipsReferences ? .objectIDs([]) : .unresolved
         case .binary: return .binary(Data(try reader.lengthPrefixed()))
         case .uuid:
             let raw = try reader.take(16)
@@ -198,7 +261,13 @@ struct PageFileRowCodec {
             let text = try reader.string()
             guard let url = URL(string: text) else { throw reader.corrupt("'\(text)' is not a URL") }
             return .uri(url)
-        case .objectID: return try reference(&reader, declaredEntity: declaredEntity).map { .objectID($0) } ?? .null
+        case .objectID:
+            if skipsReferences {
+                // Checked without the model: the destination's key stands for the reference.
+                _ = try reader.string()
+                return .integer(PageFileRowCodec.unzigzag(try reader.varint()))
+            }
+            return try reference(&reader, declaredEntity: declaredEntity).map { .objectID($0) } ?? .null
         case .objectIDs:
             let count = try reader.varint()
             guard count <= UInt64(reader.remaining) else {
@@ -210,6 +279,7 @@ struct PageFileRowCodec {
                 if let id = try reference(&reader, declaredEntity: declaredEntity) { ids.append(id) }
             }
             return .objectIDs(ids)
+        case .externalBinary: return .unresolved
         }
     }
 

@@ -4,7 +4,11 @@ import Foundation
 import StorageEngine
 
 extension PageFileStore {
-    func fetchStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+    /// The matching rows; with `resolvingBlobs` (and a request that uses row values) their
+    /// blobs are read, else blob values stay `.unresolved` (SPEC.md §3.8).
+    func fetchStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>, resolvingBlobs: Bool = true) throws
+        -> [StoreRow]
+    {
         guard let entity = request.entity else {
             throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
         }
@@ -13,15 +17,22 @@ extension PageFileStore {
             return try openDatabase().read { transaction in
                 var result: [StoreRow] = []
                 let entities = FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities)
+                let usesValues =
+                    resolvingBlobs && request.includesPropertyValues
+                    && request.resultType != .managedObjectIDResultType && request.resultType != .countResultType
                 if entities.count == 1,
                     try collectWindow(of: entity, request: request, in: transaction, codec: codec, into: &result)
                 {
+                    if usesValues { try resolveBlobs(&result, in: transaction) }
+                    try resolvePrefetched(request, &result, in: transaction, codec: codec)
                     return result
                 }
                 for candidate in entities {
                     try collectRows(
                         of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
                 }
+                if usesValues { try resolveBlobs(&result, in: transaction) }
+                try resolvePrefetched(request, &result, in: transaction, codec: codec)
                 return result
             }
         } catch {
@@ -58,7 +69,7 @@ extension PageFileStore {
         } catch {
             throw translate(error)
         }
-        return try fetchStoredRows(request).count
+        return try fetchStoredRows(request, resolvingBlobs: false).count
     }
 
     /// Appends the rows of `entity` (not its sub-entities) matching `predicate`, in key order.
@@ -69,19 +80,19 @@ extension PageFileStore {
         let info = try info(for: entity)
         guard let rows = try transaction.tree(named: info.treeName) else { return }
         let compiled = try predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let readsBlobs = predicateReadsBlobs(predicate, info: info)
         let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
             guard id.persistentStore === self else { return nil }
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
         }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            relationship, id in
-            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
-                slot < row.values.count
-            else { return [] }
-            if case .objectIDs(let ids) = row.values[slot] { return ids }
-            return []
+            [unowned self] relationship, id in
+            guard id.persistentStore === self else { return [] }
+            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
         }
         func accept(_ row: StoreRow) throws {
+            var row = row
+            if readsBlobs { try resolveBlobs(&row, info: info, in: transaction) }
             if let compiled {
                 let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
                 guard try compiled.evaluate(record: view) else { return }
@@ -102,7 +113,8 @@ extension PageFileStore {
             var previous: Int64?
             for key in keys where key != previous {
                 previous = key
-                guard let row = try loadRow(entity, key: key, in: transaction, codec: codec) else {
+                guard let row = try loadRow(entity, key: key, in: transaction, codec: codec, resolvingBlobs: false)
+                else {
                     throw CoreDataError.make(
                         NSFileReadCorruptFileError,
                         "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
@@ -115,8 +127,8 @@ extension PageFileStore {
         var failure: Error?
         try rows.scan { key, value in
             do {
-                guard let primary = PageFileKey.primaryKey(key), key.count == 8 else {
-                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is not 8 bytes")
+                guard let primary = PageFileKey.rowKey(key) else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
                 let decoded = try codec.decode(value, entity: entity)
                 try accept(
@@ -160,16 +172,15 @@ extension PageFileStore {
         }
         guard let tree = try transaction.tree(named: index.treeName) else { return true }
         let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let readsBlobs = predicateReadsBlobs(request.predicate, info: info)
         let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
             guard id.persistentStore === self else { return nil }
             return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
         }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            relationship, id in
-            guard let row = try resolve(id), let slot = id.entity.layout.slotsByName[relationship.name],
-                slot < row.values.count, case .objectIDs(let ids) = row.values[slot]
-            else { return [] }
-            return ids
+            [unowned self] relationship, id in
+            guard id.persistentStore === self else { return [] }
+            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
         }
         let needed = max(request.fetchOffset, 0) + request.fetchLimit
         // Stopping at exactly `needed` rows is right only when ties on the sort value arrive in
@@ -178,7 +189,9 @@ extension PageFileStore {
         // a lone sort descriptor; a descending walk re-reads its last tie group forward.
         let mayStopEarly = index.slots.count == 1 && request.sortDescriptors?.count == 1
         func load(_ primary: Int64) throws -> StoreRow? {
-            guard let row = try loadRow(entity, key: primary, in: transaction, codec: codec) else {
+            guard
+                let row = try loadRow(entity, key: primary, in: transaction, codec: codec, resolvingBlobs: readsBlobs)
+            else {
                 throw CoreDataError.make(
                     NSFileReadCorruptFileError,
                     "the store's index \(index.treeName) lists row \(primary), which does not exist (run storage-bench check)"
@@ -191,9 +204,11 @@ extension PageFileStore {
             return row
         }
         func entry(_ key: UnsafeRawBufferPointer) throws -> (value: [UInt8], primary: Int64) {
-            // The sort value's bytes: nil is 1 byte, a number 9 (SPEC.md §3.4 K2).
-            let valueLength = key.first == PageFileKey.nullTag ? 1 : 9
-            guard key.count >= valueLength + 8, let primary = PageFileKey.primaryKey(key) else {
+            // The sort value's bytes: nil or a number (SPEC.md §3.4 K2).
+            guard let valueLength = PageFileKey.firstElementLength(key),
+                let primaryLength = PageFileKey.primaryLength(key), key.count >= valueLength + primaryLength,
+                let primary = PageFileKey.primaryKey(key)
+            else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
             }
             return (Array(key[0..<valueLength]), primary)
@@ -249,11 +264,7 @@ extension PageFileStore {
     /// their key order is the context's tie order: not so for NaN, nor for 64-bit integers
     /// beyond 2^53, which share a Float64 key.
     private static func tiesAreExact(_ value: [UInt8], type: NSAttributeType) -> Bool {
-        guard value.count == 9 else { return true }
-        var ordered: UInt64 = 0
-        for byte in value[1...] { ordered = ordered << 8 | UInt64(byte) }
-        let bits = ordered & (1 << 63) != 0 ? ordered & ~(1 << 63) : ~ordered
-        let number = Double(bitPattern: bits)
+        guard let number = value.withUnsafeBytes({ PageFileKey.number(at: $0)?.value }) else { return true }
         if number.isNaN { return false }
         return type != .integer64AttributeType || number.magnitude < 9_007_199_254_740_992
     }

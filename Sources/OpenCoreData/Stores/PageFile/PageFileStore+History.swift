@@ -32,8 +32,8 @@ extension PageFileStore: PersistentHistoryJournal {
                 guard let tree = try transaction.tree(named: PageFileStore.historyTreeName) else { return [] }
                 guard sequence < .max else { return [] }
                 var records: [(sequence: Int64, bytes: [UInt8])] = []
-                try tree.scan(from: PageFileKey.primary(max(sequence, 0) + 1)) { key, value in
-                    guard key.count == 8, let sequence = PageFileKey.primaryKey(key) else {
+                try tree.scan(from: PageFileKey.sequence(max(sequence, 0) + 1)) { key, value in
+                    guard let sequence = PageFileKey.sequenceNumber(key) else {
                         throw CoreDataError.make(NSFileReadCorruptFileError, "a history key is not 8 bytes")
                     }
                     records.append((sequence, Array(value)))
@@ -51,11 +51,11 @@ extension PageFileStore: PersistentHistoryJournal {
             return try openDatabase().write { transaction in
                 let bounds = try PageFileStore.historyBounds(in: transaction)
                 let tree = try transaction.openTree(named: PageFileStore.historyTreeName)
-                let doomed = try tree.entries(to: PageFileKey.primary(sequence)).map(\.key)
+                let doomed = try tree.entries(to: PageFileKey.sequence(sequence)).map(\.key)
                 for key in doomed { _ = try tree.removeValue(forKey: key) }
                 let purged = max(bounds.purged, min(sequence - 1, bounds.current))
                 try transaction.openTree(named: PageFileStore.metaTreeName).setValue(
-                    PageFileKey.primary(purged), forKey: PageFileStore.purgedKey)
+                    PageFileKey.sequence(purged), forKey: PageFileStore.purgedKey)
                 return doomed.count
             }
         } catch {
@@ -67,7 +67,7 @@ extension PageFileStore: PersistentHistoryJournal {
     static func historyBounds(in transaction: ReadTransaction) throws -> (current: Int64, purged: Int64) {
         var purged: Int64 = 0
         if let raw = try transaction.tree(named: metaTreeName)?.value(forKey: purgedKey) {
-            guard raw.count == 8, let value = raw.withUnsafeBytes({ PageFileKey.primaryKey($0) }) else {
+            guard let value = raw.withUnsafeBytes({ PageFileKey.sequenceNumber($0) }) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "the history purge bound is damaged")
             }
             purged = value
@@ -75,7 +75,7 @@ extension PageFileStore: PersistentHistoryJournal {
         var last: Int64 = 0
         if let tree = try transaction.tree(named: historyTreeName) {
             try tree.scan(reverse: true) { key, _ in
-                last = PageFileKey.primaryKey(key) ?? 0
+                last = PageFileKey.sequenceNumber(key) ?? 0
                 return false
             }
         }
@@ -86,6 +86,6 @@ extension PageFileStore: PersistentHistoryJournal {
     func appendHistory(_ record: PersistentHistoryRecord, in transaction: WriteTransaction) throws {
         let current = try PageFileStore.historyBounds(in: transaction).current
         try transaction.openTree(named: PageFileStore.historyTreeName).setValue(
-            record.encoded(), forKey: PageFileKey.primary(current + 1))
+            record.encoded(), forKey: PageFileKey.sequence(current + 1))
     }
 }

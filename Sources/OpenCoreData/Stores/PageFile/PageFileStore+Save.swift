@@ -36,7 +36,10 @@ extension PageFileStore {
         var conflicts: [NSManagedObjectID] = []
         var conflictDetails: [StoreVersionConflict] = []
         for update in request.updatedRows {
-            guard let row = try loadRow(update.objectID.entity, key: update.objectID.key, in: transaction, codec: codec)
+            guard
+                let row = try loadRow(
+                    update.objectID.entity, key: update.objectID.key, in: transaction, codec: codec,
+                    resolvingBlobs: false)
             else {
                 throw CoreDataError.make(
                     NSManagedObjectReferentialIntegrityError,
@@ -47,19 +50,23 @@ extension PageFileStore {
                 conflicts.append(update.objectID)
                 conflictDetails.append(
                     StoreVersionConflict(
-                        objectID: update.objectID, persistedRow: row, expectedVersion: update.expectedVersion))
+                        objectID: update.objectID, persistedRow: try resolvedCopy(row, in: transaction),
+                        expectedVersion: update.expectedVersion))
             }
         }
         for deleted in request.deletedObjects {
             guard
-                let row = try loadRow(deleted.objectID.entity, key: deleted.objectID.key, in: transaction, codec: codec)
+                let row = try loadRow(
+                    deleted.objectID.entity, key: deleted.objectID.key, in: transaction, codec: codec,
+                    resolvingBlobs: isHistoryTrackingEnabled)
             else { continue }
             stored[deleted.objectID] = row
             if request.checksVersions, row.version != deleted.expectedVersion {
                 conflicts.append(deleted.objectID)
                 conflictDetails.append(
                     StoreVersionConflict(
-                        objectID: deleted.objectID, persistedRow: row, expectedVersion: deleted.expectedVersion))
+                        objectID: deleted.objectID, persistedRow: try resolvedCopy(row, in: transaction),
+                        expectedVersion: deleted.expectedVersion))
             }
         }
         if !conflicts.isEmpty {
@@ -87,6 +94,8 @@ extension PageFileStore {
             guard let row = stored[deleted.objectID] else { continue }
             let info = try info(for: deleted.objectID.entity)
             try removeEntries(of: row, info: info, in: transaction, pending: &pending)
+            if !info.blobSlots.isEmpty { try removeBlobs(of: row, info: info, in: transaction) }
+            if !info.joinSlots.isEmpty { try removeJoins(of: row.objectID, in: transaction) }
             _ = try transaction.openTree(named: info.treeName).removeValue(
                 forKey: PageFileKey.primary(row.objectID.key))
         }
@@ -95,6 +104,9 @@ extension PageFileStore {
             guard var row = stored[update.objectID] else { continue }
             let info = try info(for: update.objectID.entity)
             try removeEntries(of: row, info: info, in: transaction, pending: &pending)
+            try releaseReplacedBlobs(
+                of: row, slots: update.changes.lazy.filter { $0.value != .unresolved }.map(\.slot), info: info,
+                in: transaction)
             for change in update.changes where change.slot < row.values.count {
                 if case .unresolved = change.value { continue }
                 row.values[change.slot] = change.value
@@ -105,6 +117,13 @@ extension PageFileStore {
                     row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
             }
             try write(row, info: info, in: transaction, pending: &pending)
+            for change in update.changes {
+                guard case .objectIDs(let destinations) = change.value,
+                    let relationship = info.joinSlots.first(where: { $0.slot == change.slot })?.relationship
+                else { continue }
+                try writeJoin(
+                    relationship, source: row.objectID.key, destinations: destinations, isNew: false, in: transaction)
+            }
             result.versions[row.objectID] = row.version
         }
         // 4. Inserts; a unique-key clash is an error or an upsert by the merge policy.
@@ -132,15 +151,25 @@ extension PageFileStore {
                         row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
                 }
                 let existingID = newObjectID(for: row.objectID.entity, key: owner.key)
-                guard var existing = try loadRow(row.objectID.entity, key: owner.key, in: transaction, codec: codec)
+                guard
+                    var existing = try loadRow(
+                        row.objectID.entity, key: owner.key, in: transaction, codec: codec, resolvingBlobs: false)
                 else { continue }
                 replaced[row.objectID] = existingID
                 var changedSlots: [Int] = []
                 if StoreUniqueness.insertedValuesWin(request.mergePolicyType) {
                     try removeEntries(of: existing, info: info, in: transaction, pending: &pending)
+                    let before = existing
                     changedSlots = StoreUniqueness.absorb(row, into: &existing)
+                    try releaseReplacedBlobs(of: before, slots: changedSlots, info: info, in: transaction)
                     existing.version += 1
                     try write(existing, info: info, in: transaction, pending: &pending)
+                    for (slot, relationship) in info.joinSlots where changedSlots.contains(slot) {
+                        guard case .objectIDs(let destinations) = existing.values[slot] else { continue }
+                        try writeJoin(
+                            relationship, source: existing.objectID.key, destinations: destinations, isNew: false,
+                            in: transaction)
+                    }
                     result.versions[existingID] = existing.version
                 }
                 StoreUniqueness.recordUpsert(
@@ -148,8 +177,16 @@ extension PageFileStore {
                 continue
             }
             try write(row, info: info, in: transaction, pending: &pending, rowTrees: &rowTrees)
+            for (slot, relationship) in info.joinSlots where slot < row.values.count {
+                guard case .objectIDs(let destinations) = row.values[slot], !destinations.isEmpty else { continue }
+                try writeJoin(
+                    relationship, source: row.objectID.key, destinations: destinations, isNew: true, in: transaction)
+            }
         }
-        if !replaced.isEmpty { try rewriteReferences(replaced, in: transaction, codec: codec) }
+        if !replaced.isEmpty {
+            try rewriteReferences(replaced, in: transaction, codec: codec, pending: &pending)
+            try rewriteJoinDestinations(replaced, in: transaction)
+        }
         result.replacedObjectIDs = replaced
         for (treeName, keys) in pending {
             let sorted = keys.sortedKeys()
@@ -199,8 +236,12 @@ extension PageFileStore {
         _ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: PendingIndexKeys],
         rowTrees: inout [ObjectIdentifier: Tree]
     ) throws {
+        var values = info.blobSlots.isEmpty ? row.values : try externalizedValues(of: row, info: info, in: transaction)
+        // To-manys live in join trees or come from their inverse (SPEC.md §3.2 R1).
+        for slot in info.externalSlots where slot < values.count { values[slot] = .unresolved }
         let bytes = PageFileRowCodec.encode(
-            values: row.values, version: row.version, layout: row.objectID.entity.layout)
+            values: values, version: row.version, layout: row.objectID.entity.layout,
+            externalToMany: !info.externalSlots.isEmpty)
         let entityKey = ObjectIdentifier(info.entity)
         let rowTree: Tree
         if let known = rowTrees[entityKey] {
@@ -244,31 +285,37 @@ extension PageFileStore {
 
     /// Points references to upserted objects at the rows that absorbed them.
     private func rewriteReferences(
-        _ replaced: [NSManagedObjectID: NSManagedObjectID], in transaction: WriteTransaction, codec: PageFileRowCodec
+        _ replaced: [NSManagedObjectID: NSManagedObjectID], in transaction: WriteTransaction, codec: PageFileRowCodec,
+        pending: inout [String: PendingIndexKeys]
     ) throws {
         let targets = Set(replaced.keys.map(\.entity).map(ObjectIdentifier.init))
         for entity in persistentStoreCoordinator?.managedObjectModel.entities ?? [] {
-            let layout = entity.layout
             let pointing = StoreUniqueness.slots(of: entity, pointingAt: targets)
             guard !pointing.isEmpty, let info = infoByEntityIfAny(entity),
                 let tree = try transaction.tree(named: info.treeName)
             else { continue }
             var rewritten: [StoreRow] = []
+            var previous: [StoreRow] = []
             try tree.scan { key, value in
                 guard let primary = PageFileKey.primaryKey(key) else { return true }
                 let decoded = try codec.decode(value, entity: entity)
                 var values = decoded.values
                 let changed = StoreUniqueness.rewriteReferences(in: &values, slots: pointing, replaced: replaced)
                 if changed {
+                    previous.append(
+                        StoreRow(
+                            objectID: newObjectID(for: entity, key: primary), version: decoded.version,
+                            values: decoded.values))
                     rewritten.append(
                         StoreRow(
                             objectID: newObjectID(for: entity, key: primary), version: decoded.version, values: values))
                 }
                 return true
             }
-            for row in rewritten {
-                let bytes = PageFileRowCodec.encode(values: row.values, version: row.version, layout: layout)
-                try tree.setValue(bytes, forKey: PageFileKey.primary(row.objectID.key))
+            for (old, row) in zip(previous, rewritten) {
+                // Through write(): reference index entries follow the rewritten to-ones.
+                try removeEntries(of: old, info: info, in: transaction, pending: &pending)
+                try write(row, info: info, in: transaction, pending: &pending)
             }
         }
     }

@@ -34,14 +34,16 @@ extension PageFileStore {
     public static func verify(at url: URL) throws -> PageFileVerificationReport {
         var options = Database.Options()
         options.createIfMissing = false
-        let database: Database
+        // Shared locks: readable while another process has the store open with the multi-process option.
+        options.multiProcess = true
+        let shared: PageFileSharedDatabase
         do {
-            database = try openEngine(at: url, options: options, timeout: 5)
+            shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)
         } catch {
             throw translate(error, opening: url)
         }
-        defer { try? database.close() }
-        return verify(database)
+        defer { shared.release() }
+        return verify(shared.database)
     }
 
     static func verify(_ database: Database) -> PageFileVerificationReport {
@@ -62,10 +64,16 @@ extension PageFileStore {
                 }
                 let catalog = try meta.value(forKey: catalogKey).flatMap { String(validating: $0, as: UTF8.self) }
                 let names = try transaction.treeNames()
+                let schema = storedSchema(meta)
+                var blobReferences: [[UInt8]: Int] = [:]
                 for name in names where name.hasPrefix("rows.") {
                     let indexes = catalogIndexes(catalog ?? "", entityName: String(name.dropFirst(5)))
-                    verifyEntity(rowTree: name, indexes: indexes, transaction, codec: codec, into: &report)
+                    verifyEntity(
+                        rowTree: name, indexes: indexes, transaction, codec: codec, schema: schema,
+                        blobReferences: &blobReferences, into: &report)
                 }
+                verifyBlobs(transaction, references: blobReferences, into: &report)
+                verifyJoins(catalog ?? "", transaction, into: &report)
             }
         } catch {
             report.problems.append("reading the store: \(error)")
@@ -80,18 +88,22 @@ extension PageFileStore {
             guard fields.count == 3 else { return nil }
             let tree = String(fields[0])
             let unique = fields[1] == "unique"
-            let prefix = (unique ? "unique." : "index.") + entityName + "."
+            let reference = fields[1] == "reference"
+            guard unique || reference || fields[1] == "index" else { return nil }
+            let prefix = (reference ? "rel." : unique ? "unique." : "index.") + entityName + "."
             guard tree.hasPrefix(prefix) else { return nil }
             let slots = fields[2].split(separator: ",").compactMap { Int($0) }
-            return PageFileIndex(
+            var index = PageFileIndex(
                 treeName: tree, name: String(tree.dropFirst(prefix.count)), slots: slots, attributeTypes: [],
                 isUnique: unique)
+            index.isReference = reference
+            return index
         }
     }
 
     private static func verifyEntity(
         rowTree name: String, indexes: [PageFileIndex], _ transaction: ReadTransaction, codec: PageFileRowCodec,
-        into report: inout PageFileVerificationReport
+        schema: [String: [String]]?, blobReferences: inout [[UInt8]: Int], into report: inout PageFileVerificationReport
     ) {
         var expected: [Set<[UInt8]>] = Array(repeating: [], count: indexes.count)
         var uniqueOwners: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: indexes.count)
@@ -99,12 +111,15 @@ extension PageFileStore {
             guard let rows = try transaction.tree(named: name) else { return }
             try rows.scan { key, value in
                 report.rowCount += 1
-                guard key.count == 8, let primary = PageFileKey.primaryKey(key) else {
-                    report.problems.append("\(name): a row key is \(key.count) bytes, not 8")
+                guard let primary = PageFileKey.rowKey(key) else {
+                    report.problems.append("\(name): a row key of \(key.count) bytes is not a primary key")
                     return true
                 }
                 do {
                     let values = try codec.decode(value, entity: nil).values
+                    noteBlobReferences(
+                        values, primaryKey: primary, entityName: String(name.dropFirst(5)), schema: schema,
+                        into: &blobReferences, report: &report)
                     for (position, index) in indexes.enumerated() {
                         guard let entry = index.key(for: values, primaryKey: primary) else { continue }
                         expected[position].insert(entry)
@@ -150,5 +165,124 @@ extension PageFileStore {
                 report.problems.append("\(index.treeName): damaged, not trusted: \(error)")
             }
         }
+    }
+}
+
+extension PageFileStore {
+    /// Checks every join tree of the catalog (SPEC.md §3.2 R1): each entry parses, its source
+    /// row exists, its destination row exists when the relationship has an inverse, the
+    /// entries of a many-to-many pair mirror each other, and order keys are unique per source.
+    static func verifyJoins(
+        _ catalog: String, _ transaction: ReadTransaction, into report: inout PageFileVerificationReport
+    ) {
+        var entriesByTree: [String: Set<[Int64]>] = [:]
+        var mirrors: [(tree: String, mirror: String)] = []
+        var references: [(tree: String, slot: Int, destinations: [Substring])] = []
+        func exists(_ key: Int64, in trees: [Substring]) throws -> Bool {
+            let primary = PageFileKey.primary(key)
+            for name in trees {
+                if let tree = try transaction.tree(named: String(name)), try tree.contains(primary) { return true }
+            }
+            return false
+        }
+        for line in catalog.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[1] == "join" || fields[1] == "join-ordered" else { continue }
+            let name = String(fields[0])
+            let ordered = fields[1] == "join-ordered"
+            let parts = fields[2].split(separator: "|", omittingEmptySubsequences: false)
+            guard parts.count == 3 else {
+                report.problems.append("\(name): its catalog line is damaged")
+                continue
+            }
+            let sources = parts[0].split(separator: ",")
+            let destinations = parts[1].split(separator: ",")
+            let hasInverse = !parts[2].isEmpty
+            if parts[2].hasPrefix("ref:"), let slot = Int(parts[2].dropFirst(4)) {
+                references.append((name, slot, destinations))
+            } else if hasInverse {
+                mirrors.append((name, String(parts[2])))
+            }
+            do {
+                guard let tree = try transaction.tree(named: name) else { continue }
+                var damaged = 0
+                var orphans = 0
+                var dangling = 0
+                var duplicateOrders = 0
+                var lastOrder: (source: Int64, order: UInt64)?
+                var seen: Set<[Int64]> = []
+                try tree.scan { key, _ in
+                    report.indexEntryCount += 1
+                    guard let entry = PageFileToMany.parseJoinKey(key, ordered: ordered) else {
+                        damaged += 1
+                        return true
+                    }
+                    if let order = entry.order {
+                        if let last = lastOrder, last.source == entry.source, last.order == order {
+                            duplicateOrders += 1
+                        }
+                        lastOrder = (entry.source, order)
+                    }
+                    seen.insert([entry.source, entry.destination])
+                    if try !exists(entry.source, in: sources) { orphans += 1 }
+                    if hasInverse, try !exists(entry.destination, in: destinations) { dangling += 1 }
+                    return true
+                }
+                entriesByTree[name] = seen
+                if damaged > 0 { report.problems.append("\(name): \(damaged) entries are damaged") }
+                if orphans > 0 { report.problems.append("\(name): \(orphans) entries without their source row") }
+                if dangling > 0 { report.problems.append("\(name): \(dangling) entries name a missing destination") }
+                if duplicateOrders > 0 {
+                    report.problems.append("\(name): \(duplicateOrders) entries repeat an order key of their source")
+                }
+            } catch {
+                report.problems.append("\(name): damaged, not trusted: \(error)")
+            }
+        }
+        for (tree, slot, destinations) in references {
+            guard let entries = entriesByTree[tree] else { continue }
+            do {
+                let pointing = try referencePairs(slot: slot, rowTrees: destinations, transaction)
+                let missing = pointing.subtracting(entries).count
+                let extra = entries.subtracting(pointing).count
+                if missing > 0 { report.problems.append("\(tree): \(missing) references without their entry") }
+                if extra > 0 {
+                    report.problems.append("\(tree): \(extra) entries whose destination names another source")
+                }
+            } catch {
+                report.problems.append("\(tree): its destinations do not decode: \(error)")
+            }
+        }
+        for (tree, mirror) in mirrors {
+            guard let entries = entriesByTree[tree] else { continue }
+            let reflected = Set((entriesByTree[mirror] ?? []).map { [$0[1], $0[0]] })
+            let unmatched = entries.subtracting(reflected).count
+            if unmatched > 0 {
+                report.problems.append("\(tree): \(unmatched) entries without their mirror in \(mirror)")
+            }
+        }
+    }
+}
+
+extension PageFileStore {
+    /// The (referenced key, row key) pairs of the rows of `rowTrees` whose `slot` holds a
+    /// reference, read without the model.
+    fileprivate static func referencePairs(slot: Int, rowTrees: [Substring], _ transaction: ReadTransaction) throws
+        -> Set<[Int64]>
+    {
+        let codec = PageFileRowCodec(
+            entityNamed: { _ in nil }, makeObjectID: { _, _ in preconditionFailure("references are skipped") },
+            skipsReferences: true)
+        var pairs: Set<[Int64]> = []
+        for name in rowTrees {
+            guard let tree = try transaction.tree(named: String(name)) else { continue }
+            try tree.scan { key, value in
+                guard let primary = PageFileKey.rowKey(key) else { return true }
+                let values = try codec.decode(value, entity: nil).values
+                if slot < values.count, case .integer(let source) = values[slot] { pairs.insert([source, primary]) }
+                return true
+            }
+        }
+        return pairs
     }
 }

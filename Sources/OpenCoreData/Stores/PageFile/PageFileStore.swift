@@ -18,21 +18,45 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     static let metadataKey = Array("metadata".utf8)
     static let nextKeyKey = Array("next-key".utf8)
     static let catalogKey = Array("index-catalog".utf8)
-    static let metadataFormatVersion: UInt8 = 1
+    static let metadataFormatVersion: UInt8 = PageFileRowCodec.formatVersion
 
     struct EntityInfo {
         let entity: NSEntityDescription
         let treeName: String
         let indexes: [PageFileIndex]
+        /// Binary attribute slots whose values may live in the blob tree (SPEC.md §3.8).
+        let blobSlots: [PageFileBlobSlot]
+        /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
+        var externalSlots: [Int] = []
+        var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
+
+        init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
+            self.entity = entity
+            self.treeName = treeName
+            self.indexes = indexes
+            self.blobSlots = blobSlots
+            for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
+                guard let relationship, let storage = PageFileToMany.storage(of: relationship) else { continue }
+                externalSlots.append(slot)
+                if case .join = storage { joinSlots.append((slot, relationship)) }
+            }
+        }
     }
 
     var database: Database?
+    /// The engine handle this store shares with the process's other stores on the file.
+    private var shared: PageFileSharedDatabase?
+    /// Whether some entity has binary attribute slots (rows may need their blobs read).
+    private(set) var hasBlobSlots = false
     private var infoByEntity: [ObjectIdentifier: EntityInfo] = [:]
 
     func infoByEntityIfAny(_ entity: NSEntityDescription) -> EntityInfo? { infoByEntity[ObjectIdentifier(entity)] }
     private var entitiesByName: [String: NSEntityDescription] = [:]
-    var nextKey: Int64 = 1
-    private var persistedNextKey: Int64 = 1
+    /// The next primary key this process hands out; setting it raises it (it never goes back).
+    var nextKey: Int64 {
+        get { shared?.peekNextKey ?? 1 }
+        set { shared?.noteStoredNextKey(newValue) }
+    }
     private var metadataChanged = false
 
     /// `NSSQLiteStoreType`: the type ported apps name for the default on-disk store.
@@ -60,8 +84,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         for entity in model.entities {
             guard let name = entity.name else { continue }
             entitiesByName[name] = entity
+            let indexes = PageFileIndex.indexes(of: entity)
+            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: indexes)
+            hasBlobSlots = hasBlobSlots || !blobSlots.isEmpty
             infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
-                entity: entity, treeName: "rows.\(name)", indexes: PageFileIndex.indexes(of: entity))
+                entity: entity, treeName: "rows.\(name)", indexes: indexes, blobSlots: blobSlots)
         }
         var engineOptions = Database.Options()
         if let durability = options?[PageFileStoreDurabilityOption] as? String,
@@ -69,15 +96,23 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         {
             engineOptions.durability = mode
         }
-        let database: Database
+        engineOptions.multiProcess = PageFileStore.flag(options?[PageFileStoreMultiProcessOption])
+        let shared: PageFileSharedDatabase
         do {
             let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
-            database = try PageFileStore.openEngine(at: url, options: engineOptions, timeout: timeout)
+            // Core Data's lock timeout: also how long a save waits for another process's writer.
+            engineOptions.busyTimeout = timeout
+            shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
         } catch {
             throw PageFileStore.translate(error, opening: url)
         }
+        let database = shared.database
+        self.shared = shared
         do {
-            let stored = try PageFileStore.readStoredMetadata(database)
+            var stored = try PageFileStore.readStoredMetadata(database)
+            if stored == nil, try !createStore(in: database, model: model, url: url) {
+                stored = try PageFileStore.readStoredMetadata(database)
+            }
             if let stored {
                 guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
                     storedType == NSSQLiteStoreType || storedType == "PageFile"
@@ -89,6 +124,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
                     migratesAutomatically
                 {
+                    guard shared.referenceCount == 1 else {
+                        throw CoreDataError.make(
+                            NSPersistentStoreIncompatibleVersionHashError,
+                            "the store at \(url.path) is open in another coordinator with an older model: "
+                                + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                    }
                     stored.metadata = try migrate(database, from: stored.metadata, to: model, nextKey: stored.nextKey)
                 }
                 if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
@@ -100,33 +141,43 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 }
                 super.metadata = stored.metadata
                 nextKey = stored.nextKey
-                persistedNextKey = stored.nextKey
                 identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
-            } else {
-                let names = try database.read { try $0.treeNames() }
-                guard names.isEmpty else {
-                    throw CoreDataError.make(
-                        NSPersistentStoreInvalidTypeError,
-                        "\(url.path) is a storage-engine database but not an OpenCoreData store (no metadata tree)")
-                }
-                let uuid = UUID().uuidString
-                identifier = uuid
-                super.metadata = [
-                    NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
-                    NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
-                    PageFileStore.schemaKey: PageFileStore.schema(of: model),
-                ]
-                try database.write { transaction in
-                    try writeMetadata(in: transaction)
-                    try writeCatalog(in: transaction)
-                }
             }
             metadataChanged = false
         } catch {
-            try? database.close()
+            self.shared = nil
+            shared.release()
             throw PageFileStore.translate(error, opening: url)
         }
         self.database = database
+    }
+
+    /// Creates the store's trees in an empty database; false when another coordinator or
+    /// process created the store meanwhile.
+    private func createStore(in database: Database, model: NSManagedObjectModel, url: URL) throws -> Bool {
+        try database.write { transaction in
+            // Checked again under the writer lock: another opener may have just created it.
+            if try transaction.tree(named: PageFileStore.metaTreeName) != nil { return false }
+            guard try transaction.treeNames().isEmpty else {
+                throw CoreDataError.make(
+                    NSPersistentStoreInvalidTypeError,
+                    "\(url.path) is a storage-engine database but not an OpenCoreData store (no metadata tree)")
+            }
+            let uuid = UUID().uuidString
+            identifier = uuid
+            super.metadata = [
+                NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
+                NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
+                PageFileStore.schemaKey: PageFileStore.schema(of: model),
+            ]
+            try writeMetadata(in: transaction)
+            try writeCatalog(in: transaction)
+            return true
+        }
+    }
+
+    static func flag(_ value: Any?) -> Bool {
+        (value as? NSNumber)?.boolValue ?? (value as? Bool) ?? false
     }
 
     /// The metadata of the store at `url`, read without adding it to a coordinator.
@@ -139,15 +190,18 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
         var options = Database.Options()
         options.createIfMissing = false
-        let database: Database
+        // Shared locks: readable while another process has the store open with the multi-process option.
+        options.multiProcess = true
+        let shared: PageFileSharedDatabase
         do {
-            database = try openEngine(at: url, options: options, timeout: 5)
+            shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)
         } catch {
             throw translate(error, opening: url)
         }
-        defer { try? database.close() }
+        defer { shared.release() }
         do {
-            guard let stored = try readStoredMetadata(database) else {
+            // An older store format still shows its metadata (the record's layout is the same).
+            guard let stored = try readStoredMetadata(shared.database, acceptingOlderFormats: true) else {
                 throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
             }
             return stored.metadata
@@ -156,14 +210,16 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// Closes the store file (checkpointing its log).
+    /// Lets go of the store file; the last store of the process open on it closes it
+    /// (checkpointing its log).
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
-        try? database?.close()
         database = nil
+        shared?.release()
+        shared = nil
     }
 
     deinit {
-        try? database?.close()
+        shared?.release()
     }
 
     /// Opens the engine database, waiting up to `timeout` seconds while another handle
@@ -182,16 +238,23 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Metadata record
 
-    private static func readStoredMetadata(_ database: Database) throws -> (metadata: [String: Any], nextKey: Int64)? {
+    private static func readStoredMetadata(_ database: Database, acceptingOlderFormats: Bool = false) throws
+        -> (metadata: [String: Any], nextKey: Int64)?
+    {
         try database.read { transaction in
             guard let tree = try transaction.tree(named: metaTreeName) else { return nil }
             guard let bytes = try tree.value(forKey: metadataKey) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is missing")
             }
-            guard bytes.first == metadataFormatVersion else {
+            let isOlder = acceptingOlderFormats && (bytes.first ?? 0) >= 1 && (bytes.first ?? 0) < metadataFormatVersion
+            guard bytes.first == metadataFormatVersion || isOlder else {
+                // Format 1 stores (row format 1, fixed 8-byte keys) predate the compact
+                // encoding; they are refused whole, before any row is read (SPEC.md §6).
                 throw CoreDataError.make(
                     NSPersistentStoreIncompatibleVersionHashError,
-                    "the store's metadata format \(bytes.first ?? 0) is not supported (expected 1)")
+                    "the store was written in store format \(bytes.first ?? 0) (row format \(bytes.first ?? 0)); "
+                        + "this version reads format \(metadataFormatVersion) only: open it with the version "
+                        + "that wrote it and export the objects")
             }
             let plist = try PropertyListSerialization.propertyList(from: Data(bytes.dropFirst()), format: nil)
             guard let metadata = plist as? [String: Any] else {
@@ -202,7 +265,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 guard raw.count == 8 else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
                 }
-                next = raw.withUnsafeBytes { PageFileKey.primaryKey($0) } ?? 1
+                next = raw.withUnsafeBytes { PageFileKey.sequenceNumber($0) } ?? 1
             }
             return (metadata, next)
         }
@@ -212,15 +275,17 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         let plist = try PropertyListSerialization.data(fromPropertyList: metadata ?? [:], format: .binary, options: 0)
         try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
-        try meta.setValue(PageFileKey.primary(nextKey), forKey: PageFileStore.nextKeyKey)
-        persistedNextKey = nextKey
+        try shared?.writeNextKey(in: transaction)
     }
 
     /// The catalog record: one line per index tree, `tree<TAB>unique|index<TAB>slots`.
     func writeCatalog(in transaction: WriteTransaction) throws {
-        let lines = infoByEntity.values.flatMap(\.indexes).map {
-            "\($0.treeName)\t\($0.isUnique ? "unique" : "index")\t\($0.slots.map(String.init).joined(separator: ","))"
-        }.sorted()
+        var lines = infoByEntity.values.flatMap(\.indexes).map {
+            "\($0.treeName)\t\($0.isReference ? "reference" : $0.isUnique ? "unique" : "index")\t"
+                + $0.slots.map(String.init).joined(separator: ",")
+        }
+        lines += joinCatalogLines()
+        lines.sort()
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         try meta.setValue(Array(lines.joined(separator: "\n").utf8), forKey: PageFileStore.catalogKey)
     }
@@ -277,20 +342,36 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         return database
     }
 
-    /// The stored row of `entity` with `key`, read in `transaction`.
-    func loadRow(_ entity: NSEntityDescription, key: Int64, in transaction: ReadTransaction, codec: PageFileRowCodec)
-        throws -> StoreRow?
-    {
+    /// The stored row of `entity` with `key`, read in `transaction`; with `resolvingBlobs`
+    /// false, values kept in the blob tree stay `.unresolved` (SPEC.md §3.8).
+    func loadRow(
+        _ entity: NSEntityDescription, key: Int64, in transaction: ReadTransaction, codec: PageFileRowCodec,
+        resolvingBlobs: Bool = true
+    ) throws -> StoreRow? {
         let info = try info(for: entity)
         guard let tree = try transaction.tree(named: info.treeName) else { return nil }
         let primary = PageFileKey.primary(key)
-        return try primary.withUnsafeBytes { keyBytes in
+        var row = try primary.withUnsafeBytes { keyBytes in
             try tree.withValue(forKey: keyBytes) { bytes -> StoreRow in
                 let decoded = try codec.decode(bytes, entity: entity)
                 return StoreRow(
                     objectID: newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
             }
         }
+        if resolvingBlobs, !info.blobSlots.isEmpty, var resolved = row {
+            try resolveBlobs(&resolved, info: info, in: transaction)
+            row = resolved
+        }
+        return row
+    }
+
+    /// `row` with its blobs read (a row leaving the store for a merge policy or a context).
+    func resolvedCopy(_ row: StoreRow, in transaction: ReadTransaction) throws -> StoreRow {
+        let info = try info(for: row.objectID.entity)
+        guard !info.blobSlots.isEmpty else { return row }
+        var copy = row
+        try resolveBlobs(&copy, info: info, in: transaction)
+        return copy
     }
 
     /// The matching rows, through an index range when the predicate allows (SPEC.md §3.5).
@@ -319,25 +400,70 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// The destinations of a to-many relationship, as stored in the row.
+    /// The destinations of a to-many relationship: a range scan of its join tree or of its
+    /// inverse's reference index (SPEC.md §3.2 R1).
     public override func objectIDs(
         forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
-        guard let row = try row(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
-            slot < row.values.count
-        else { return [] }
-        switch row.values[slot] {
-        case .objectIDs(let destinations): return destinations
-        case .objectID(let destination): return [destination]
-        default: return []
+        guard objectID.persistentStore === self else { return [] }
+        let codec = self.codec
+        do {
+            return try openDatabase().read {
+                try destinationIDs(of: relationship, for: objectID, in: $0, codec: codec)
+            }
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// The stored rows of `objectIDs` in one read, their to-many relationships resolved: a
+    /// prefetch step or a batch of faults costs one store call, not one per object.
+    public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        let codec = self.codec
+        do {
+            return try openDatabase().read { transaction in
+                try objectIDs.map { id -> StoreRow? in
+                    guard id.persistentStore === self,
+                        var row = try loadRow(id.entity, key: id.key, in: transaction, codec: codec)
+                    else { return nil }
+                    try resolveToMany(&row, in: transaction, codec: codec)
+                    return row
+                }
+            }
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// Replaces `row`'s to-many slots kept outside it (`only`: those relationships) by their destinations.
+    func resolveToMany(
+        _ row: inout StoreRow, only names: Set<String>? = nil, in transaction: ReadTransaction,
+        codec: PageFileRowCodec
+    ) throws {
+        let layout = row.objectID.entity.layout
+        for slot in try info(for: row.objectID.entity).externalSlots where slot < row.values.count {
+            guard let relationship = layout.relationshipBySlot[slot], names?.contains(relationship.name) ?? true,
+                case .unresolved = row.values[slot]
+            else { continue }
+            row.values[slot] = .objectIDs(
+                try destinationIDs(of: relationship, for: row.objectID, in: transaction, codec: codec))
         }
     }
 
     /// New primary keys from the store counter (persisted with the next save).
     public override func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
-        entities.map { entity in
-            defer { nextKey += 1 }
-            return newObjectID(for: entity, key: nextKey)
+        guard let shared else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
+        }
+        var key: Int64
+        do {
+            key = try shared.allocateKeys(entities.count)
+        } catch {
+            throw translate(error)
+        }
+        return entities.map { entity in
+            defer { key += 1 }
+            return newObjectID(for: entity, key: key)
         }
     }
 
@@ -346,7 +472,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         super.metadata = metadata
     }
 
-    var needsMetadataWrite: Bool { metadataChanged || nextKey != persistedNextKey }
+    var needsMetadataWrite: Bool { metadataChanged || shared?.needsNextKeyWrite == true }
 
     func didWriteMetadata() { metadataChanged = false }
 }

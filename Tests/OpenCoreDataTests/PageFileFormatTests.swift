@@ -1,0 +1,124 @@
+// Row format 2 and the compact keys (SPEC.md §3.2, §3.4): number keys keep numeric
+// order across integers and doubles, primary keys keep key order and read back from
+// an index key's end, rows round-trip every value kind, and a format 1 store is refused.
+import Foundation
+import StorageEngine
+import TestSupport
+import Testing
+
+@testable import OpenCoreData
+
+@Suite struct PageFileFormatTests {
+    static func numberKey(_ number: Double) -> [UInt8] {
+        var bytes: [UInt8] = []
+        PageFileKey.appendNumber(number, to: &bytes)
+        return bytes
+    }
+
+    @Test func numberKeysOrderLikeTheNumbersAndReadBack() {
+        var random = SeededRandom(environmentOr: 0x4E_0B5)
+        var numbers: [Double] = [
+            0, -0.0, 1, -1, 7, 18, 89, 999, -1.4e9, 1e300, -1e300, .infinity, -.infinity, 0.1, -0.1,
+            .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 9_007_199_254_740_992, -9_007_199_254_740_992,
+            .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
+        ]
+        for _ in 0..<2_000 {
+            numbers.append(Double(Int64(bitPattern: random.next()) >> Int64(random.next() % 60)))
+            numbers.append(Double(bitPattern: random.next()))
+        }
+        numbers.removeAll { $0.isNaN }
+        numbers.sort()
+        let keys = numbers.map(Self.numberKey)
+        for index in keys.indices {
+            let decoded = keys[index].withUnsafeBytes { PageFileKey.number(at: $0) }
+            #expect(decoded?.value == (numbers[index] == 0 ? 0 : numbers[index]), "\(random.replayHint)")
+            #expect(decoded?.length == keys[index].count)
+            guard index > 0 else { continue }
+            let (lower, upper) = (keys[index - 1], keys[index])
+            if numbers[index - 1] == numbers[index] {
+                #expect(lower == upper)
+            } else {
+                // Strictly ordered and prefix-free: a primary key may follow the number.
+                #expect(lower.lexicographicallyPrecedes(upper), "\(numbers[index - 1]) < \(numbers[index])")
+                #expect(!upper.starts(with: lower), "\(random.replayHint)")
+            }
+        }
+        #expect(Self.numberKey(18).count == 4 && Self.numberKey(-1.4e9).count == 6)
+    }
+
+    @Test func primaryKeysOrderLikeTheKeysAndReadBackFromTheEnd() {
+        let samples: [Int64] = [
+            .min, -65_537, -257, -256, -2, -1, 0, 1, 255, 256, 65_535, 100_000, 1 << 40, .max,
+        ]
+        let keys = samples.map(PageFileKey.primary)
+        for (index, key) in keys.enumerated() {
+            #expect(key.withUnsafeBytes { PageFileKey.rowKey($0) } == samples[index])
+            // After an index key's values part, it still reads back from the end.
+            let entry = Self.numberKey(42) + key
+            #expect(entry.withUnsafeBytes { PageFileKey.primaryKey($0) } == samples[index])
+            if index > 0 { #expect(keys[index - 1].lexicographicallyPrecedes(key)) }
+        }
+        #expect(PageFileKey.primary(100_000).count == 5)
+        #expect([UInt8]([0x83, 1, 0x83]).withUnsafeBytes { PageFileKey.rowKey($0) } == nil)
+        #expect([UInt8]([0x80, 0, 0, 0, 0, 0, 0, 0, 1]).withUnsafeBytes { PageFileKey.rowKey($0) } == nil)
+    }
+
+    @Test func rowsRoundTripEveryValueKind() throws {
+        let model = PageFileFixtures.goldenModel
+        let entity = try #require(model.entitiesByName["Golden"])
+        let codec = PageFileRowCodec(entityNamed: { model.entitiesByName[$0] }, makeObjectID: { _, _ in fatalError() })
+        let samples: [[StoreValue]] = [
+            [
+                .string(""), .integer(0), .double(-0.5), .boolean(false),
+                .date(Date(timeIntervalSinceReferenceDate: -1)),
+            ],
+            [.string(String(repeating: "é", count: 40)), .integer(127), .null, .boolean(true), .null],
+            [
+                .string("x"), .integer(128), .double(.infinity), .null,
+                .date(Date(timeIntervalSinceReferenceDate: 0.25)),
+            ],
+            [.null, .integer(-1), .double(1), .null, .date(Date(timeIntervalSinceReferenceDate: -0.0))],
+            [.string("t"), .integer(.min), .double(0), .null, .date(Date(timeIntervalSinceReferenceDate: 1e300))],
+        ]
+        for values in samples {
+            let bytes = PageFileRowCodec.encode(values: values, version: 300, layout: entity.layout)
+            let decoded = try bytes.withUnsafeBytes { try codec.decode($0, entity: entity) }
+            #expect(decoded.version == 300)
+            #expect(decoded.values == values)
+        }
+        let minusZero = PageFileRowCodec.encode(
+            values: [.null, .null, .null, .null, .date(Date(timeIntervalSinceReferenceDate: -0.0))], version: 1,
+            layout: entity.layout)
+        let date = try minusZero.withUnsafeBytes { try codec.decode($0, entity: entity) }.values[4]
+        if case .date(let value) = date { #expect(value.timeIntervalSinceReferenceDate.sign == .minus) }
+        // A short string whose bytes run past the row is damage, not a trap.
+        #expect(throws: NSError.self) {
+            try [UInt8]([1, 0x45, 0x41]).withUnsafeBytes { try codec.decode($0, entity: entity) }
+        }
+    }
+
+    @Test func aFormatOneStoreIsRefusedWithAClearError() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.goldenModel, url)
+        try PageFileFixtures.close(coordinator)
+        let database = try PageFileFixtures.openDatabase(url)
+        try database.write { transaction in
+            let meta = try transaction.openTree(named: "store.meta")
+            var record = try #require(try meta.value(forKey: Array("metadata".utf8)))
+            record[0] = 1
+            try meta.setValue(record, forKey: Array("metadata".utf8))
+        }
+        try database.close()
+        // Its metadata still reads (the record kept its layout), so an app can inspect it.
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: url, options: nil)
+        #expect(metadata[NSStoreTypeKey] as? String == NSSQLiteStoreType)
+        #expect {
+            _ = try PageFileFixtures.coordinator(PageFileFixtures.goldenModel, url)
+        } throws: { error in
+            let error = error as NSError
+            return error.code == NSPersistentStoreIncompatibleVersionHashError
+                && error.localizedDescription.contains("format 1")
+        }
+    }
+}
