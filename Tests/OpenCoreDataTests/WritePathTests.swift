@@ -3,9 +3,10 @@
 // checked), and the default store's bulk index writes across inserts, updates and
 // deletes of one save.
 import Foundation
-@testable import OpenCoreData
 import TestSupport
 import Testing
+
+@testable import OpenCoreData
 
 /// Every attribute type with a canonical Swift type, set through `@Managed`.
 final class WriteSample: NSManagedObject {
