@@ -184,10 +184,12 @@ extension Workload {
         options.checkpointThreshold = Int.max
         options.checkpointOnClose = false
         let logBytes = max(64 << 10, Int(Double(4 << 20) * min(1, context.scale * 10)))
+        // The log's committed bytes, not its file size: the file is preallocated (W3).
+        var logSize = 0
         do {
             let database = try Database.open(at: path, options: options)
             var index = 0
-            while (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0 < logBytes {
+            while logSize < logBytes {
                 try database.write { transaction in
                     let tree = try transaction.openTree(named: "rows")
                     for offset in 0..<20 {
@@ -195,10 +197,10 @@ extension Workload {
                     }
                 }
                 index += 20
+                logSize = Int(try database.committedLogBytes())
             }
             try database.close()
         }
-        let logSize = (try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
         var database: Database?
         let seconds = try measureSeconds { database = try Database.open(at: path, options: options) }
         try database?.close()

@@ -17,6 +17,11 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
     case checkpoint
     /// Commits, removes, a vacuum, more commits.
     case vacuum
+    /// A log reused across checkpoints (SPEC.md W3): commits of varying sizes, so each
+    /// generation ends at another offset with the previous one's frames (old salt) beyond
+    /// it; a transaction spanning several preallocation steps; and a log that outgrew its
+    /// retained size while checkpoints were off, shrunk at the next reset.
+    case logReuse
 }
 
 /// Records the oracle after every acknowledged commit.
@@ -116,6 +121,40 @@ extension EngineHarness {
             try commit(database, log, (0..<100).map { ("rows", bigEndianKey($0), nil) })
             try database.vacuum()
             try commit(database, log, [("rows", bigEndianKey(500), [1])])
+        case .logReuse:
+            try database.close()
+            try runLogReuse(on: fileSystem, log: log, random: &random)
+            return
+        }
+        try database.close()
+    }
+
+    /// ``CrashWorkload/logReuse``: first a log grown well past its retained size with
+    /// checkpoints off (closed without one), then commits under the crash options, whose
+    /// automatic checkpoints reset (and shrink) that log and then wrap it several times.
+    static func runLogReuse(on fileSystem: SimulatedFileSystem, log: CommitLog, random: inout SeededRandom) throws {
+        var growing = crashOptions(fileSystem, durability: log.durability)
+        growing.checkpointThreshold = Int.max
+        growing.checkpointOnClose = false
+        let first = try Database.open(at: "crash.db", options: growing)
+        for round in 0..<14 {
+            try commit(
+                first, log,
+                (0..<6).map { ("rows", bigEndianKey(round * 6 + $0), randomValue(&random, pageSize: 512)) })
+        }
+        try first.close()
+        // A threshold of 48 frames allows growth steps of up to 6 frames, so the log also
+        // doubles (4, then 6 frames) rather than only growing by the 4-frame minimum.
+        var reusing = crashOptions(fileSystem, durability: log.durability)
+        reusing.checkpointThreshold = 48 * (512 + 64)
+        let database = try Database.open(at: "crash.db", options: reusing)
+        for index in 0..<30 {
+            let rows = index % 7 == 3 ? 40 : 1 + random.int(in: 0...4)
+            try commit(
+                database, log,
+                (0..<rows).map { _ in
+                    ("rows", bigEndianKey(random.int(in: 0...120)), index % 5 == 4 ? nil : [UInt8(index), 9])
+                })
         }
         try database.close()
     }

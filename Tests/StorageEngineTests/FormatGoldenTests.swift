@@ -53,4 +53,52 @@ import Testing
         #expect(Array(leaf[40..<42]) == [0xF4, 0x01])  // slot 0 -> offset 500
         #expect(Array(leaf[500..<512]) == [3, 0, 0, 2, 0, 0, 0, 1, 2, 3, 0xAA, 0xBB])
     }
+
+    /// Log format 2 (SPEC.md §2.3): the header, page frames, and a short free record, with
+    /// the checksum chain recomputed from the spec's definition.
+    @Test func logFrameBytes() throws {
+        let files = SimulatedFileSystem()
+        var options = Database.Options(pageSize: 512, durability: .full, fileSystem: files)
+        options.checkpointOnClose = false
+        let database = try Database.open(at: "golden.db", options: options)
+        try database.write { try $0.openTree(named: "t").setValue([1], forKey: [1]) }
+        try database.write { try $0.openTree(named: "t").setValue([2], forKey: [1]) }
+        try database.close()
+        let log = try #require(files.contents(ofPath: "golden.db-wal"))
+        #expect(Array(log[0..<8]) == Array("OCDWALOG".utf8))
+        #expect(Array(log[8..<16]) == [2, 0, 0, 0, 0, 2, 0, 0])  // format 2, page size 512
+        let salt = get64(log, 16)
+        #expect(get64(log, 24) == 0)  // base transaction
+        #expect(log[32..<56].allSatisfy { $0 == 0 })
+        #expect(get64(log, 56) == checksum(Array(log[0..<56])))
+        // Walk the frames as recovery does: (page number, transaction, flags, payload).
+        var frames: [(page: UInt64, transaction: UInt64, flags: UInt32, payload: [UInt8])] = []
+        var position = 64
+        var chain = salt
+        while position + 64 <= log.count, get64(log, position + 48) == salt {
+            let header = Array(log[position..<position + 64])
+            let length = Int(get32(header, 20))
+            let payloadBytes = length == 0 ? 512 : length
+            let payload = Array(log[position + 64..<position + 64 + payloadBytes])
+            var hashed = Array(header[0..<56])
+            hashed += withUnsafeBytes(
+                of: (length == 0 ? get64(payload, 0) : checksum(payload)).littleEndian, Array.init)
+            chain = checksum(hashed, seed: chain)
+            #expect(get64(header, 56) == chain)
+            frames.append((get64(header, 0), get64(header, 8), get32(header, 16), payload))
+            position += 64 + payloadBytes
+        }
+        // Transaction 1: the tree's leaf and the catalog leaf; transaction 2: a 16-byte
+        // free record listing both, then their copies, the last flagged commit.
+        #expect(frames.map(\.transaction) == [1, 1, 2, 2, 2])
+        #expect(frames.map(\.flags) == [0, 1, 0, 0, 1])
+        let record = frames[2]
+        #expect(record.page == 0 && record.payload.count == 16)
+        #expect(Set([get64(record.payload, 0), get64(record.payload, 8)]) == Set(frames[0...1].map(\.page)))
+        #expect(frames[3...].allSatisfy { $0.page != 0 && $0.payload.count == 512 })
+        // The rest of the file is zeros (W3): the first commit's frames (2 of 576 bytes)
+        // reached the end of the file, which then grew by 4 frames of zeros.
+        #expect(log.count == 64 + 2 * 576 + 4 * 576)
+        #expect(log[position...].allSatisfy { $0 == 0 })
+    }
 }

@@ -1,11 +1,12 @@
 // A save refused for conflicts: the store's details become NSMergeConflict and
 // NSConstraintConflict objects for the context's merge policy, and once the policy
-// has merged the stale objects the save is retried against the new versions.
+// has resolved them (merging, deleting, restoring or inserting objects) the save is
+// built again from what the context then holds.
 import Foundation
 
 extension NSManagedObjectContext {
     /// The most times a save is retried after resolving conflicts; another save racing
-    /// each retry is the only way to reach it.
+    /// each retry, or a policy that resolves nothing, is the only way to reach it.
     private static let conflictRetryLimit = 16
 
     /// Adds the updated objects' changed slots and the deleted objects to `request`.
@@ -28,59 +29,95 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Saves `request`; on a conflict, lets the merge policy resolve it and saves again.
+    /// Writes the save's changes to the stores; once the merge policy has resolved the
+    /// conflicts a store reported, writes again what the context then holds, and leaves
+    /// the lists holding the objects finally saved.
+    func writeChangesResolvingConflicts(
+        inserted: inout [NSManagedObject], updated: inout [NSManagedObject], deleted: inout [NSManagedObject]
+    ) throws -> [NSManagedObjectID: Int64] {
+        var accepted: Set<ObjectIdentifier> = []
+        var attempt = 0
+        while true {
+            do {
+                return try writeChangesToStores(
+                    inserted: inserted, updated: updated, deleted: deleted, acceptedUpserts: accepted)
+            } catch let resolved as ConflictsResolved {
+                attempt += 1
+                guard attempt < Self.conflictRetryLimit else { throw resolved.retryLimitError(attempts: attempt) }
+                accepted.formUnion(resolved.acceptedObjects)
+                // The policy merged, deleted, restored or inserted objects: save what is there now.
+                processPendingChanges()
+                try validatePendingChanges()
+                inserted = self.inserted.sorted { first, second in
+                    let a = first.objectID
+                    let b = second.objectID
+                    return a.isTemporaryID != b.isTemporaryID ? a.isTemporaryID : a.key < b.key
+                }
+                updated = self.updated.filter { $0.hasDirtySlots }
+                deleted = Array(self.deleted)
+            }
+        }
+    }
+
+    /// Saves `request`; on a conflict, lets the merge policy resolve it.
+    ///
+    /// - Throws: ``ConflictsResolved`` when the policy resolved the conflicts, for the
+    ///   caller to build the save again from the context's objects; the policy's error
+    ///   when it does not resolve them.
     func saveResolvingConflicts(
         _ request: StoreSaveRequest, updated: [NSManagedObject], deleted: [NSManagedObject],
-        mapping: [NSManagedObjectID: NSManagedObjectID], inserted: [NSManagedObjectID: NSManagedObject]
+        mapping: [NSManagedObjectID: NSManagedObjectID], inserted: [NSManagedObjectID: NSManagedObject],
+        acceptedUpserts: Set<ObjectIdentifier> = []
     ) throws -> StoreSaveResult {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let policy = (mergePolicy as? NSMergePolicy) ?? .error
         var request = request
-        var attempt = 0
-        while true {
-            do {
-                return try coordinator.save(request)
-            } catch let error as NSError where error.domain == NSCocoaErrorDomain {
-                attempt += 1
-                if error.code == NSManagedObjectMergeError,
-                    let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreVersionConflict]
-                {
-                    let conflicts = mergeConflicts(details, updated: updated, deleted: deleted)
-                    guard conflicts.count == details.count else { throw error }
-                    try policy.resolve(optimisticLockingConflicts: conflicts)
-                    guard attempt < Self.conflictRetryLimit else {
-                        throw CoreDataError.make(
-                            NSManagedObjectMergeError,
-                            "the save still conflicted after \(attempt) merges: other saves keep changing its objects",
-                            userInfo: [
-                                NSPersistentStoreSaveConflictsErrorKey: conflicts,
-                                NSAffectedObjectsErrorKey: conflicts.map(\.sourceObject.objectID),
-                            ])
-                    }
-                    request.updatedRows = []
-                    request.deletedObjects = []
-                    try addChanges(updated: updated, deleted: deleted, to: &request, mapping: mapping)
-                    continue
-                }
-                if error.code == NSManagedObjectConstraintMergeError,
-                    let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreConstraintConflict]
-                {
-                    let conflicts = details.map { detail in
-                        NSConstraintConflict(
-                            detail,
-                            databaseObject: detail.databaseRow.map { object(with: $0.objectID) },
-                            conflictingObjects: detail.conflictingObjectIDs.compactMap {
-                                inserted[$0] ?? registry[$0]
-                            })
-                    }
-                    try policy.resolve(constraintConflicts: conflicts)
-                    // A policy that accepts a clash the store refused has nothing the store can write.
-                    throw CoreDataError.make(
-                        NSManagedObjectConstraintMergeError, error.localizedDescription,
-                        userInfo: [NSPersistentStoreSaveConflictsErrorKey: conflicts])
-                }
-                throw error
+        // A subclass may override resolve(constraintConflicts:), so the store reports every
+        // clash it has not accepted; the built-in policies' upserts happen in the store directly.
+        if type(of: policy) != NSMergePolicy.self {
+            var accepted: Set<NSManagedObjectID> = []
+            for (id, object) in inserted where acceptedUpserts.contains(ObjectIdentifier(object)) {
+                accepted.insert(id)
             }
+            // Objects inserted under a permanent ID (inserted again, or given IDs before the save).
+            for row in request.insertedRows where inserted[row.objectID] == nil {
+                if let object = registry[row.objectID], acceptedUpserts.contains(ObjectIdentifier(object)) {
+                    accepted.insert(row.objectID)
+                }
+            }
+            request.upsertObjectIDs = accepted
+        }
+        // Stored objects whose inverse relationships a re-insertion points back at it, by slot.
+        var repaired: [NSManagedObjectID: [Int]] = [:]
+        if request.insertedRows.count > inserted.count {
+            try addReinsertionRepairs(to: &request, newObjects: inserted, mapping: mapping, repaired: &repaired)
+        }
+        do {
+            let result = try coordinator.save(request)
+            if !repaired.isEmpty { adoptRepairedInverses(repaired, saved: updated) }
+            return result
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
+            if error.code == NSManagedObjectMergeError,
+                var details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreVersionConflict]
+            {
+                if !repaired.isEmpty {
+                    // A row only a re-insertion changes, changed since it was read: the retry reads it again.
+                    let saved = Set(updated.map(\.objectID))
+                    details.removeAll { repaired[$0.objectID] != nil && !saved.contains($0.objectID) }
+                }
+                let conflicts = mergeConflicts(details, updated: updated, deleted: deleted)
+                guard conflicts.count == details.count else { throw error }
+                if !conflicts.isEmpty { try policy.resolve(optimisticLockingConflicts: conflicts) }
+                throw ConflictsResolved(mergeConflicts: conflicts, constraintConflicts: [])
+            }
+            if error.code == NSManagedObjectConstraintMergeError,
+                let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreConstraintConflict]
+            {
+                let conflicts = constraintConflicts(details, inserted: inserted)
+                try policy.resolve(constraintConflicts: conflicts)
+                throw ConflictsResolved(mergeConflicts: [], constraintConflicts: conflicts)
+            }
+            throw error
         }
     }
 
@@ -95,5 +132,104 @@ extension NSManagedObjectContext {
             guard let object = byID[detail.objectID] ?? registry[detail.objectID] else { return nil }
             return NSMergeConflict(source: object, conflict: detail)
         }
+    }
+
+    /// The store's clash details as Core Data reports them: one conflict per constraint
+    /// and holder of the values; a clash among this save's inserted objects has no
+    /// database object and lists every inserted object sharing the values.
+    private func constraintConflicts(
+        _ details: [StoreConstraintConflict], inserted: [NSManagedObjectID: NSManagedObject]
+    ) -> [NSConstraintConflict] {
+        var order: [String] = []
+        var groups: [String: (detail: StoreConstraintConflict, objects: [NSManagedObject])] = [:]
+        for detail in details {
+            var detail = detail
+            var objects: [NSManagedObject] = []
+            let holder = detail.databaseRow?.objectID
+            if let holder, let object = inserted[holder] {
+                objects.append(object)
+                detail = StoreConstraintConflict(
+                    constraint: detail.constraint, constraintValues: detail.constraintValues, databaseRow: nil,
+                    conflictingObjectIDs: detail.conflictingObjectIDs)
+            }
+            objects += detail.conflictingObjectIDs.compactMap { inserted[$0] ?? registry[$0] }
+            let entity = detail.conflictingObjectIDs.first?.entity.name ?? ""
+            let key = "\(entity)\u{0}\(detail.constraint)\u{0}\(holder.map { "\($0)" } ?? "\(order.count)")"
+            if var group = groups[key] {
+                for object in objects where !group.objects.contains(where: { $0 === object }) {
+                    group.objects.append(object)
+                }
+                groups[key] = group
+            } else {
+                order.append(key)
+                groups[key] = (detail, objects)
+            }
+        }
+        return order.compactMap { key in
+            guard let group = groups[key] else { return nil }
+            return NSConstraintConflict(
+                group.detail, databaseObject: group.detail.databaseRow.map { object(with: $0.objectID) },
+                conflictingObjects: group.objects)
+        }
+    }
+
+    /// Restores `object`, deleted in this save, to the stored state: the merge policy
+    /// discarded the delete (the row changed in the store since the object was read).
+    func restoreDeletedObject(_ object: NSManagedObject, values: [Any?]?, version: Int64) {
+        object.deletedFlag = false
+        deleted.remove(object)
+        noticeDeleted.remove(object)
+        if let values {
+            object.values = values
+            object.committed = values
+        }
+        object.dirtySlots = []
+        object.version = version
+        object.awake(fromSnapshotEvents: .mergePolicy)
+    }
+
+    /// Inserts `object` again: its row was deleted by another save and the merge policy
+    /// keeps the object. It keeps its object ID and is saved as a new row.
+    func insertAgain(_ object: NSManagedObject) {
+        guard !object.insertedFlag, !object.deletedFlag else { return }
+        if object.updatedFlag {
+            updated.remove(object)
+            object.updatedFlag = false
+        }
+        object.insertedFlag = true
+        inserted.insert(object)
+    }
+}
+
+/// Thrown inside a save once the merge policy resolved the conflicts a store reported
+/// without failing: the save is built again from the context's objects, with the
+/// upserts the policy accepted.
+struct ConflictsResolved: Error, @unchecked Sendable {
+    /// The optimistic locking conflicts the policy resolved.
+    let mergeConflicts: [NSMergeConflict]
+    /// The uniqueness conflicts the policy resolved.
+    let constraintConflicts: [NSConstraintConflict]
+
+    /// The inserted objects whose clash becomes an upsert.
+    var acceptedObjects: [ObjectIdentifier] {
+        constraintConflicts.filter(\.resolvedByUpsert).flatMap { $0.conflictingObjects.map(ObjectIdentifier.init) }
+    }
+
+    /// The error once resolutions keep failing: other saves racing each retry, or a
+    /// policy that resolves nothing.
+    func retryLimitError(attempts: Int) -> NSError {
+        guard mergeConflicts.isEmpty else {
+            return CoreDataError.make(
+                NSManagedObjectMergeError,
+                "the save still conflicted after \(attempts) merges: other saves keep changing its objects",
+                userInfo: [
+                    NSPersistentStoreSaveConflictsErrorKey: mergeConflicts,
+                    NSAffectedObjectsErrorKey: mergeConflicts.map(\.sourceObject.objectID),
+                ])
+        }
+        return CoreDataError.make(
+            NSManagedObjectConstraintMergeError,
+            "the save still violated uniqueness constraints after \(attempts) resolutions by the merge policy",
+            userInfo: [NSPersistentStoreSaveConflictsErrorKey: constraintConflicts])
     }
 }

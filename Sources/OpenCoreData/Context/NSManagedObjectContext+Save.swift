@@ -26,15 +26,17 @@ extension NSManagedObjectContext {
         // In creation order (temporary keys count up), so stores assign permanent keys
         // deterministically: reproducible files, and a fixed winner when two inserts of
         // one save clash on a uniqueness constraint. The set itself iterates by hash.
-        let savedInserted = inserted.inCreationOrder()
+        var savedInserted = inserted.inCreationOrder()
         var savedUpdated = updated.filter { $0.hasDirtySlots }
-        let savedDeleted = Array(deleted)
+        var savedDeleted = Array(deleted)
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
             settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
         } else {
-            let versions = try writeChangesToStores(
-                inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
+            let versions = try writeChangesResolvingConflicts(
+                inserted: &savedInserted, updated: &savedUpdated, deleted: &savedDeleted)
+            // A delete the merge policy rolled back leaves the object in the context.
+            savedDeleted.removeAll { !$0.deletedFlag }
             // A conflict resolved by discarding an object's changes leaves nothing to report for it.
             let rolledBack = savedUpdated.filter { !$0.hasDirtySlots }
             savedUpdated.removeAll { !$0.hasDirtySlots }
@@ -55,7 +57,7 @@ extension NSManagedObjectContext {
         notifyAutomaticMerging(changes)
     }
 
-    private func validatePendingChanges() throws {
+    func validatePendingChanges() throws {
         var errors: [Error] = []
         func collect(_ body: () throws -> Void) {
             do { try body() } catch {
@@ -76,8 +78,9 @@ extension NSManagedObjectContext {
     }
 
     /// Builds one save request of rows and hands it to the coordinator; returns the new row versions.
-    private func writeChangesToStores(
-        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]
+    func writeChangesToStores(
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject],
+        acceptedUpserts: Set<ObjectIdentifier> = []
     ) throws -> [NSManagedObjectID: Int64] {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let newObjects = inserted.filter { $0.objectID.isTemporaryID }
@@ -113,8 +116,7 @@ extension NSManagedObjectContext {
         try addChanges(updated: updated, deleted: deleted, to: &request, mapping: mapping)
         let result = try saveResolvingConflicts(
             request, updated: updated, deleted: deleted, mapping: mapping,
-            inserted: newObjects.contains { $0.layout.hasUniquenessConstraints }
-                ? Dictionary(zip(permanentIDs, newObjects)) { first, _ in first } : [:])
+            inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first }, acceptedUpserts: acceptedUpserts)
         // No reserve: each object leaves its temporary entry as it gains its permanent one.
         for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: result.replacedObjectIDs[id] ?? id) }
         return result.versions

@@ -69,6 +69,9 @@ open class NSConstraintConflict: NSObject, @unchecked Sendable {
     public let conflictingObjects: [NSManagedObject]
     /// The values of each conflicting object, in the order of `conflictingObjects`.
     public let conflictingSnapshots: [[AnyHashable: Any]]
+    /// Set by the built-in policies: the inserted conflicting objects become updates of
+    /// the object holding the values (an upsert, done by the store when the save is retried).
+    var resolvedByUpsert = false
 
     /// A conflict on `constraint` between `conflictingObjects` and `databaseObject`.
     public init(

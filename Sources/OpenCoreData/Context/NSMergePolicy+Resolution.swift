@@ -5,8 +5,31 @@ import Foundation
 extension NSMergePolicy {
     func merge(_ conflict: NSMergeConflict) {
         let object = conflict.sourceObject
-        // Deleted in the store: nothing to merge into; the retried save reports it.
-        guard let persisted = conflict.persistedValues else { return }
+        guard let persisted = conflict.persistedValues else {
+            // Deleted in the store: the store's state wins by deleting the object here
+            // too, the object's by inserting it again (as Core Data's force insertion).
+            // (A conflict made with the public initializer carries no stored row to merge.)
+            guard conflict.persistedSnapshot == nil, conflict.newVersionNumber == 0, !object.deletedFlag,
+                let context = object.managedObjectContext
+            else { return }
+            switch mergeType {
+            case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType: context.insertAgain(object)
+            default: context.delete(object)
+            }
+            return
+        }
+        if object.deletedFlag {
+            // A delete is the object's change as a whole: only rollback discards it.
+            if mergeType == .rollbackMergePolicyType {
+                object.managedObjectContext?.restoreDeletedObject(
+                    object, values: object.faultFlag ? nil : object.objectValues(from: persisted),
+                    version: Int64(conflict.newVersionNumber))
+            } else {
+                applyDeleteRules(of: object, toDestinationsAddedIn: persisted)
+                object.version = Int64(conflict.newVersionNumber)
+            }
+            return
+        }
         // A fault (deleted without being read) has no values to merge, only a version.
         guard !object.faultFlag else {
             object.version = Int64(conflict.newVersionNumber)
@@ -44,6 +67,37 @@ extension NSMergePolicy {
         object.committed = stored
         object.dirtySlots = dirty.contains(true) ? dirty : []
         object.version = Int64(conflict.newVersionNumber)
+    }
+
+    /// Runs `object`'s delete rules on the destinations another save gave it since the
+    /// context read it (the rules ran on the others when it was deleted here).
+    private func applyDeleteRules(of object: NSManagedObject, toDestinationsAddedIn persisted: [StoreValue]) {
+        guard let context = object.managedObjectContext else { return }
+        let layout = object.layout
+        for slot in layout.relationshipSlots where slot < persisted.count {
+            guard let relationship = layout.relationshipBySlot[slot], let inverse = relationship.inverseRelationship,
+                let inverseSlot = layout.inverseSlotBySlot[slot],
+                relationship.deleteRule == .nullifyDeleteRule || relationship.deleteRule == .cascadeDeleteRule,
+                let known = try? object.storeValue(slot: slot, mapping: [:]), !isUnknown(known)
+            else { continue }
+            let seen = Set(Self.objectIDs(known))
+            for id in Self.objectIDs(persisted[slot]) where !seen.contains(id) {
+                let destination = context.object(with: id)
+                if relationship.deleteRule == .cascadeDeleteRule {
+                    context.delete(destination)
+                } else {
+                    destination.detach(object, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany)
+                }
+            }
+        }
+    }
+
+    private static func objectIDs(_ value: StoreValue) -> [NSManagedObjectID] {
+        switch value {
+        case .objectID(let id): [id]
+        case .objectIDs(let ids): ids
+        default: []
+        }
     }
 
     private func isUnknown(_ value: StoreValue) -> Bool {

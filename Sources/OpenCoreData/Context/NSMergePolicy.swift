@@ -3,7 +3,8 @@
 // A store refuses a stale row (133020); the saving context hands the conflicts to its
 // policy's resolve(optimisticLockingConflicts:), which throws (error policy) or
 // rewrites the objects to the merged state, and the save retries against the new
-// versions. Uniqueness-constraint upserts under the trump policies happen in the store.
+// versions. A uniqueness clash (133021) goes to resolve(constraintConflicts:); the
+// upserts the built-in policies choose happen in the store.
 import Foundation
 
 /// The kinds of merge policy.
@@ -34,6 +35,12 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// Resolves optimistic locking conflicts by the policy's type, leaving each source
     /// object in the state the retried save writes and at the stored version.
     ///
+    /// An object deleted in the store (`persistedSnapshot` nil, `newVersionNumber` 0)
+    /// is inserted again under object trump and overwrite, and deleted in the context
+    /// under store trump and rollback. An object the save deletes but the store changed
+    /// stays deleted (its delete rules also run on destinations the store gave it),
+    /// except under rollback, which discards the delete and restores the stored values.
+    ///
     /// - Throws: `NSManagedObjectMergeError` (133020) with the conflicts under
     ///   `NSPersistentStoreSaveConflictsErrorKey` for the error policy.
     open func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
@@ -49,22 +56,33 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
         for conflict in list { merge(conflict) }
     }
 
-    /// Resolves uniqueness constraint conflicts the store could not resolve itself.
+    /// Resolves uniqueness constraint conflicts by the policy's type.
     ///
-    /// Stores turn a clashing insert into an update of the stored object (an upsert)
-    /// under the trump and overwrite policies, so what reaches a policy is a clash it
-    /// cannot merge: an update that takes another object's constraint values, or any
-    /// clash under the error policy.
+    /// Under the trump, overwrite and rollback policies an inserted object that clashes
+    /// becomes an update of the object holding the values and takes its object ID (an
+    /// upsert): object trump and overwrite write the inserted values, store trump and
+    /// rollback keep the stored ones. A subclass may resolve conflicts itself instead, by
+    /// changing, deleting or merging the objects involved; the save is then retried with
+    /// what the context holds.
     ///
     /// - Throws: `NSManagedObjectConstraintMergeError` (133021) with the conflicts under
-    ///   `NSPersistentStoreSaveConflictsErrorKey`.
+    ///   `NSPersistentStoreSaveConflictsErrorKey` under the error policy, and for a clash
+    ///   no policy merges: an updated object taking another object's constraint values.
     open func resolve(constraintConflicts list: [NSConstraintConflict]) throws {
-        let described = list.map { "\($0.constraint) = \($0.constraintValues)" }.joined(separator: "; ")
+        var unresolved: [NSConstraintConflict] = []
+        for conflict in list {
+            let upserts =
+                mergeType != .errorMergePolicyType && !conflict.conflictingObjects.isEmpty
+                && conflict.conflictingObjects.allSatisfy(\.isInserted)
+            if upserts { conflict.resolvedByUpsert = true } else { unresolved.append(conflict) }
+        }
+        guard !unresolved.isEmpty else { return }
+        let described = unresolved.map { "\($0.constraint) = \($0.constraintValues)" }.joined(separator: "; ")
         throw CoreDataError.make(
             NSManagedObjectConstraintMergeError, "uniqueness constraint violated: \(described)",
             userInfo: [
-                NSPersistentStoreSaveConflictsErrorKey: list,
-                NSAffectedObjectsErrorKey: list.flatMap { $0.conflictingObjects.map(\.objectID) },
+                NSPersistentStoreSaveConflictsErrorKey: unresolved,
+                NSAffectedObjectsErrorKey: unresolved.flatMap { $0.conflictingObjects.map(\.objectID) },
             ])
     }
 

@@ -384,6 +384,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     var empty = StoreSaveRequest()
                     empty.checksVersions = request.checksVersions
                     empty.mergePolicyType = request.mergePolicyType
+                    empty.upsertObjectIDs = request.upsertObjectIDs
                     empty.transactionAuthor = request.transactionAuthor
                     empty.contextName = request.contextName
                     byStore[ObjectIdentifier(store)] = empty

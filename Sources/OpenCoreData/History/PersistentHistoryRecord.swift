@@ -90,7 +90,9 @@ struct PersistentHistoryRecord: Equatable, Sendable {
             changes.append(.update(update.objectID, slots: update.changes.map(\.slot)))
         }
         for deleted in request.deletedObjects {
-            changes.append(.delete(deleted.objectID, row: storedRow(deleted.objectID)))
+            // A row already gone was deleted, and recorded, by an earlier save.
+            guard let row = storedRow(deleted.objectID) else { continue }
+            changes.append(.delete(deleted.objectID, row: row))
         }
         self.init(
             timestamp: timestamp, author: request.transactionAuthor, contextName: request.contextName,

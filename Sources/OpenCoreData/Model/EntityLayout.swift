@@ -48,9 +48,6 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let attributeTypeBySlot: [NSAttributeType?]
     /// Slots of `@Managed` properties by key path, filled on first use.
     let managedSlots = ManagedSlotCache()
-    /// Whether the entity or an ancestor declares `uniquenessConstraints` (only then can
-    /// a save clash on them).
-    let hasUniquenessConstraints: Bool
 
     init(entity: NSEntityDescription) {
         var chain: [NSEntityDescription] = []
@@ -69,7 +66,6 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         }
         self.properties = properties
         self.schemaName = entity.name ?? "entity"
-        self.hasUniquenessConstraints = chain.contains { !$0.uniquenessConstraints.isEmpty }
         var byName: [String: NSPropertyDescription] = [:]
         var slots: [String: Int] = [:]
         var attributeSlots: [Int] = []

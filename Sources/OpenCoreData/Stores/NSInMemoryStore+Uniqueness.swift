@@ -9,8 +9,8 @@ extension NSInMemoryStore {
     /// become upserts: the inserted ID to the ID of the row holding its key.
     ///
     /// - Throws: 133021 (`NSManagedObjectConstraintMergeError`) with a
-    ///   ``StoreConstraintConflict`` for an update taking another row's key, or for any
-    ///   clash under the error merge policy.
+    ///   ``StoreConstraintConflict`` for every update taking another row's key and every
+    ///   insert clash the request does not allow to become an upsert.
     func uniquenessUpserts(for request: StoreSaveRequest) throws -> [NSManagedObjectID: NSManagedObjectID] {
         var constraintsByEntity: [ObjectIdentifier: [PageFileIndex]] = [:]
         for entity in request.insertedRows.map(\.objectID.entity) + request.updatedRows.map(\.objectID.entity) {
@@ -33,6 +33,7 @@ extension NSInMemoryStore {
             }
             return (newObjectID(for: row.objectID.entity, key: key), index)
         }
+        var clashes: [StoreConstraintConflict] = []
         for update in request.updatedRows {
             let constraints = constraintsByEntity[ObjectIdentifier(update.objectID.entity)] ?? []
             guard !constraints.isEmpty, var row = current(update.objectID) else { continue }
@@ -41,8 +42,8 @@ extension NSInMemoryStore {
                 row.values[change.slot] = change.value
             }
             if let (owner, index) = clash(row, constraints) {
-                throw StoreUniqueness.constraintError(
-                    row: row, constraint: index, existingID: owner, databaseRow: current(owner))
+                clashes.append(StoreUniqueness.conflict(row: row, constraint: index, databaseRow: current(owner)))
+                continue
             }
             keys.add(row, constraints: constraints)
             working[row.objectID] = row
@@ -56,9 +57,9 @@ extension NSInMemoryStore {
                 working[row.objectID] = row
                 continue
             }
-            guard request.mergePolicyType != .errorMergePolicyType else {
-                throw StoreUniqueness.constraintError(
-                    row: row, constraint: index, existingID: owner, databaseRow: current(owner))
+            guard StoreUniqueness.upserts(row.objectID, in: request) else {
+                clashes.append(StoreUniqueness.conflict(row: row, constraint: index, databaseRow: current(owner)))
+                continue
             }
             guard var existing = current(owner) else { continue }
             replaced[row.objectID] = owner
@@ -69,6 +70,7 @@ extension NSInMemoryStore {
                 working[owner] = existing
             }
         }
+        if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
         return replaced
     }
 

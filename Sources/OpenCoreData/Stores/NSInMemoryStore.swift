@@ -93,9 +93,17 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         var conflictDetails: [StoreVersionConflict] = []
         for update in request.updatedRows {
             guard let row = storedRow(for: update.objectID) else {
-                throw CoreDataError.make(
-                    NSManagedObjectReferentialIntegrityError,
-                    "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
+                guard request.checksVersions else {
+                    throw CoreDataError.make(
+                        NSManagedObjectReferentialIntegrityError,
+                        "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
+                }
+                // Deleted since the context read it: a conflict with no persisted row (version 0).
+                conflicts.append(update.objectID)
+                conflictDetails.append(
+                    StoreVersionConflict(
+                        objectID: update.objectID, persistedRow: nil, expectedVersion: update.expectedVersion))
+                continue
             }
             if request.checksVersions, row.version != update.expectedVersion {
                 conflicts.append(update.objectID)

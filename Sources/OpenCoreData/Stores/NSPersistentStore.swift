@@ -125,10 +125,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Applies `request` atomically: all of it or, when it throws, none of it.
     ///
     /// - Throws: `NSManagedObjectMergeError` (133020) when `request.checksVersions` and a
-    ///   row's version differs from the expected one, with ``StoreVersionConflict`` values
-    ///   under `NSPersistentStoreSaveConflictsErrorKey` so the context's merge policy can
-    ///   resolve them; `NSManagedObjectConstraintMergeError` (133021) with
-    ///   ``StoreConstraintConflict`` values for a uniqueness clash;
+    ///   row's version differs from the expected one or an updated row is gone, with
+    ///   ``StoreVersionConflict`` values under `NSPersistentStoreSaveConflictsErrorKey` so
+    ///   the context's merge policy can resolve them; `NSManagedObjectConstraintMergeError`
+    ///   (133021) with a ``StoreConstraintConflict`` for every uniqueness clash the request
+    ///   does not allow to become an upsert (see `StoreSaveRequest.upsertObjectIDs`);
     ///   `NSPersistentStoreSaveError` otherwise.
     open func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         throw unsupported("save(_:)")

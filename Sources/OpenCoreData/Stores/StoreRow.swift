@@ -95,6 +95,12 @@ public struct StoreSaveRequest: Sendable {
     /// The saving context's merge policy, for stores that resolve conflicts themselves
     /// (uniqueness-constraint upserts with a trump policy, store-trump merges).
     public var mergePolicyType: NSMergePolicyType = .errorMergePolicyType
+    /// The inserted objects whose uniqueness clash may become an upsert when
+    /// `mergePolicyType` is not the error policy; nil allows every inserted object. A
+    /// clash the request does not allow is reported (133021) so the context's merge
+    /// policy resolves it: a context with a subclassed policy sends only the objects its
+    /// policy accepted.
+    public var upsertObjectIDs: Set<NSManagedObjectID>?
     /// The saving context's `transactionAuthor`, for history.
     public var transactionAuthor: String?
     /// The saving context's `name`, for history.

@@ -11,26 +11,43 @@ enum StoreUniqueness {
         PageFileIndex.indexes(of: entity).filter(\.isUnique)
     }
 
-    /// The 133021 error for `row` clashing on `constraint` with `databaseRow` (`existingID`).
-    static func constraintError(
-        row: StoreRow, constraint: PageFileIndex, existingID: NSManagedObjectID, databaseRow: StoreRow?
-    ) -> NSError {
+    /// The details of `row` clashing on `constraint` with `databaseRow`, the row holding the key.
+    static func conflict(row: StoreRow, constraint: PageFileIndex, databaseRow: StoreRow?) -> StoreConstraintConflict {
         let layout = row.objectID.entity.layout
-        let names = constraint.slots.map { layout.properties[$0].name }
-        var values: [String: Any] = [:]
         var storedValues: [String: StoreValue] = [:]
         for slot in constraint.slots where slot < row.values.count {
-            values[layout.properties[slot].name] = layout.attributeBySlot[slot]?.attributeValue(row.values[slot])
             storedValues[layout.properties[slot].name] = row.values[slot]
         }
-        let detail = StoreConstraintConflict(
-            constraint: names, constraintValues: storedValues, databaseRow: databaseRow,
-            conflictingObjectIDs: [row.objectID])
+        return StoreConstraintConflict(
+            constraint: constraint.slots.map { layout.properties[$0].name }, constraintValues: storedValues,
+            databaseRow: databaseRow, conflictingObjectIDs: [row.objectID])
+    }
+
+    /// The 133021 error reporting `details`, every clash of one save.
+    static func constraintError(_ details: [StoreConstraintConflict]) -> NSError {
+        let described = details.prefix(3).map { detail in
+            let entity = detail.conflictingObjectIDs.first?.entity
+            let values = detail.constraintValues.sorted { $0.key < $1.key }.map { name, value in
+                let slot = entity?.layout.slotsByName[name]
+                let shown = slot.flatMap { entity?.layout.attributeBySlot[$0]?.attributeValue(value) }
+                return "\(name) = \(shown.map { "\($0)" } ?? "nil")"
+            }
+            let holder = detail.databaseRow.map { " is already held by \($0.objectID)" } ?? ""
+            return "\(detail.constraint) of \(entity?.name ?? "?"): \(values.joined(separator: ", "))\(holder)"
+        }
+        let more = details.count > 3 ? " (and \(details.count - 3) more)" : ""
         return CoreDataError.make(
             NSManagedObjectConstraintMergeError,
-            "uniqueness constraint \(names) of \(row.objectID.entity.name ?? "?") violated: \(values) "
-                + "is already held by \(existingID)",
-            userInfo: [NSPersistentStoreSaveConflictsErrorKey: [detail], NSAffectedObjectsErrorKey: [row.objectID]])
+            "uniqueness constraint violated: \(described.joined(separator: "; "))\(more)",
+            userInfo: [
+                NSPersistentStoreSaveConflictsErrorKey: details,
+                NSAffectedObjectsErrorKey: details.flatMap(\.conflictingObjectIDs),
+            ])
+    }
+
+    /// Whether `request` lets the clash of inserted `objectID` become an upsert.
+    static func upserts(_ objectID: NSManagedObjectID, in request: StoreSaveRequest) -> Bool {
+        request.mergePolicyType != .errorMergePolicyType && request.upsertObjectIDs?.contains(objectID) ?? true
     }
 
     /// Whether an upsert under `policy` writes the inserted values over the existing row

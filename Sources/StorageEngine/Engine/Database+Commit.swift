@@ -40,17 +40,16 @@ extension Database {
             try flush(to: state, entries: entries, extraPages: pages)
             return nil
         }
-        let frames = freeRecords(writer.freed, transaction: writer.transaction) + pages
         let offsets: [UInt64]
         do {
             if !log.hasHeader { try log.reset(baseTransaction: checkpointed.transaction, salt: saltGenerator.next()) }
             let before = log.end
-            offsets = try log.append(frames, commit: state)
+            offsets = try log.append(freed: writer.freed, pages: pages, commit: state)
             loggedBytes += log.end - before
         } catch {
             throw poisonHandle(error)
         }
-        store.publish(frames, offsets: offsets)
+        store.publish(pages, offsets: offsets)
         writer.freeListReturned = true
         freeList.reusable = writer.reusable
         freeList.append(freed: writer.freed, at: writer.transaction, bornInLog: bornInLog)
@@ -58,26 +57,6 @@ extension Database {
         stateLock.withLock { committed = state }
         syncCoordinator.noteWritten(loggedBytes)
         return loggedBytes
-    }
-
-    /// Log-only pages (number 0) listing the committed pages a transaction freed, so that
-    /// recovery can rebuild the free list without the list being rewritten at every commit.
-    private func freeRecords(_ freed: [UInt64], transaction: UInt64) -> [Page] {
-        let perPage = (geometry.pageSize - PageHeader.size) / 8
-        var records: [Page] = []
-        var start = 0
-        while start < freed.count {
-            let count = min(perPage, freed.count - start)
-            let page = Page(size: geometry.pageSize, zeroed: false)
-            page.format(.freeRecord, number: 0)
-            page.contentStart = 0
-            for index in 0..<count { page.setU64(PageHeader.size + 8 * index, freed[start + index]) }
-            page.count = count
-            page.seal(transaction: transaction)
-            records.append(page)
-            start += count
-        }
-        return records
     }
 
     /// The free-list chain for a checkpoint to `state`: chain pages come from entries no

@@ -160,7 +160,8 @@ public final class Database: @unchecked Sendable {
                 // A new file's directory entry is durable only after the directory is synced (A4).
                 try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path))
             }
-            log = WriteAheadLog(file: logFile, pageSize: pageSize)
+            log = WriteAheadLog(
+                file: logFile, pageSize: pageSize, checkpointThreshold: options.checkpointThreshold)
             store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
             let recovery = try log.recover(from: meta)
             try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
@@ -242,7 +243,7 @@ public final class Database: @unchecked Sendable {
     {
         let pageSize = UInt64(log.pageSize)
         let filePages = try dataFile.size() / pageSize
-        let logFrames = log.committedBytes / UInt64(log.frameSize)
+        let logFrames = log.committedFrames
         let limit = 1 + filePages * 256 + logFrames * UInt64(implicitGrowthLimit + 1)
         guard meta.pageCount <= 1 + filePages * 256, recovered.pageCount <= limit else {
             throw StorageError.corrupt(
@@ -328,6 +329,20 @@ public final class Database: @unchecked Sendable {
 
     /// The id of the newest committed transaction.
     public var lastCommittedTransaction: UInt64 { stateLock.withLock { committed.transaction } }
+
+    /// Bytes of committed frames in the current log generation: what recovery would scan
+    /// if the process died now. The log file can be larger, since it is preallocated and
+    /// reused across checkpoints (SPEC.md §2.3 W3), so its size does not measure this.
+    /// - Throws: ``StorageError``: `busy` when a writer holds the database past
+    ///   ``Options/busyTimeout``, `closed`, `poisoned`.
+    public func committedLogBytes() throws -> UInt64 {
+        try checkUsable()
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
+            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
+        }
+        defer { writerGate.release() }
+        return log.committedBytes
+    }
 
     // MARK: Reading
 
@@ -478,6 +493,9 @@ public final class Database: @unchecked Sendable {
                     }
                 } else {
                     try checkpointLocked()
+                    // A closed database is its page file alone, as SQLite's is; the next
+                    // session's commits preallocate the log again (SPEC.md §2.3 W3).
+                    try log.truncateAfterCheckpoint()
                 }
             } catch {
                 failure = error

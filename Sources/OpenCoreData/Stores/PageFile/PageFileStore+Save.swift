@@ -1,7 +1,8 @@
 // Saving to the page-file store: one engine write transaction per save, holding rows,
 // index entries and metadata. Optimistic locking compares row versions; unique
-// indexes refuse a duplicate (133021) or, under a trump policy, turn the insert into
-// an update of the existing row (an upsert that keeps the existing object ID).
+// indexes refuse a duplicate (133021, every clash of the save reported at once) or,
+// when the request allows it under a trump policy, turn the insert into an update of
+// the existing row (an upsert that keeps the existing object ID).
 import Foundation
 import StorageEngine
 
@@ -41,9 +42,17 @@ extension PageFileStore {
                     update.objectID.entity, key: update.objectID.key, in: transaction, codec: codec,
                     resolvingBlobs: false)
             else {
-                throw CoreDataError.make(
-                    NSManagedObjectReferentialIntegrityError,
-                    "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
+                guard request.checksVersions else {
+                    throw CoreDataError.make(
+                        NSManagedObjectReferentialIntegrityError,
+                        "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
+                }
+                // Deleted since the context read it: a conflict with no persisted row (version 0).
+                conflicts.append(update.objectID)
+                conflictDetails.append(
+                    StoreVersionConflict(
+                        objectID: update.objectID, persistedRow: nil, expectedVersion: update.expectedVersion))
+                continue
             }
             stored[update.objectID] = row
             if request.checksVersions, row.version != update.expectedVersion {
@@ -99,6 +108,8 @@ extension PageFileStore {
             _ = try transaction.openTree(named: info.treeName).removeValue(
                 forKey: PageFileKey.primary(row.objectID.key))
         }
+        // Every clash of the save is reported together, for the merge policy to resolve in one pass.
+        var clashes: [StoreConstraintConflict] = []
         // 3. Updates.
         for update in request.updatedRows {
             guard var row = stored[update.objectID] else { continue }
@@ -113,8 +124,10 @@ extension PageFileStore {
             }
             row.version += 1
             if let owner = try uniqueOwner(of: row, info: info, in: transaction) {
-                throw try constraintError(
-                    row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
+                clashes.append(
+                    try constraintConflict(
+                        row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec))
+                continue
             }
             try write(row, info: info, in: transaction, pending: &pending)
             for change in update.changes {
@@ -146,9 +159,11 @@ extension PageFileStore {
                 lastInfo = info
             }
             if let owner = try uniqueOwner(of: row, info: info, in: transaction) {
-                guard request.mergePolicyType != .errorMergePolicyType else {
-                    throw try constraintError(
-                        row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec)
+                guard StoreUniqueness.upserts(row.objectID, in: request) else {
+                    clashes.append(
+                        try constraintConflict(
+                            row: row, existing: owner.key, index: owner.index, in: transaction, codec: codec))
+                    continue
                 }
                 let existingID = newObjectID(for: row.objectID.entity, key: owner.key)
                 guard
@@ -183,6 +198,7 @@ extension PageFileStore {
                     relationship, source: row.objectID.key, destinations: destinations, isNew: true, in: transaction)
             }
         }
+        if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
         if !replaced.isEmpty {
             try rewriteReferences(replaced, in: transaction, codec: codec, pending: &pending)
             try rewriteJoinDestinations(replaced, in: transaction)
@@ -195,17 +211,15 @@ extension PageFileStore {
             for key in sorted { try tree.setValue([], forKey: key) }
         }
         if let history, !history.changes.isEmpty { try appendHistory(history, in: transaction) }
-        if needsMetadataWrite { try writeMetadata(in: transaction) }
+        if needsMetadataWrite { try writeMetadata(in: transaction, includingRecord: metadataRecordChanged) }
         return result
     }
 
-    private func constraintError(
+    private func constraintConflict(
         row: StoreRow, existing: Int64, index: PageFileIndex, in transaction: WriteTransaction, codec: PageFileRowCodec
-    ) throws -> NSError {
-        let existingID = newObjectID(for: row.objectID.entity, key: existing)
+    ) throws -> StoreConstraintConflict {
         let databaseRow = try loadRow(row.objectID.entity, key: existing, in: transaction, codec: codec)
-        return StoreUniqueness.constraintError(
-            row: row, constraint: index, existingID: existingID, databaseRow: databaseRow)
+        return StoreUniqueness.conflict(row: row, constraint: index, databaseRow: databaseRow)
     }
 
     /// The primary key holding one of `row`'s unique keys, when it is another row.

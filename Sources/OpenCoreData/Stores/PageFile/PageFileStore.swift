@@ -271,10 +271,15 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    func writeMetadata(in transaction: WriteTransaction) throws {
-        let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
-        let plist = try PropertyListSerialization.data(fromPropertyList: metadata ?? [:], format: .binary, options: 0)
-        try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+    /// Writes the metadata record (unless `includingRecord` is false: a save that only
+    /// moved the key counter skips re-encoding the property list) and the `next-key` record.
+    func writeMetadata(in transaction: WriteTransaction, includingRecord: Bool = true) throws {
+        if includingRecord {
+            let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
+            let plist = try PropertyListSerialization.data(
+                fromPropertyList: metadata ?? [:], format: .binary, options: 0)
+            try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+        }
         try shared?.writeNextKey(in: transaction)
     }
 
@@ -368,9 +373,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// `row` with its blobs read (a row leaving the store for a merge policy or a context).
     func resolvedCopy(_ row: StoreRow, in transaction: ReadTransaction) throws -> StoreRow {
         let info = try info(for: row.objectID.entity)
-        guard !info.blobSlots.isEmpty else { return row }
+        guard !info.blobSlots.isEmpty || !info.externalSlots.isEmpty else { return row }
         var copy = row
-        try resolveBlobs(&copy, info: info, in: transaction)
+        if !info.blobSlots.isEmpty { try resolveBlobs(&copy, info: info, in: transaction) }
+        // A merge policy compares and merges whole snapshots: to-manys included.
+        if !info.externalSlots.isEmpty { try resolveToMany(&copy, in: transaction, codec: codec) }
         return copy
     }
 
@@ -473,6 +480,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     }
 
     var needsMetadataWrite: Bool { metadataChanged || shared?.needsNextKeyWrite == true }
+    /// Whether the metadata dictionary changed since it was last written.
+    var metadataRecordChanged: Bool { metadataChanged }
 
     func didWriteMetadata() { metadataChanged = false }
 }

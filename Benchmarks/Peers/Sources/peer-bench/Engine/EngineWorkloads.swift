@@ -296,7 +296,7 @@ struct Recovery: EngineWorkload {
         let targetLogBytes = max(512 * 1024, Int(4 * 1024 * 1024 * min(context.scale, 1)))
         var value = ValueBytes()
         var nextKey: Int64 = 0
-        while totalFileSize([Engine.logFile(at: path)]) < targetLogBytes {
+        while try store.committedLogBytes() < targetLogBytes {
             try store.write { writer in
                 for _ in 0..<100 {
                     try value.withValue(for: nextKey) { try writer.put(nextKey, $0) }

@@ -52,8 +52,13 @@ protocol KeyValueEngine: AnyObject, SendableMetatype {
     /// rebuilds, are not among them. Some may not exist.
     static func files(at path: String) -> [String]
 
-    /// The write-ahead log among `files(at:)`, whose size the recovery workload grows.
+    /// The write-ahead log among `files(at:)`.
     static func logFile(at path: String) -> String
+
+    /// Bytes of committed transactions in the write-ahead log, which the recovery
+    /// workload grows: SQLite's log file size (a fresh WAL holds only frames); ours
+    /// asks the engine, whose log file is preallocated ahead of its frames.
+    func committedLogBytes() throws -> Int
 
     /// Opens the store at `path`, creating an empty one when there is none.
     init(path: String, options: EngineOptions) throws

@@ -57,6 +57,8 @@ final class OursKeyValueEngine: KeyValueEngine {
 
     func vacuum() throws { try database.vacuum() }
 
+    func committedLogBytes() throws -> Int { Int(try database.committedLogBytes()) }
+
     func close() throws {
         if ownsDatabase { try database.close() }
     }

@@ -40,6 +40,8 @@ final class SQLiteKeyValueEngine: KeyValueEngine {
         try SQLiteKeyValueEngine(path: path, options: options)
     }
 
+    func committedLogBytes() throws -> Int { totalFileSize([Self.logFile(at: path)]) }
+
     /// Prepares `sql` the first time it is used on this connection, so opening costs
     /// only what the first operation needs.
     private func statement(_ sql: String) throws -> SQLiteStatement {
