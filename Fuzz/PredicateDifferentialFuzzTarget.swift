@@ -56,6 +56,7 @@ extension FuzzTarget {
             default: throw FuzzFailure(description: "\(format): slot \(slot) but key-value \(generic)")
             }
         }
+        try checkStringFastPath(&random)
         let descriptors = (0..<random.int(in: 1...2)).map { _ in
             NSSortDescriptor(key: random.pick(["name", "age", "score", "boss.name"]), ascending: random.chance(0.5))
         }
@@ -66,6 +67,32 @@ extension FuzzTarget {
         case (.failure, .failure): break
         default: throw FuzzFailure(description: "sort \(descriptors): slot \(bySlot) but key-value \(byKey)")
         }
+    }
+}
+
+/// String operators against a constant take a byte-level path for ASCII operands; the same
+/// operator against a variable takes the general Unicode path. Both must agree on random
+/// strings mixing ASCII, CR LF, combining marks, case-changing letters and emoji.
+private func checkStringFastPath(_ random: inout SeededRandom) throws {
+    let pieces = [
+        "a", "A", "s", "S", "o", "N", "son", "SON", "\r", "\n", "\r\n", "\u{301}", "é", "É", "ß", "İ", "ı", "ﬀ", "🚀",
+        " ", "-", "\0",
+    ]
+    func text(_ count: Int) -> String { (0..<random.int(in: 0...count)).map { _ in random.pick(pieces) }.joined() }
+    let subject = text(6)
+    let pattern = random.chance(0.3) && !subject.isEmpty ? String(subject.dropFirst(random.int(in: 0...1))) : text(3)
+    let op = random.pick(["==", "!=", "BEGINSWITH", "ENDSWITH", "CONTAINS"]) + random.pick(["", "[c]", "[d]", "[cd]"])
+    let constant = NSPredicate(format: "SELF \(op) %@", pattern)
+    let variable = NSPredicate(format: "SELF \(op) $pattern")
+    let fast = Result { try constant.evaluateThrowing(with: subject) }
+    let general = Result { try variable.evaluateThrowing(with: subject, substitutionVariables: ["pattern": pattern]) }
+    switch (fast, general) {
+    case (.success(let a), .success(let b)) where a == b: return
+    case (.failure, .failure): return
+    default:
+        throw FuzzFailure(
+            description:
+                "\(subject.debugDescription) \(op) \(pattern.debugDescription): constant \(fast), variable \(general)")
     }
 }
 

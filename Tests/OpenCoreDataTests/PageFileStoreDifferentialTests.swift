@@ -81,7 +81,10 @@ enum DifferentialModel {
         b.inverseRelationship = a
     }
 
-    static let names = ["a", "ab", "abc", "b", "B", "é", "e\u{301}", "zz", "", "a\u{0}b", "Ärger", "🚀x", "abd"]
+    static let names = [
+        "a", "ab", "abc", "b", "B", "é", "e\u{301}", "zz", "", "a\u{0}b", "Ärger", "🚀x", "abd", "AB", "xab\r\n",
+        "b\r", "Ab\u{301}",
+    ]
 }
 
 /// One store under test: a coordinator, a context and its objects by uid.
@@ -255,6 +258,17 @@ final class DifferentialSide {
             list.append(("name >= %@", [name]))
             list.append(("name == nil", []))
             list.append(("name CONTAINS[c] %@", [name]))
+            // The scan's string fast paths: ASCII and Unicode operands, every option.
+            list.append(("name CONTAINS %@", [name]))
+            list.append(("name CONTAINS[cd] %@", [name]))
+            list.append(("name ENDSWITH[c] %@", [name]))
+            list.append(("name ==[c] %@", [name]))
+            list.append(("name !=[d] %@", [name]))
+            list.append(("name CONTAINS[c] %@ AND NOT score > %d", [name, score]))
+            list.append(("name BEGINSWITH[c] %@ OR group.title CONTAINS[c] %@", [name, other]))
+            // An index range whose rows are checked on their encoded form: directly, and through a view.
+            list.append(("score == %d AND name ENDSWITH[c] %@", [score, name]))
+            list.append(("score == %d AND group.title != %@", [score, name]))
             list.append(("weight > %f", [Double(score) / 2]))
             list.append(("weight <= %d", [score]))
             list.append(("born < %@", [Date(timeIntervalSinceReferenceDate: Double(score) * 1000)]))

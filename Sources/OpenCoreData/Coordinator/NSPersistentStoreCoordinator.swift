@@ -224,79 +224,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The object ID a URI from `uriRepresentation()` names, if one of the stores holds it.
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
-        if let (host, entityName, key) = Self.plainObjectURI(url.absoluteString) {
-            return objectID(store: host, entity: entityName, key: key)
+        let host: String
+        let parts: [String]
+        if let plain = PlainObjectURI(url.absoluteString) {
+            host = plain.host
+            parts = [plain.entity, plain.key]
+        } else {
+            guard url.scheme == "x-coredata", let urlHost = url.host else { return nil }
+            host = urlHost
+            parts = url.path.split(separator: "/").map(String.init)
         }
-        guard url.scheme == "x-coredata", let host = url.host else { return nil }
-        let parts = url.path.split(separator: "/").map(String.init)
         guard parts.count == 2, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()) else { return nil }
-        return objectID(store: host, entity: parts[0], key: key)
-    }
-
-    private func objectID(store host: String, entity entityName: String, key: Int64) -> NSManagedObjectID? {
         guard let store = persistentStores.first(where: { $0.identifier == host }),
-            let entity = managedObjectModel.entitiesByName[entityName]
+            let entity = managedObjectModel.entitiesByName[parts[0]]
         else { return nil }
         return store.newObjectID(for: entity, key: key)
-    }
-
-    /// Host, entity name and key of `x-coredata://HOST/NAME/pDIGITS` when the text is
-    /// exactly that plain form (host of letters, digits and dashes; nothing to
-    /// percent-decode), read without Foundation's URL parsing; nil for anything else,
-    /// which the general parser handles.
-    static func plainObjectURI(_ text: String) -> (host: String, entity: String, key: Int64)? {
-        var text = text
-        return text.withUTF8 { bytes -> (host: String, entity: String, key: Int64)? in
-            let prefix: StaticString = "x-coredata://"
-            let prefixCount = prefix.utf8CodeUnitCount
-            guard bytes.count > prefixCount, let base = bytes.baseAddress,
-                memcmp(base, prefix.utf8Start, prefixCount) == 0
-            else { return nil }
-            var first = -1
-            var second = -1
-            for index in prefixCount..<bytes.count where bytes[index] == UInt8(ascii: "/") {
-                if first < 0 {
-                    first = index
-                } else if second < 0 {
-                    second = index
-                } else {
-                    return nil
-                }
-            }
-            guard first >= 0, second >= 0, second + 1 < bytes.count else { return nil }
-            let host = prefixCount..<first
-            let name = (first + 1)..<second
-            let digits = (second + 2)..<bytes.count
-            guard !host.isEmpty, !name.isEmpty, bytes[second + 1] == UInt8(ascii: "p"), !digits.isEmpty,
-                digits.count <= 18
-            else { return nil }
-            for index in host {
-                let byte = bytes[index]
-                let isPlain =
-                    (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-                    || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
-                guard isPlain else { return nil }
-            }
-            for index in name {
-                let byte = bytes[index]
-                // Printable ASCII other than what URL parsing would treat specially or decode.
-                guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "%"), byte != UInt8(ascii: "?"),
-                    byte != UInt8(ascii: "#"), byte != UInt8(ascii: ";"), byte != UInt8(ascii: ":"),
-                    byte != UInt8(ascii: "@"), byte != UInt8(ascii: "["), byte != UInt8(ascii: "]")
-                else { return nil }
-            }
-            var key: Int64 = 0
-            for index in digits {
-                let byte = bytes[index]
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                key = key * 10 + Int64(byte - UInt8(ascii: "0"))
-            }
-            return (
-                String(decoding: UnsafeBufferPointer(rebasing: bytes[host]), as: UTF8.self),
-                String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self), key
-            )
-        }
     }
 
     // MARK: Rows (what contexts call)

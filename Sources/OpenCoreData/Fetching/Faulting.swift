@@ -101,6 +101,8 @@ extension NSManagedObjectContext {
         let batchSize = fromStore ? max(request.fetchBatchSize, 0) : 0
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(candidates.count)
+        // One growth of the registry instead of one per doubling while registering the results.
+        registry.reserveCapacity(registry.count + candidates.count)
         var batchObjects: [NSManagedObject] = []
         for candidate in candidates {
             if let object = candidate.object {

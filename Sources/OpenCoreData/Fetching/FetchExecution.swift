@@ -103,7 +103,7 @@ extension NSManagedObjectContext {
             let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, dictionaries.count) : dictionaries.count
             return Array(dictionaries[start..<end])
         }
-        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+        if let descriptors = request.sortDescriptors, !descriptors.isEmpty, !(try isPresorted(candidates, request)) {
             candidates = try sortResults(candidates, by: descriptors, entity: entity)
         }
         candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
@@ -152,12 +152,17 @@ extension NSManagedObjectContext {
         let coordinator = try requireCoordinator()
         request.storage.storeMayApplyWindow =
             request.fetchLimit > 0 && request.resultType != .dictionaryResultType && !chainHasChanges()
+        request.storage.storeReturnedSortedRows = false
         defer { request.storage.storeMayApplyWindow = false }
         let rows = try coordinator.fetchRows(request)
         guard request.includesPendingChanges else {
             return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
         }
         let pending = pendingChanges()
+        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty {
+            // Nothing unsaved anywhere in the chain: the rows are the answer (no per-row lookups).
+            return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
+        }
         var result: [FetchCandidate] = []
         result.reserveCapacity(rows.count)
         for row in rows where !pending.deleted.contains(row.objectID) {
@@ -227,6 +232,24 @@ extension NSManagedObjectContext {
             }
             candidates[index].object = object
         }
+    }
+
+    /// Whether `candidates` are already in sort order: the one store answering returned them
+    /// sorted (`storeReturnedSortedRows`, which it sets only when the context's stable sort
+    /// of its rows would not move them), and every candidate is read through that row — a
+    /// loaded registered object sorts by its own values, which may be older than the row.
+    private func isPresorted(_ candidates: [FetchCandidate], _ request: NSFetchRequest<NSFetchRequestResult>)
+        throws -> Bool
+    {
+        defer { request.storage.storeReturnedSortedRows = false }
+        guard request.storage.storeReturnedSortedRows, try requireCoordinator().persistentStores.count == 1 else {
+            return false
+        }
+        for candidate in candidates {
+            guard candidate.object == nil, candidate.row != nil else { return false }
+            if let object = registry[candidate.objectID], !object.faultFlag { return false }
+        }
+        return true
     }
 
     /// Stage 4: orders candidates by `descriptors` (a stable sort, compiled for the entity).

@@ -84,6 +84,9 @@ final class FetchRequestStorage: @unchecked Sendable {
     /// a store may then return only the first `fetchOffset + fetchLimit` rows in
     /// `sortDescriptors` order (ties at the boundary included); the context still sorts and windows.
     var storeMayApplyWindow = false
+    /// Set by a store that applied the window when the rows it returned are already in the
+    /// order the context's stable sort would give them: the context may then skip sorting.
+    var storeReturnedSortedRows = false
 }
 
 /// A description of what to fetch from a context: an entity, a predicate, an order,

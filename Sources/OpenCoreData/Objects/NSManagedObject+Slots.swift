@@ -269,7 +269,13 @@ extension NSManagedObject {
         for slot in layout.properties.indices {
             let value = slot < stored.count ? stored[slot] : .null
             if let attribute = layout.attributeBySlot[slot] {
-                result.append(attribute.attributeValue(value))
+                // Strings, dates and nulls read the same for every attribute type (see attributeValue).
+                switch value {
+                case .string(let string): result.append(string)
+                case .date(let date): result.append(date)
+                case .null: result.append(nil)
+                default: result.append(attribute.attributeValue(value))
+                }
             } else if let relationship = layout.relationshipBySlot[slot] {
                 switch value {
                 case .objectID(let id): result.append(UnresolvedRelationship(objectIDs: [id]))

@@ -112,8 +112,12 @@ struct ComparisonOperation {
         case (.equalTo, .string(let text)), (.notEqualTo, .string(let text)):
             let folded = options.fold(text)
             let wanted = type == .equalTo
+            let ascii = ASCIIStringMatcher(pattern: text, options: options)
             return { value in
-                if let subject = FastValue.string(value) { return (options.fold(subject) == folded) == wanted }
+                if let subject = FastValue.string(value) {
+                    if let equal = ascii?.equals(subject) { return equal == wanted }
+                    return (options.fold(subject) == folded) == wanted
+                }
                 if case .string(let subject) = PredicateValue(value) {
                     return (options.fold(subject) == folded) == wanted
                 }
@@ -182,8 +186,12 @@ struct ComparisonOperation {
         case (.beginsWith, .string(let part)), (.endsWith, .string(let part)):
             let folded = options.fold(part)
             let prefix = type == .beginsWith
+            let ascii = ASCIIStringMatcher(pattern: part, options: options)
             return { value in
                 if let subject = FastValue.string(value) {
+                    if let ascii, let found = prefix ? ascii.isPrefix(of: subject) : ascii.isSuffix(of: subject) {
+                        return found
+                    }
                     guard !folded.isEmpty else { return false }
                     let text = options.fold(subject)
                     return prefix ? text.hasPrefix(folded) : text.hasSuffix(folded)
@@ -197,6 +205,17 @@ struct ComparisonOperation {
                 case let other:
                     throw PredicateLanguageError.typeMismatch("\(name) needs strings, not a \(other.kindName)")
                 }
+            }
+        case (.contains, .string(let part)):
+            // A substring test when the left side is a string; collections take the general path.
+            let folded = options.fold(part)
+            let ascii = ASCIIStringMatcher(pattern: part, options: options)
+            return { value in
+                if let subject = FastValue.string(value) {
+                    if let found = ascii?.isContained(in: subject) { return found }
+                    return !part.isEmpty && options.fold(subject).contains(folded)
+                }
+                return try evaluate(PredicateValue(value), right)
             }
         case (.in, .collection(let elements, _)):
             let members = elements.map { PredicateValue($0) }

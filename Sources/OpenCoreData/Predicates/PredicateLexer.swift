@@ -55,7 +55,7 @@ struct PredicateLexer {
             let kind: PredicateToken.Kind
             if scalar == "\"" || scalar == "'" {
                 kind = .string(try lexString(quote: scalar))
-            } else if scalar.properties.numericType != nil && ("0"..."9").contains(scalar) {
+            } else if ("0"..."9").contains(scalar) {
                 kind = try lexNumber()
             } else if isIdentifierStart(scalar) {
                 kind = .identifier(lexWord(), escaped: false)
@@ -103,16 +103,27 @@ struct PredicateLexer {
         return true
     }
 
+    // ASCII answers first: Unicode property lookups cost more than lexing the rest of a
+    // typical format string. The ASCII sets are the properties' own (White_Space: 9-13 and
+    // space; Alphabetic: the letters; decimal numbers: the digits).
+
     private mutating func skipWhitespace() {
-        while let scalar = peek(), scalar.properties.isWhitespace { index += 1 }
+        while let scalar = peek(), Self.isWhitespace(scalar) { index += 1 }
+    }
+
+    private static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar.isASCII else { return scalar.properties.isWhitespace }
+        return scalar == " " || (9...13).contains(scalar.value)
     }
 
     private func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == "_" || scalar.properties.isAlphabetic
+        guard scalar.isASCII else { return scalar.properties.isAlphabetic }
+        return scalar == "_" || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
     }
 
     private func isIdentifierPart(_ scalar: Unicode.Scalar) -> Bool {
-        isIdentifierStart(scalar) || ("0"..."9").contains(scalar) || scalar.properties.generalCategory == .decimalNumber
+        if scalar.isASCII { return isIdentifierStart(scalar) || ("0"..."9").contains(scalar) }
+        return isIdentifierStart(scalar) || scalar.properties.generalCategory == .decimalNumber
     }
 
     private mutating func lexWord() -> String {

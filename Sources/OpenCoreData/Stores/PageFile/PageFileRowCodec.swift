@@ -214,15 +214,11 @@ struct PageFileRowCodec {
         return (version, values)
     }
 
-    private func decodeValue(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
+    func decodeValue(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
         let raw = try reader.byte()
         if raw >= PageFileRowCodec.smallIntegerBase { return .integer(Int64(raw - PageFileRowCodec.smallIntegerBase)) }
         if raw >= PageFileRowCodec.shortStringBase {
-            let utf8 = try reader.take(Int(raw - PageFileRowCodec.shortStringBase))
-            guard let string = String(validating: utf8, as: UTF8.self) else {
-                throw reader.corrupt("invalid UTF-8 in a string")
-            }
-            return .string(string)
+            return .string(try reader.string(length: Int(raw - PageFileRowCodec.shortStringBase)))
         }
         guard let tag = Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
         switch tag {
@@ -361,8 +357,17 @@ struct ByteReader {
     }
 
     mutating func string() throws -> String {
-        let raw = try lengthPrefixed()
-        guard let string = String(validating: raw, as: UTF8.self) else { throw corrupt("invalid UTF-8 in a string") }
+        let length = try varint()
+        guard length <= UInt64(remaining) else { throw corrupt("length \(length) exceeds the row") }
+        return try string(length: Int(length))
+    }
+
+    /// The next `length` bytes as a string (a short string's length is in its tag).
+    mutating func string(length: Int) throws -> String {
+        guard length >= 0, length <= remaining else { throw corrupt("length \(length) exceeds the row") }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
+        offset += length
+        guard let string = ByteReader.validatedString(raw) else { throw corrupt("invalid UTF-8 in a string") }
         return string
     }
 }

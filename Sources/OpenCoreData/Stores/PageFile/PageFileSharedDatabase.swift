@@ -130,15 +130,21 @@ final class PageFileSharedDatabase: @unchecked Sendable {
     /// Whether `next-key` in the file may be behind the keys handed out.
     var needsNextKeyWrite: Bool { lock.withLock { !isMultiProcess && nextKey > persistedNextKey } }
 
-    /// Writes `next-key` as the larger of the stored value and this handle's next key, in a
-    /// save (a multi-process handle's keys are reserved in the file already).
+    /// Writes `next-key`, in a save, when this handle's next key passed it: as the next key
+    /// plus a block (SPEC.md §3.9 S3), so the saves that follow — most single-object
+    /// saves — leave the record alone; a reopen starts after the block, never reusing a key.
+    /// (A multi-process handle's keys are reserved in the file already.)
     func writeNextKey(in transaction: WriteTransaction) throws {
         guard !isMultiProcess else { return }
         let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
         let stored = try PageFileStore.readNextKey(meta) ?? 1
         let next = lock.withLock { nextKey }
-        if next > stored { try meta.setValue(PageFileKey.sequence(next), forKey: PageFileStore.nextKeyKey) }
-        lock.withLock { persistedNextKey = max(persistedNextKey, next, stored) }
+        var persisted = stored
+        if next > stored {
+            persisted = next + PageFileSharedDatabase.keyBlock
+            try meta.setValue(PageFileKey.sequence(persisted), forKey: PageFileStore.nextKeyKey)
+        }
+        lock.withLock { persistedNextKey = max(persistedNextKey, persisted) }
     }
 }
 

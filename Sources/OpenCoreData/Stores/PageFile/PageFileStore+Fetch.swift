@@ -99,6 +99,44 @@ extension PageFileStore {
             }
             result.append(row)
         }
+        let decodeRow = { [unowned self] (value: UnsafeRawBufferPointer, primary: Int64) throws -> StoreRow in
+            let decoded = try codec.decode(value, entity: entity)
+            return StoreRow(
+                objectID: self.newObjectID(for: entity, key: primary), version: decoded.version, values: decoded.values)
+        }
+        // Rows the predicate rejects are read slot by slot in their encoded form, never decoded:
+        // by the encoded predicate when it covers the predicate, else by the compiled one on a view.
+        let direct =
+            compiled == nil ? nil : predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) }
+        var offsets: [Int] = []
+        let encoded =
+            compiled != nil && direct == nil
+                && predicate.map { PageFileEncodedRowView.canEvaluate($0, layout: entity.layout) } == true
+            ? PageFileEncodedRowView(
+                entity: entity, codec: codec, decodeRow: decodeRow,
+                makeView: { StoreRowView(row: $0, resolve: resolve, resolveToMany: resolveToMany) })
+            : nil
+        /// Appends the row `value` of `primary` when it matches (`exact`: known to match).
+        func consider(_ value: UnsafeRawBufferPointer, primary: Int64, exact: Bool) throws {
+            if readsBlobs, !exact, compiled != nil {
+                // The predicate reads an attribute kept in the blob tree (SPEC.md §3.8 X3).
+                try accept(try decodeRow(value, primary))
+            } else if exact || compiled == nil {
+                result.append(try decodeRow(value, primary))
+            } else if let direct {
+                try PageFileRowCodec.slotOffsets(value, into: &offsets)
+                if try direct.evaluate(value, offsets: offsets, codec: codec) {
+                    result.append(try decodeRow(value, primary))
+                }
+            } else if let encoded, let compiled {
+                try encoded.reset(bytes: value, primaryKey: primary)
+                let matches = try compiled.evaluate(record: encoded)
+                if let error = encoded.failure { throw error }
+                if matches { result.append(try decodeRow(value, primary)) }
+            } else {
+                try accept(try decodeRow(value, primary))
+            }
+        }
         if let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes),
             let index = try transaction.tree(named: plan.index.treeName)
         {
@@ -113,14 +151,18 @@ extension PageFileStore {
             var previous: Int64?
             for key in keys where key != previous {
                 previous = key
-                guard let row = try loadRow(entity, key: key, in: transaction, codec: codec, resolvingBlobs: false)
-                else {
+                let found = try PageFileKey.primary(key).withUnsafeBytes { keyBytes -> Bool in
+                    try rows.withValue(forKey: keyBytes) { value -> Bool in
+                        try consider(value, primary: key, exact: plan.isExact)
+                        return true
+                    } ?? false
+                }
+                guard found else {
                     throw CoreDataError.make(
                         NSFileReadCorruptFileError,
                         "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
                             + "(run storage-bench check)")
                 }
-                try accept(row)
             }
             return
         }
@@ -130,11 +172,7 @@ extension PageFileStore {
                 guard let primary = PageFileKey.rowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
-                let decoded = try codec.decode(value, entity: entity)
-                try accept(
-                    StoreRow(
-                        objectID: newObjectID(for: entity, key: primary), version: decoded.version,
-                        values: decoded.values))
+                try consider(value, primary: primary, exact: false)
                 return true
             } catch {
                 failure = error
@@ -164,14 +202,18 @@ extension PageFileStore {
             return false
         }
         var range: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil)
+        var rangeIsExact = false
         if let plan = PageFileQueryPlanner.plan(request.predicate, layout: entity.layout, indexes: info.indexes) {
             guard plan.index.treeName == index.treeName, plan.ranges.count == 1, let only = plan.ranges.first else {
                 return false
             }
             range = only
+            rangeIsExact = plan.isExact
         }
         guard let tree = try transaction.tree(named: index.treeName) else { return true }
-        let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        // An exact range holds only matching rows (what counts rely on): nothing to evaluate.
+        let compiled =
+            rangeIsExact ? nil : try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
         let readsBlobs = predicateReadsBlobs(request.predicate, info: info)
         let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
             guard id.persistentStore === self else { return nil }
@@ -188,15 +230,15 @@ extension PageFileStore {
         // full path returns. That holds for a one-element index (entries are (value, key)) and
         // a lone sort descriptor; a descending walk re-reads its last tie group forward.
         let mayStopEarly = index.slots.count == 1 && request.sortDescriptors?.count == 1
+        let rows = try transaction.tree(named: info.treeName)
         func load(_ primary: Int64) throws -> StoreRow? {
-            guard
-                let row = try loadRow(entity, key: primary, in: transaction, codec: codec, resolvingBlobs: readsBlobs)
-            else {
+            guard let rows, var row = try loadRow(entity, key: primary, from: rows, codec: codec) else {
                 throw CoreDataError.make(
                     NSFileReadCorruptFileError,
                     "the store's index \(index.treeName) lists row \(primary), which does not exist (run storage-bench check)"
                 )
             }
+            if readsBlobs { try resolveBlobs(&row, info: info, in: transaction) }
             if let compiled {
                 let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
                 guard try compiled.evaluate(record: view) else { return nil }
@@ -255,9 +297,52 @@ extension PageFileStore {
                 return result.count - reread.start < wanted
             }
         }
+        if request.sortDescriptors?.count == 1,
+            let ordered = Self.sortedBySortValue(result, slot: slot, ascending: descriptor.ascending)
+        {
+            result = ordered
+            request.storage.storeReturnedSortedRows = true
+            return true
+        }
         // Key order, as the full path returns: the context's stable sort then orders ties alike.
         result.sort { $0.objectID.key < $1.objectID.key }
         return true
+    }
+
+    /// The row of `entity` with `key` in its row tree `rows` (looked up once per fetch, not per row).
+    private func loadRow(_ entity: NSEntityDescription, key: Int64, from rows: Tree, codec: PageFileRowCodec) throws
+        -> StoreRow?
+    {
+        try PageFileKey.primary(key).withUnsafeBytes { keyBytes in
+            try rows.withValue(forKey: keyBytes) { bytes -> StoreRow in
+                let decoded = try codec.decode(bytes, entity: entity)
+                return StoreRow(
+                    objectID: newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
+            }
+        }
+    }
+
+    /// `rows` in the order the context's stable sort gives the full path's key-ordered rows —
+    /// by the value in `slot`, ties by key — when every value is an integer or a date, which
+    /// the context compares exactly as numbers; nil otherwise (nulls, NaN dates, other types).
+    private static func sortedBySortValue(_ rows: [StoreRow], slot: Int, ascending: Bool) -> [StoreRow]? {
+        var keyed: [(value: Double, key: Int64, index: Int)] = []
+        keyed.reserveCapacity(rows.count)
+        for (index, row) in rows.enumerated() {
+            guard slot < row.values.count else { return nil }
+            switch row.values[slot] {
+            case .integer(let number) where number.magnitude < 1 << 53:
+                keyed.append((Double(number), row.objectID.key, index))
+            case .date(let date) where !date.timeIntervalSinceReferenceDate.isNaN:
+                keyed.append((date.timeIntervalSinceReferenceDate, row.objectID.key, index))
+            default: return nil
+            }
+        }
+        keyed.sort { left, right in
+            if left.value != right.value { return ascending ? left.value < right.value : left.value > right.value }
+            return left.key < right.key
+        }
+        return keyed.map { rows[$0.index] }
     }
 
     /// Whether index entries with the sort value `value` hold equal attribute values, so

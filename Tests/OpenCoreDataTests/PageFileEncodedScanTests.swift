@@ -1,0 +1,230 @@
+// The default store's scan reads rows in their encoded form: single slots decoded on
+// demand, simple predicates run on the bytes. Each piece is checked against the full
+// path it replaces: random rows (strings mixing ASCII, CR LF, combining marks and emoji;
+// numbers, dates, nulls, rows shorter than the entity) and random predicates must give
+// the compiled predicate's answer on the decoded row, or fail alike.
+import Foundation
+import TestSupport
+import Testing
+
+@testable import OpenCoreData
+
+struct PageFileEncodedScanTests {
+    static let strings = [
+        "", "a", "son", "SON", "Jackson", "JOHNSON", "Berners-Lee", "é", "e\u{301}", "Ärger", "ärger", "🚀son",
+        "son\r\n", "\r\nson", "ab\0c", "SonS", "ﬀ", "straße", "STRASSE",
+    ]
+
+    static let model: NSManagedObjectModel = {
+        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
+            let attribute = NSAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = type
+            attribute.isOptional = true
+            return attribute
+        }
+        let entity = NSEntityDescription()
+        entity.name = "Person"
+        entity.properties = [
+            attribute("name", .stringAttributeType), attribute("age", .integer16AttributeType),
+            attribute("score", .doubleAttributeType), attribute("born", .dateAttributeType),
+            attribute("flag", .booleanAttributeType), attribute("note", .stringAttributeType),
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return model
+    }()
+
+    static func randomValue(_ slot: Int, _ random: inout SeededRandom) -> StoreValue {
+        if random.chance(0.1) { return .null }
+        switch slot {
+        case 0, 5:
+            var text = random.pick(strings)
+            if random.chance(0.3) { text += random.pick(strings) }
+            return .string(text)
+        case 1: return .integer(Int64(random.int(in: -3...40)))
+        case 2: return .double(Double(random.int(in: -20...20)) / 4)
+        case 3: return .date(Date(timeIntervalSinceReferenceDate: Double(random.int(in: -5...5) * 1000)))
+        default: return .boolean(random.chance(0.5))
+        }
+    }
+
+    static func randomPredicate(_ random: inout SeededRandom) -> OpenCoreData.NSPredicate {
+        var format = ""
+        var arguments: [Any] = []
+        for index in 0..<random.int(in: 1...3) {
+            if index > 0 { format += random.pick([" AND ", " OR ", " AND NOT "]) }
+            switch random.int(in: 0...5) {
+            case 0, 1, 2:
+                let key = random.pick(["name", "note"])
+                let op = random.pick(["==", "!=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "<", "IN"])
+                let options = random.pick(["", "[c]", "[d]", "[cd]"])
+                format += "\(key) \(op)\(options) %@"
+                arguments.append(op == "IN" ? [random.pick(strings), random.pick(strings)] : random.pick(strings))
+            case 3:
+                format += "age \(random.pick(["==", "<", ">=", "!="])) %d"
+                arguments.append(random.int(in: -3...40))
+            case 4:
+                // A type mismatch: both paths must throw.
+                format += random.chance(0.5) ? "age CONTAINS %@" : "name > %d"
+                arguments.append(random.chance(0.5) ? "a" : 3)
+            default:
+                format += random.pick(["flag == YES", "score > 1.5", "born < %@", "TRUEPREDICATE", "name == nil"])
+                if format.hasSuffix("%@") { arguments.append(Date(timeIntervalSinceReferenceDate: 0)) }
+            }
+        }
+        return OpenCoreData.NSPredicate(format: format, argumentArray: arguments)
+    }
+
+    @Test func encodedPredicateAgreesWithTheCompiledPredicateOnDecodedRows() throws {
+        var random = SeededRandom(environmentOr: 7_373)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        guard let entity = Self.model.entitiesByName["Person"] else {
+            Issue.record("no entity")
+            return
+        }
+        let layout = entity.layout
+        let codec = PageFileRowCodec(
+            entityNamed: { Self.model.entitiesByName[$0] }, makeObjectID: { store.newObjectID(for: $0, key: $1) })
+        var covered = 0
+        var offsets: [Int] = []
+        for step in 0..<400 {
+            let predicate = Self.randomPredicate(&random)
+            guard predicate.validationError == nil else { continue }
+            let compiled = try FetchEvaluation.compile(predicate, for: entity)
+            let encoded = PageFileEncodedPredicate(predicate, layout: layout)
+            if encoded != nil { covered += 1 }
+            for _ in 0..<8 {
+                // Rows written before the entity gained its last slots hold fewer values.
+                let width = random.chance(0.1) ? random.int(in: 0...5) : 6
+                let values = (0..<width).map { Self.randomValue($0, &random) }
+                let bytes = PageFileRowCodec.encode(values: values, version: 3, layout: layout)
+                let row = StoreRow(
+                    objectID: store.newObjectID(for: entity, key: Int64(step)), version: 3,
+                    values: values + Array(repeating: .null, count: 6 - width))
+                let view = StoreRowView(row: row, resolve: { _ in nil }, resolveToMany: { _, _ in [] })
+                let expected = Result { try compiled.evaluate(record: view) }
+                let hint = "\(predicate.predicateFormat) on \(values) (\(random.replayHint))"
+                try bytes.withUnsafeBytes { buffer in
+                    try PageFileRowCodec.slotOffsets(buffer, into: &offsets)
+                    for slot in 0..<width {
+                        #expect(try codec.decodeValue(buffer, at: offsets[slot], declaredEntity: nil) == values[slot])
+                    }
+                    if let encoded {
+                        let actual = Result { try encoded.evaluate(buffer, offsets: offsets, codec: codec) }
+                        switch (expected, actual) {
+                        case (.success(let a), .success(let b)): #expect(a == b, "\(hint)")
+                        case (.failure, .failure): break
+                        default: Issue.record("compiled \(expected) but encoded \(actual): \(hint)")
+                        }
+                    }
+                    let lazyView = PageFileEncodedRowView(
+                        entity: entity, codec: codec,
+                        decodeRow: { bytes, key in
+                            let decoded = try codec.decode(bytes, entity: entity)
+                            return StoreRow(
+                                objectID: store.newObjectID(for: entity, key: key), version: decoded.version,
+                                values: decoded.values)
+                        },
+                        makeView: { StoreRowView(row: $0, resolve: { _ in nil }, resolveToMany: { _, _ in [] }) })
+                    try lazyView.reset(bytes: buffer, primaryKey: Int64(step))
+                    let lazy = Result { try compiled.evaluate(record: lazyView) }
+                    switch (expected, lazy) {
+                    case (.success(let a), .success(let b)): #expect(a == b, "\(hint)")
+                    case (.failure, .failure): break
+                    default: Issue.record("compiled \(expected) but lazy view \(lazy): \(hint)")
+                    }
+                }
+            }
+        }
+        #expect(covered > 200, "the encoded form covered \(covered) predicates (\(random.replayHint))")
+    }
+
+    @Test func stringValidationAgreesWithTheStandardLibrary() {
+        var random = SeededRandom(environmentOr: 9_191)
+        let pieces: [[UInt8]] = [
+            Array("a".utf8), Array("é".utf8), Array("🚀".utf8), [0xFF], [0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80],
+            [0xF4, 0x90, 0x80, 0x80], [0xC0, 0xAF], [0xEF, 0xBF, 0xBD], [0x00], [0x80],
+        ]
+        for _ in 0..<3_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<random.int(in: 0...5) { bytes += random.pick(pieces) }
+            let expected = String(validating: bytes, as: UTF8.self)
+            let actual = bytes.withUnsafeBytes { ByteReader.validatedString($0) }
+            #expect(actual == expected, "\(bytes) (\(random.replayHint))")
+        }
+    }
+
+    @Test func slotOffsetsAgreeWithTheCheckedWalkOnDamagedRows() throws {
+        var random = SeededRandom(environmentOr: 3_131)
+        guard let layout = Self.model.entitiesByName["Person"]?.layout else { return }
+        var offsets: [Int] = []
+        for _ in 0..<3_000 {
+            let values = (0..<6).map { Self.randomValue($0, &random) }
+            var bytes = PageFileRowCodec.encode(values: values, version: 9, layout: layout)
+            for _ in 0..<random.int(in: 0...2) {
+                switch random.int(in: 0...2) {
+                case 0: bytes[random.int(in: 0...(bytes.count - 1))] = UInt8(random.int(in: 0...255))
+                case 1: bytes.removeLast(random.int(in: 0...min(3, bytes.count - 1)))
+                default: bytes.append(UInt8(random.int(in: 0...255)))
+                }
+            }
+            // The reference: the checked reader, slot by slot.
+            let expected = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { buffer in
+                    // Row format 2: the version, then values to the end (SPEC.md §3.2).
+                    var reader = ByteReader(bytes: buffer)
+                    _ = try reader.varint()
+                    var found: [Int] = []
+                    while !reader.isAtEnd {
+                        found.append(reader.offset)
+                        try PageFileRowCodec.skipValue(&reader)
+                    }
+                    return found
+                }
+            }
+            let actual = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) }
+                return offsets
+            }
+            switch (expected, actual) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(bytes) (\(random.replayHint))")
+            case (.failure, .failure): break
+            default: Issue.record("checked \(expected) but quick \(actual) for \(bytes) (\(random.replayHint))")
+            }
+        }
+    }
+
+    @Test func damagedRowStructureIsRefused() {
+        let layout = Self.model.entitiesByName["Person"]?.layout
+        guard let layout else { return }
+        // Version 1, "abc" (short string tag 0x43), a long string, the integer 3 (tag 0x83).
+        let long = String(repeating: "x", count: 70)
+        let bytes = PageFileRowCodec.encode(
+            values: [.string("abc"), .string(long), .integer(3)], version: 1, layout: layout)
+        let boundaries = [1, 5, 5 + 2 + 70, bytes.count]
+        #expect(bytes.count == 1 + 4 + 72 + 1)
+        var offsets: [Int] = []
+        for cut in 0..<bytes.count {
+            let prefix = Array(bytes[0..<cut])
+            if let slots = boundaries.firstIndex(of: cut) {
+                // A row ends at any value boundary: the missing slots read as nil.
+                #expect(throws: Never.self) {
+                    try prefix.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) }
+                }
+                #expect(offsets == Array(boundaries.prefix(slots)), "cut at \(cut)")
+            } else {
+                #expect(throws: (any Error).self, "cut at \(cut)") {
+                    try prefix.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) }
+                }
+            }
+        }
+        var unknownTag = bytes
+        unknownTag[unknownTag.count - 1] = 0x20  // reserved (SPEC.md §3.2)
+        #expect(throws: (any Error).self) {
+            try unknownTag.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) }
+        }
+    }
+}
