@@ -21,6 +21,7 @@ struct Workload: Sendable {
             .storeMultiProcess,
             .storeInMemory,
             .storeBinary,
+            .storeWrites,
         ] + Workload.engine
 }
 

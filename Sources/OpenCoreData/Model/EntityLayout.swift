@@ -41,6 +41,13 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let mayBeNilBySlot: [Bool]
     /// For each slot: whether the attribute has validation predicates.
     let hasPredicatesBySlot: [Bool]
+    /// For each slot: whether it is an attribute without validation predicates (validated
+    /// by its value's type alone when that is the canonical one).
+    let plainAttributeBySlot: [Bool]
+    /// For each attribute slot: its type, read once (the description's property is dynamically dispatched).
+    let attributeTypeBySlot: [NSAttributeType?]
+    /// Slots of `@Managed` properties by key path, filled on first use.
+    let managedSlots = ManagedSlotCache()
 
     init(entity: NSEntityDescription) {
         var chain: [NSEntityDescription] = []
@@ -105,6 +112,8 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.mayBeNilBySlot = properties.map { $0.isOptional || $0.isTransient }
         self.transientBySlot = properties.map(\.isTransient)
         self.hasPredicatesBySlot = properties.map { !$0.validationPredicates.isEmpty }
+        self.attributeTypeBySlot = properties.map { ($0 as? NSAttributeDescription)?.attributeType }
+        self.plainAttributeBySlot = properties.map { $0 is NSAttributeDescription && $0.validationPredicates.isEmpty }
         self.defaultValues = properties.map { property -> Any? in
             if let attribute = property as? NSAttributeDescription {
                 if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) { return value }

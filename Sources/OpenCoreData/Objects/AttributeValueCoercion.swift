@@ -205,23 +205,36 @@ extension NSAttributeDescription {
 }
 
 extension StoreValue {
-    /// The stored form of `value`, already known to be of `type`'s canonical Swift type
-    /// (`unsafeBitCast`-free: each case is one cast the runtime resolves by identity).
+    /// The stored form of `value`, already known to be of `type`'s canonical Swift type.
+    /// The existential is opened once and its type compared by identity, so no cast has
+    /// to unwrap an `Any` (the cost of `value as! T` on the save path).
     init?(canonical value: Any, of type: NSAttributeType) {
-        switch type {
-        case .integer16AttributeType: self = .integer(Int64(value as! Int16))
-        case .integer32AttributeType: self = .integer(Int64(value as! Int32))
-        case .integer64AttributeType: self = .integer(value as! Int64)
-        case .doubleAttributeType: self = .double(value as! Double)
-        case .floatAttributeType: self = .float(value as! Float)
-        case .booleanAttributeType: self = .boolean(value as! Bool)
-        case .stringAttributeType: self = .string(value as! String)
-        case .decimalAttributeType: self = .decimal(value as! Decimal)
-        case .dateAttributeType: self = .date(value as! Date)
-        case .binaryDataAttributeType: self = .binary(value as! Data)
-        case .UUIDAttributeType: self = .uuid(value as! UUID)
-        case .URIAttributeType: self = .uri(value as! URL)
-        case .objectIDAttributeType, .transformableAttributeType, .undefinedAttributeType: return nil
-        }
+        guard type.canonicalType != nil, let stored = openedCanonicalStoreValue(value) else { return nil }
+        self = stored
     }
+}
+
+/// `value` opened (a free function: the compiler of this toolchain crashes on
+/// `_openExistential` with a closure or a static method reference).
+private func openedCanonicalStoreValue(_ value: Any) -> StoreValue? {
+    _openExistential(value, do: canonicalStoreValue)
+}
+
+/// The stored form of a value of a canonical type, chosen by `Value` alone (each
+/// canonical type belongs to one attribute type); nil for any other type.
+private func canonicalStoreValue<Value>(_ value: Value) -> StoreValue? {
+    // Each reinterpretation below follows a check that `Value` is exactly that type.
+    if Value.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+    if Value.self == Int16.self { return .integer(Int64(unsafeBitCast(value, to: Int16.self))) }
+    if Value.self == Int32.self { return .integer(Int64(unsafeBitCast(value, to: Int32.self))) }
+    if Value.self == Int64.self { return .integer(unsafeBitCast(value, to: Int64.self)) }
+    if Value.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+    if Value.self == Bool.self { return .boolean(unsafeBitCast(value, to: Bool.self)) }
+    if Value.self == Date.self { return .date(unsafeBitCast(value, to: Date.self)) }
+    if Value.self == Float.self { return .float(unsafeBitCast(value, to: Float.self)) }
+    if Value.self == Decimal.self { return .decimal(unsafeBitCast(value, to: Decimal.self)) }
+    if Value.self == Data.self { return .binary(unsafeBitCast(value, to: Data.self)) }
+    if Value.self == UUID.self { return .uuid(unsafeBitCast(value, to: UUID.self)) }
+    if Value.self == URL.self { return .uri(unsafeBitCast(value, to: URL.self)) }
+    return nil
 }

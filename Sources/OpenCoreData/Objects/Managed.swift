@@ -54,6 +54,8 @@ public struct Managed<Value>: ManagedStorage {
         }
         set {
             let (slot, isOptional) = ManagedPropertyNames.slot(of: storageKeyPath, in: object, valueType: Value.self)
+            // The attribute's own type needs no conversion, check or inverse: stored as is.
+            if !isOptional, object.storeCanonical(newValue, slot: slot) { return }
             // Only an optional Value needs the (costlier) dynamic cast that unwraps it.
             let value: Any? = isOptional ? dynamicCast(newValue, to: Any?.self) ?? nil : newValue
             object.setTypedValue(value, slot: slot)
@@ -72,21 +74,33 @@ protocol ManagedStorage {
     var probeSlot: Int { get set }
 }
 
-/// Storage key path to property name (found once per key path with Mirror), and to
-/// slot number per entity layout.
-enum ManagedPropertyNames {
-    /// A (key path, layout) pair by identity. The cache entry retains both objects, so
-    /// their identifiers cannot be reused while the entry exists.
-    private struct SlotKey: Hashable {
-        let keyPath: ObjectIdentifier
-        let layout: ObjectIdentifier
+/// The slots of one entity layout's `@Managed` properties by storage key path identity.
+/// An entity has few properties, so a short list scanned under a lock costs less than
+/// hashing the key path on every property access.
+final class ManagedSlotCache: Sendable {
+    private let entries = Mutex<[(keyPath: ObjectIdentifier, entry: ManagedPropertyNames.Entry)]>([])
+
+    func entry(for keyPath: ObjectIdentifier) -> ManagedPropertyNames.Entry? {
+        entries.withLock { list in
+            for candidate in list where candidate.keyPath == keyPath { return candidate.entry }
+            return nil
+        }
     }
 
+    func store(_ entry: ManagedPropertyNames.Entry, for keyPath: ObjectIdentifier) {
+        entries.withLock { list in
+            if !list.contains(where: { $0.keyPath == keyPath }) { list.append((keyPath, entry)) }
+        }
+    }
+}
+
+/// Storage key path to property name (found once per key path with Mirror), and to
+/// slot number per entity layout (cached in the layout's ``ManagedSlotCache``).
+enum ManagedPropertyNames {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var names: [AnyKeyPath: String] = [:]
-    /// Keeps every key path and layout of `slots` alive, so their identifiers stay unique.
+    /// Keeps every key path cached by identity alive, so its identifier stays unique.
     nonisolated(unsafe) private static var retained: [AnyObject] = []
-    private static let slots = Mutex<[SlotKey: Entry]>([:])
 
     /// A cached slot, and whether the property's type is an Optional.
     struct Entry: Sendable {
@@ -99,8 +113,8 @@ enum ManagedPropertyNames {
     static func slot<Object: NSManagedObject, Storage: ManagedStorage, Value>(
         of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object, valueType: Value.Type
     ) -> (slot: Int, isOptional: Bool) {
-        let key = SlotKey(keyPath: ObjectIdentifier(storage), layout: ObjectIdentifier(object.layout))
-        if let known = slots.withLock({ $0[key] }) { return (known.slot, known.isOptional) }
+        let cache = object.layout.managedSlots
+        if let known = cache.entry(for: ObjectIdentifier(storage)) { return (known.slot, known.isOptional) }
         let name = name(of: storage, in: object)
         guard let slot = object.layout.slotsByName[name] else {
             preconditionFailure(
@@ -109,10 +123,9 @@ enum ManagedPropertyNames {
         }
         lock.lock()
         retained.append(storage)
-        retained.append(object.layout)
         lock.unlock()
         let isOptional = Value.self is ExpressibleByNilLiteral.Type
-        slots.withLock { $0[key] = Entry(slot: slot, isOptional: isOptional) }
+        cache.store(Entry(slot: slot, isOptional: isOptional), for: ObjectIdentifier(storage))
         return (slot, isOptional)
     }
 

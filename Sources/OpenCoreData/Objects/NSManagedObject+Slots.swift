@@ -60,6 +60,19 @@ extension NSManagedObject {
         markDirty(slot)
     }
 
+    /// Stores `value` in attribute `slot` when `Value` is exactly the attribute's canonical
+    /// type (nothing to convert, check or keep inverse): the typed setters' fast path. False,
+    /// storing nothing, when the general path must run (a fault, a relationship, another type).
+    @inline(__always)
+    func storeCanonical<Value>(_ value: Value, slot: Int) -> Bool {
+        guard !faultFlag, slot < values.count, slot < layout.canonicalTypeBySlot.count,
+            let expected = layout.canonicalTypeBySlot[slot], expected == ObjectIdentifier(Value.self)
+        else { return false }
+        values[slot] = value
+        markDirty(slot)
+        return true
+    }
+
     func markDirty(_ slot: Int) {
         // An inserted object is saved whole: no per-slot tracking until it is saved.
         if insertedFlag { return }
@@ -219,14 +232,15 @@ extension NSManagedObject {
 
     /// The stored form of one slot.
     func storeValue(slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws -> StoreValue {
-        if let attribute = layout.attributeBySlot[slot] {
+        if let attributeType = layout.attributeTypeBySlot[slot] {
             if layout.transientBySlot[slot] { return .null }
             guard let value = values[slot] else { return .null }
             if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
-                let stored = StoreValue(canonical: value, of: attribute.attributeType)
+                let stored = StoreValue(canonical: value, of: attributeType)
             {
                 return stored
             }
+            guard let attribute = layout.attributeBySlot[slot] else { return .null }
             return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }

@@ -28,17 +28,23 @@ extension NSManagedObject {
         return toOneObject(slot).map { [$0] } ?? []
     }
 
+    /// The identity of the dynamic type of `value`, nil for nil.
+    @inline(__always)
+    static func dynamicType(of value: Any?) -> ObjectIdentifier? {
+        guard let value else { return nil }
+        return ObjectIdentifier(type(of: value))
+    }
+
     func propertyValidationErrors() -> [Error] {
         fireFaultIfNeeded()
         var errors: [Error] = []
+        let layout = self.layout
         for slot in layout.properties.indices {
-            if layout.attributeBySlot[slot] != nil, !layout.hasPredicatesBySlot[slot] {
+            if layout.plainAttributeBySlot[slot] {
                 // The common case, checked without building anything: a value of the
                 // attribute's own type, or nil where nil is allowed.
-                if let value = values[slot] {
-                    if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected {
-                        continue
-                    }
+                if let type = NSManagedObject.dynamicType(of: values[slot]) {
+                    if let expected = layout.canonicalTypeBySlot[slot], type == expected { continue }
                 } else if layout.mayBeNilBySlot[slot] {
                     continue
                 }

@@ -218,12 +218,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
 
     /// Managed objects are equal only to themselves (identity), as in Core Data.
     public override func isEqual(_ object: Any?) -> Bool {
-        (object as AnyObject?) === self
+        // A class cast, not `as AnyObject` (which bridges): sets of objects compare on every probe.
+        guard let object else { return false }
+        return (object as? NSManagedObject) === self
     }
 
-    /// A hash of the object's identity.
+    /// A hash of the object's identity: its address (sets hash it again; hashing it here
+    /// too would only cost time).
     public override var hash: Int {
-        ObjectIdentifier(self).hashValue
+        Int(bitPattern: ObjectIdentifier(self))
     }
 
     open override var description: String {

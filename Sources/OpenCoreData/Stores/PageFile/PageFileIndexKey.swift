@@ -34,6 +34,31 @@ enum PageFileKey {
         return bytes
     }
 
+    /// Calls `body` with the row-tree key of `key` (the bytes of ``primary(_:)``) in a stack
+    /// buffer: no array per row on the save path.
+    static func withPrimary<Result>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows
+        -> Result
+    {
+        let magnitude = key >= 0 ? UInt64(key) : ~UInt64(bitPattern: key)
+        let count = (64 - magnitude.leadingZeroBitCount + 7) / 8
+        let header = key >= 0 ? UInt8(0x80 + count) : UInt8(0x7F - count)
+        let bits = UInt64(bitPattern: key)
+        var buffer: (UInt64, UInt64) = (0, 0)
+        return try withUnsafeMutableBytes(of: &buffer) { raw in
+            raw[0] = header
+            for index in 0..<count {
+                raw[1 + index] = UInt8(truncatingIfNeeded: bits >> UInt64((count - 1 - index) * 8))
+            }
+            raw[count + 1] = header
+            return try body(UnsafeRawBufferPointer(rebasing: raw[0..<(count + 2)]))
+        }
+    }
+
+    /// Appends the row-tree key of `key` to `bytes`.
+    static func appendPrimary(_ key: Int64, to bytes: inout [UInt8]) {
+        withPrimary(key) { bytes.append(contentsOf: $0) }
+    }
+
     /// The byte length of the primary key that ends `bytes`, or nil when it is not one.
     static func primaryLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard let header = bytes.last else { return nil }
@@ -223,6 +248,7 @@ struct PageFileIndex {
             }
         }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
         for slot in slots {
             let value = slot < values.count ? values[slot] : .null
             if isUnique {
@@ -254,7 +280,7 @@ struct PageFileIndex {
                 bytes.append(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
             }
         }
-        if !isUnique { bytes += PageFileKey.primary(primaryKey) }
+        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &bytes) }
         return bytes
     }
 

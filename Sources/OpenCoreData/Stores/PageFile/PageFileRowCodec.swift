@@ -60,7 +60,8 @@ struct PageFileRowCodec {
         -> [UInt8]
     {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(16 + values.count * 4)
+        // Room for typical rows (short strings, numbers) without regrowing.
+        bytes.reserveCapacity(16 + values.count * 12)
         appendVarint(&bytes, UInt64(bitPattern: version))
         for (slot, value) in values.enumerated() {
             let transient = slot < layout.transientBySlot.count && layout.transientBySlot[slot]
@@ -103,14 +104,16 @@ struct PageFileRowCodec {
             }
         case .boolean(let flag): bytes.append(flag ? Tag.booleanTrue.rawValue : Tag.booleanFalse.rawValue)
         case .string(let string):
-            let utf8 = Array(string.utf8)
-            if utf8.count < Int(smallIntegerBase - shortStringBase) {
-                bytes.append(shortStringBase | UInt8(utf8.count))
-                bytes.append(contentsOf: utf8)
+            // Straight from the string's UTF-8 (no intermediate array).
+            let count = string.utf8.count
+            if count < Int(smallIntegerBase - shortStringBase) {
+                bytes.append(shortStringBase | UInt8(count))
+                bytes.append(contentsOf: string.utf8)
                 return
             }
             bytes.append(Tag.string.rawValue)
-            appendBytes(&bytes, utf8)
+            appendVarint(&bytes, UInt64(count))
+            bytes.append(contentsOf: string.utf8)
         case .decimal(let decimal):
             bytes.append(Tag.decimal.rawValue)
             appendBytes(&bytes, Array(decimal.description.utf8))
@@ -157,7 +160,7 @@ struct PageFileRowCodec {
     }
 
     static func appendUInt64(_ bytes: inout [UInt8], _ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     static func appendVarint(_ bytes: inout [UInt8], _ value: UInt64) {

@@ -33,6 +33,7 @@ extension PageFileStore {
     {
         // 1. Optimistic locking: every updated or deleted row must be at the version the context saw.
         var stored: [NSManagedObjectID: StoreRow] = [:]
+        stored.reserveCapacity(request.updatedRows.count + request.deletedObjects.count)
         var conflicts: [NSManagedObjectID] = []
         var conflictDetails: [StoreVersionConflict] = []
         for update in request.updatedRows {
@@ -91,9 +92,12 @@ extension PageFileStore {
             isHistoryTrackingEnabled && !request.isEmpty
             ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
         var result = StoreSaveResult()
+        result.versions.reserveCapacity(request.updatedRows.count)
         // Ordinary index entries added by this save, written sorted at the end: a bulk insert
         // then appends to each index tree instead of splitting pages at random places.
-        var pending: [String: Set<[UInt8]>] = [:]
+        var pending: [String: PendingIndexKeys] = [:]
+        // Row trees by entity, opened once per save instead of by name for every row.
+        var rowTrees: [ObjectIdentifier: Tree] = [:]
         // 2. Deletions first, so their unique keys are free for this save's inserts.
         for deleted in request.deletedObjects {
             guard let row = stored[deleted.objectID] else { continue }
@@ -137,14 +141,23 @@ extension PageFileStore {
         }
         // 4. Inserts; a unique-key clash is an error or an upsert by the merge policy.
         var replaced: [NSManagedObjectID: NSManagedObjectID] = [:]
+        var lastInfo: EntityInfo?
         for inserted in request.insertedRows {
             var row = inserted
             row.version = 1
-            row.values = row.values.map { value in
-                if case .unresolved = value { return .objectIDs([]) }
-                return value
+            if row.values.contains(where: { if case .unresolved = $0 { true } else { false } }) {
+                row.values = row.values.map { value in
+                    if case .unresolved = value { return .objectIDs([]) }
+                    return value
+                }
             }
-            let info = try info(for: row.objectID.entity)
+            let info: EntityInfo
+            if let lastInfo, lastInfo.entity === row.objectID.entity {
+                info = lastInfo
+            } else {
+                info = try self.info(for: row.objectID.entity)
+                lastInfo = info
+            }
             if let owner = try uniqueOwner(of: row, info: info, in: transaction) {
                 guard StoreUniqueness.upserts(row.objectID, in: request) else {
                     clashes.append(
@@ -178,7 +191,7 @@ extension PageFileStore {
                     of: row.objectID, into: existingID, changedSlots: changedSlots, in: &history)
                 continue
             }
-            try write(row, info: info, in: transaction, pending: &pending)
+            try write(row, info: info, in: transaction, pending: &pending, rowTrees: &rowTrees)
             for (slot, relationship) in info.joinSlots where slot < row.values.count {
                 guard case .objectIDs(let destinations) = row.values[slot], !destinations.isEmpty else { continue }
                 try writeJoin(
@@ -191,9 +204,11 @@ extension PageFileStore {
             try rewriteJoinDestinations(replaced, in: transaction)
         }
         result.replacedObjectIDs = replaced
-        for (treeName, keys) in pending where !keys.isEmpty {
+        for (treeName, keys) in pending {
+            let sorted = keys.sortedKeys()
+            guard !sorted.isEmpty else { continue }
             let tree = try transaction.openTree(named: treeName)
-            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try tree.setValue([], forKey: key) }
+            for key in sorted { try tree.setValue([], forKey: key) }
         }
         if let history, !history.changes.isEmpty { try appendHistory(history, in: transaction) }
         if needsMetadataWrite { try writeMetadata(in: transaction, includingRecord: metadataRecordChanged) }
@@ -225,7 +240,15 @@ extension PageFileStore {
     }
 
     private func write(
-        _ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: Set<[UInt8]>]
+        _ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: PendingIndexKeys]
+    ) throws {
+        var rowTrees: [ObjectIdentifier: Tree] = [:]
+        try write(row, info: info, in: transaction, pending: &pending, rowTrees: &rowTrees)
+    }
+
+    private func write(
+        _ row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: PendingIndexKeys],
+        rowTrees: inout [ObjectIdentifier: Tree]
     ) throws {
         var values = info.blobSlots.isEmpty ? row.values : try externalizedValues(of: row, info: info, in: transaction)
         // To-manys live in join trees or come from their inverse (SPEC.md §3.2 R1).
@@ -233,7 +256,17 @@ extension PageFileStore {
         let bytes = PageFileRowCodec.encode(
             values: values, version: row.version, layout: row.objectID.entity.layout,
             externalToMany: !info.externalSlots.isEmpty)
-        try transaction.openTree(named: info.treeName).setValue(bytes, forKey: PageFileKey.primary(row.objectID.key))
+        let entityKey = ObjectIdentifier(info.entity)
+        let rowTree: Tree
+        if let known = rowTrees[entityKey] {
+            rowTree = known
+        } else {
+            rowTree = try transaction.openTree(named: info.treeName)
+            rowTrees[entityKey] = rowTree
+        }
+        try PageFileKey.withPrimary(row.objectID.key) { key in
+            try bytes.withUnsafeBytes { try rowTree.setValue($0, forKey: key) }
+        }
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
             if index.isUnique {
@@ -241,17 +274,17 @@ extension PageFileStore {
                 try transaction.openTree(named: index.treeName).setValue(
                     PageFileKey.primary(row.objectID.key), forKey: key)
             } else {
-                pending[index.treeName, default: []].insert(key)
+                pending[index.treeName, default: PendingIndexKeys()].insert(key)
             }
         }
     }
 
     private func removeEntries(
-        of row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: Set<[UInt8]>]
+        of row: StoreRow, info: EntityInfo, in transaction: WriteTransaction, pending: inout [String: PendingIndexKeys]
     ) throws {
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            if !index.isUnique, pending[index.treeName]?.remove(key) != nil { continue }
+            if !index.isUnique, pending[index.treeName]?.remove(key) == true { continue }
             guard let tree = try transaction.tree(named: index.treeName)
             else { continue }
             if index.isUnique {
@@ -267,7 +300,7 @@ extension PageFileStore {
     /// Points references to upserted objects at the rows that absorbed them.
     private func rewriteReferences(
         _ replaced: [NSManagedObjectID: NSManagedObjectID], in transaction: WriteTransaction, codec: PageFileRowCodec,
-        pending: inout [String: Set<[UInt8]>]
+        pending: inout [String: PendingIndexKeys]
     ) throws {
         let targets = Set(replaced.keys.map(\.entity).map(ObjectIdentifier.init))
         for entity in persistentStoreCoordinator?.managedObjectModel.entities ?? [] {
@@ -297,6 +330,99 @@ extension PageFileStore {
                 // Through write(): reference index entries follow the rewritten to-ones.
                 try removeEntries(of: old, info: info, in: transaction, pending: &pending)
                 try write(row, info: info, in: transaction, pending: &pending)
+            }
+        }
+    }
+}
+
+/// The ordinary index keys a save adds to one index tree, written sorted at the end.
+/// Kept as a plain list while the save only adds (a bulk insert); a lookup set is built
+/// the first time a key must be taken back (an update or delete of this save).
+struct PendingIndexKeys {
+    private var keys: [[UInt8]] = []
+    private var lookup: Set<[UInt8]>?
+
+    mutating func insert(_ key: [UInt8]) {
+        if lookup == nil {
+            keys.append(key)
+        } else if lookup?.insert(key).inserted == true {
+            keys.append(key)
+        }
+    }
+
+    /// Takes `key` back; false when this save did not add it.
+    mutating func remove(_ key: [UInt8]) -> Bool {
+        if lookup == nil { lookup = Set(keys) }
+        return lookup?.remove(key) != nil
+    }
+
+    /// The keys still added, in byte order, each once.
+    func sortedKeys() -> [[UInt8]] {
+        var result: [[UInt8]]
+        if let lookup {
+            result = keys.filter { lookup.contains($0) }
+        } else {
+            result = keys
+        }
+        // Sorted as (first 24 bytes as three big-endian words, length, position) records:
+        // plain integer comparisons instead of comparing arrays. Equal words decide by
+        // length only when both keys fit in them; longer keys compare their bytes.
+        var order: [SortRecord] = []
+        order.reserveCapacity(result.count)
+        for (index, key) in result.enumerated() { order.append(SortRecord(key, index: index)) }
+        order.sort { first, second in
+            if first.words != second.words { return first.words < second.words }
+            if first.length <= SortRecord.wordBytes && second.length <= SortRecord.wordBytes {
+                return first.length < second.length
+            }
+            return PendingIndexKeys.precedes(result[first.index], result[second.index])
+        }
+        // A key added twice (or taken back and added again) is written once.
+        var unique: [[UInt8]] = []
+        unique.reserveCapacity(order.count)
+        for record in order {
+            let key = result[record.index]
+            if let last = unique.last, last == key { continue }
+            unique.append(key)
+        }
+        return unique
+    }
+
+    private struct SortRecord {
+        static let wordBytes = 24
+        let words: (UInt64, UInt64, UInt64)
+        let length: Int
+        let index: Int
+
+        init(_ key: [UInt8], index: Int) {
+            var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            key.withUnsafeBytes { bytes in
+                func word(_ start: Int) -> UInt64 {
+                    var value: UInt64 = 0
+                    for offset in start..<(start + 8) {
+                        value <<= 8
+                        if offset < bytes.count { value |= UInt64(bytes[offset]) }
+                    }
+                    return value
+                }
+                words = (word(0), word(8), word(16))
+            }
+            self.words = words
+            self.length = key.count
+            self.index = index
+        }
+    }
+
+    /// Byte order (memcmp), the engine's key order.
+    static func precedes(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        first.withUnsafeBytes { a in
+            second.withUnsafeBytes { b in
+                let common = min(a.count, b.count)
+                if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+                    let order = memcmp(left, right, common)
+                    if order != 0 { return order < 0 }
+                }
+                return a.count < b.count
             }
         }
     }
