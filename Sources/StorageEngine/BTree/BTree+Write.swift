@@ -281,7 +281,7 @@ extension TransactionCore {
             try removeChild(writer, tree: tree, level: level - 1)
             return
         }
-        guard node.liveBytes < geometry.usable / 4 else { return }
+        guard node.hasLiveBytes(below: geometry.usable / 4) else { return }
         let parent = writer.pathPages[level - 1]
         let childIndex = writer.pathIndices[level - 1]
         guard parent.count >= 1 else { return }

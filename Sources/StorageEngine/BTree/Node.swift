@@ -156,6 +156,18 @@ extension Page {
         return total
     }
 
+    /// Whether ``liveBytes`` is below `bound`, summing only until the bound is reached:
+    /// the check after every removal, where a well-filled page answers after a few cells.
+    func hasLiveBytes(below bound: Int) -> Bool {
+        var total = 2 * count
+        var index = 0
+        while index < count, total < bound {
+            total += cellSize(atOffset: slot(index))
+            index += 1
+        }
+        return total < bound
+    }
+
     // MARK: Mutation (dirty pages only)
 
     /// Inserts a cell of `size` bytes at `index`, filled by `fill`; compacts first when the
