@@ -285,7 +285,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     func fill(_ object: NSManagedObject, values: [StoreValue], version: Int64) {
         object.pendingFault = nil
-        object.values = object.objectValues(from: values)
+        object.values = object.layout.objectValues(fromStored: values)
         object.committed = object.values
         object.version = version
         object.faultFlag = false

@@ -41,6 +41,8 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let mayBeNilBySlot: [Bool]
     /// For each slot: whether the attribute has validation predicates.
     let hasPredicatesBySlot: [Bool]
+    /// For each slot: how its stored value becomes the object's (StoredValueConversion.swift).
+    let storedValueConversions: [StoredValueConversion]
 
     init(entity: NSEntityDescription) {
         var chain: [NSEntityDescription] = []
@@ -105,6 +107,7 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.mayBeNilBySlot = properties.map { $0.isOptional || $0.isTransient }
         self.transientBySlot = properties.map(\.isTransient)
         self.hasPredicatesBySlot = properties.map { !$0.validationPredicates.isEmpty }
+        self.storedValueConversions = properties.map(StoredValueConversion.init)
         self.defaultValues = properties.map { property -> Any? in
             if let attribute = property as? NSAttributeDescription {
                 if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) { return value }

@@ -1,0 +1,91 @@
+// Stored rows to slot values, on the path every fetched object takes when it loads.
+//
+// The general conversion (NSManagedObject.objectValues(from:)) looks up each slot's
+// property and reads the attribute's type through its class for every value of every
+// object. A layout decides once, per slot, what the slot holds and of which type, so
+// filling a fetched object is one switch per slot. The result is the general
+// conversion's, value for value and type for type (StoredValueConversionTests holds
+// the two together); rare stored forms go through the general attribute conversion.
+import Foundation
+
+/// How one slot's stored value becomes the object's value (decided once per layout).
+enum StoredValueConversion {
+    /// An attribute of the given type.
+    case attribute(NSAttributeDescription, NSAttributeType)
+    /// A to-one relationship.
+    case toOne
+    /// A to-many relationship; ordered ones read as arrays when empty.
+    case toMany(ordered: Bool)
+    /// Neither an attribute nor a relationship: always nil.
+    case none
+
+    /// The conversion for `property`.
+    init(_ property: NSPropertyDescription) {
+        if let attribute = property as? NSAttributeDescription {
+            self = .attribute(attribute, attribute.attributeType)
+        } else if let relationship = property as? NSRelationshipDescription {
+            self = relationship.isToMany ? .toMany(ordered: relationship.isOrdered) : .toOne
+        } else {
+            self = .none
+        }
+    }
+}
+
+extension EntityLayout {
+    /// The object values of `stored`, one per slot (a missing stored value reads as null).
+    func objectValues(fromStored stored: [StoreValue]) -> [Any?] {
+        var result: [Any?] = []
+        result.reserveCapacity(storedValueConversions.count)
+        for slot in storedValueConversions.indices {
+            let value = slot < stored.count ? stored[slot] : .null
+            switch storedValueConversions[slot] {
+            case .attribute(let attribute, let type):
+                result.append(Self.attributeValue(value, attribute, type))
+            case .toOne:
+                result.append(Self.relationshipValue(value, empty: nil))
+            case .toMany(let ordered):
+                result.append(
+                    Self.relationshipValue(
+                        value, empty: ordered ? [NSManagedObject]() as Any : Set<NSManagedObject>() as Any))
+            case .none:
+                result.append(nil)
+            }
+        }
+        return result
+    }
+
+    /// An attribute's value: the common stored forms directly, the rest as
+    /// `NSAttributeDescription.attributeValue(_:)` reads them.
+    private static func attributeValue(
+        _ value: StoreValue, _ attribute: NSAttributeDescription, _ type: NSAttributeType
+    )
+        -> Any?
+    {
+        switch value {
+        case .string(let string): return string
+        case .date(let date): return date
+        case .null: return nil
+        case .boolean(let flag): return flag
+        case .integer(let number):
+            switch type {
+            case .integer16AttributeType: return Int16(truncatingIfNeeded: number)
+            case .integer32AttributeType: return Int32(truncatingIfNeeded: number)
+            case .integer64AttributeType: return number
+            case .booleanAttributeType: return number != 0
+            default: return attribute.attributeValue(value)
+            }
+        case .double(let number) where type == .doubleAttributeType: return number
+        default: return attribute.attributeValue(value)
+        }
+    }
+
+    /// A relationship's value: destinations still to resolve, or `empty` when it has none.
+    private static func relationshipValue(_ value: StoreValue, empty: Any?) -> Any? {
+        switch value {
+        case .objectID(let id): return UnresolvedRelationship(objectIDs: [id])
+        case .objectIDs(let ids): return UnresolvedRelationship(objectIDs: ids)
+        case .unresolved: return UnresolvedRelationship(objectIDs: nil)
+        default: return empty
+        }
+    }
+}
