@@ -73,12 +73,17 @@ struct FetchResultCast<T> {
     /// The class of the last object that passed the checked cast.
     private var verifiedClass: ObjectIdentifier?
 
-    /// `object` as a `T`, or nil when it is not one.
-    mutating func callAsFunction(_ object: NSManagedObject) -> T? {
-        let objectClass = ObjectIdentifier(type(of: object))
-        if isClass, objectClass == verifiedClass { return unsafeBitCast(object, to: T.self) }
+    /// Whether `object` is known to be a `T` that a bit cast may produce: `T` is a class
+    /// and an object of the same class passed ``verify(_:)``.
+    func isVerified(_ object: NSManagedObject) -> Bool {
+        isClass && ObjectIdentifier(type(of: object)) == verifiedClass
+    }
+
+    /// `object` as a `T` through the checked cast, or nil when it is not one; remembers
+    /// its class when it is.
+    mutating func verify(_ object: NSManagedObject) -> T? {
         guard let value = object as? T else { return nil }
-        verifiedClass = objectClass
+        verifiedClass = ObjectIdentifier(type(of: object))
         return value
     }
 }
@@ -101,10 +106,16 @@ extension NSManagedObjectContext {
         typed.reserveCapacity(results.count)
         switch results {
         case .objects(let objects):
+            // An object whose class is that of an object which passed `as? T` is a `T`
+            // too: reinterpret it instead of casting each one (see FetchResultCast).
             var cast = FetchResultCast<T>()
             for object in objects {
-                guard let value = cast(object) else { throw Self.resultTypeMismatch(object, T.self) }
-                typed.append(value)
+                if cast.isVerified(object) {
+                    typed.append(unsafeBitCast(object, to: T.self))
+                } else {
+                    guard let value = cast.verify(object) else { throw Self.resultTypeMismatch(object, T.self) }
+                    typed.append(value)
+                }
             }
         case .values(let values):
             for result in values {
