@@ -10,8 +10,9 @@ import Foundation
 
 /// How one slot's stored value becomes the object's value (decided once per layout).
 enum StoredValueConversion {
-    /// An attribute of the given type.
-    case attribute(NSAttributeDescription, NSAttributeType)
+    /// An attribute of the given type (only the type: a trivial payload costs no
+    /// reference counting per slot; the rare stored forms look the attribute up).
+    case attribute(NSAttributeType)
     /// A to-one relationship.
     case toOne
     /// A to-many relationship; ordered ones read as arrays when empty.
@@ -22,7 +23,7 @@ enum StoredValueConversion {
     /// The conversion for `property`.
     init(_ property: NSPropertyDescription) {
         if let attribute = property as? NSAttributeDescription {
-            self = .attribute(attribute, attribute.attributeType)
+            self = .attribute(attribute.attributeType)
         } else if let relationship = property as? NSRelationshipDescription {
             self = relationship.isToMany ? .toMany(ordered: relationship.isOrdered) : .toOne
         } else {
@@ -39,8 +40,24 @@ extension EntityLayout {
         for slot in storedValueConversions.indices {
             let value = slot < stored.count ? stored[slot] : .null
             switch storedValueConversions[slot] {
-            case .attribute(let attribute, let type):
-                result.append(Self.attributeValue(value, attribute, type))
+            case .attribute(let type):
+                // Each common form is appended where it is matched: a value returned
+                // through a shared `Any?` costs a copy and a destroy per slot.
+                switch value {
+                case .string(let string): result.append(string)
+                case .date(let date): result.append(date)
+                case .null: result.append(nil)
+                case .boolean(let flag): result.append(flag)
+                case .integer(let number) where type == .integer16AttributeType:
+                    result.append(Int16(truncatingIfNeeded: number))
+                case .integer(let number) where type == .integer32AttributeType:
+                    result.append(Int32(truncatingIfNeeded: number))
+                case .integer(let number) where type == .integer64AttributeType: result.append(number)
+                case .integer(let number) where type == .booleanAttributeType: result.append(number != 0)
+                case .double(let number) where type == .doubleAttributeType: result.append(number)
+                default:
+                    result.append(slot < attributeBySlot.count ? attributeBySlot[slot]?.attributeValue(value) : nil)
+                }
             case .toOne:
                 result.append(Self.relationshipValue(value, empty: nil))
             case .toMany(let ordered):
@@ -52,31 +69,6 @@ extension EntityLayout {
             }
         }
         return result
-    }
-
-    /// An attribute's value: the common stored forms directly, the rest as
-    /// `NSAttributeDescription.attributeValue(_:)` reads them.
-    private static func attributeValue(
-        _ value: StoreValue, _ attribute: NSAttributeDescription, _ type: NSAttributeType
-    )
-        -> Any?
-    {
-        switch value {
-        case .string(let string): return string
-        case .date(let date): return date
-        case .null: return nil
-        case .boolean(let flag): return flag
-        case .integer(let number):
-            switch type {
-            case .integer16AttributeType: return Int16(truncatingIfNeeded: number)
-            case .integer32AttributeType: return Int32(truncatingIfNeeded: number)
-            case .integer64AttributeType: return number
-            case .booleanAttributeType: return number != 0
-            default: return attribute.attributeValue(value)
-            }
-        case .double(let number) where type == .doubleAttributeType: return number
-        default: return attribute.attributeValue(value)
-        }
     }
 
     /// A relationship's value: destinations still to resolve, or `empty` when it has none.
