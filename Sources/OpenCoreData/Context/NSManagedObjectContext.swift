@@ -205,11 +205,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The object with `objectID`: the registered one, or a new fault whose values load
     /// on first access. Never fails; a fault whose row is gone reads as an empty object.
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
-        if let object = registry[objectID] { return object }
+        // One registry key for the lookup and the registration (building it loads the ID's store).
+        let key = objectID.registryKey
+        if let object = registry[key] { return object }
         let object = objectID.entity.layout.objectClass.init(entity: objectID.entity, insertInto: nil)
         object.setObjectID(objectID)
         object.managedObjectContext = self
-        registry[objectID] = object
+        registry[key] = object
         return object
     }
 
@@ -283,7 +285,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     func fill(_ object: NSManagedObject, values: [StoreValue], version: Int64) {
         object.pendingFault = nil
-        object.values = object.objectValues(from: values)
+        object.values = object.layout.objectValues(fromStored: values)
         object.committed = object.values
         object.version = version
         object.faultFlag = false
@@ -321,6 +323,11 @@ struct ObjectRegistry {
     subscript(id: NSManagedObjectID) -> NSManagedObject? {
         get { objects[id.registryKey] }
         set { objects[id.registryKey] = newValue }
+    }
+
+    subscript(key: NSManagedObjectID.Key) -> NSManagedObject? {
+        get { objects[key] }
+        set { objects[key] = newValue }
     }
 
     var values: Dictionary<NSManagedObjectID.Key, NSManagedObject>.Values { objects.values }

@@ -47,6 +47,47 @@ enum FetchEvaluation {
     }
 }
 
+/// What a fetch returns before it is typed: managed objects, or other results.
+enum FetchResults {
+    case objects([NSManagedObject])
+    case values([Any])
+
+    var count: Int {
+        switch self {
+        case .objects(let objects): objects.count
+        case .values(let values): values.count
+        }
+    }
+}
+
+/// Casts fetched objects to a request's result type, cheaply.
+///
+/// A fetch returns objects of one or a few classes, and `as? T` costs a dynamic cast
+/// per object. When `T` is a class, an object whose class is the class of an object
+/// that already passed `as? T` is a `T` as well, so it is reinterpreted without asking
+/// the runtime again. Any other `T` (a protocol, `AnyObject`) takes the checked cast.
+struct FetchResultCast<T> {
+    /// Whether `T` is a class type (not a protocol existential or a value type), so an
+    /// object reference is a `T` reference bit for bit.
+    private let isClass = T.self is AnyClass && MemoryLayout<T>.size == MemoryLayout<NSManagedObject>.size
+    /// The class of the last object that passed the checked cast.
+    private var verifiedClass: ObjectIdentifier?
+
+    /// Whether `object` is known to be a `T` that a bit cast may produce: `T` is a class
+    /// and an object of the same class passed ``verify(_:)``.
+    func isVerified(_ object: NSManagedObject) -> Bool {
+        isClass && ObjectIdentifier(type(of: object)) == verifiedClass
+    }
+
+    /// `object` as a `T` through the checked cast, or nil when it is not one; remembers
+    /// its class when it is.
+    mutating func verify(_ object: NSManagedObject) -> T? {
+        guard let value = object as? T else { return nil }
+        verifiedClass = ObjectIdentifier(type(of: object))
+        return value
+    }
+}
+
 /// One candidate result: an object ID, with its store row when it came from a store.
 struct FetchCandidate {
     let objectID: NSManagedObjectID
@@ -60,18 +101,35 @@ extension NSManagedObjectContext {
     /// - Throws: `NSCoreDataError` (134060) for an entity the model lacks; the store's
     ///   error; `NSCoreDataError` when `ResultType` does not match the result type.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
-        let results = try executeFetch(request.untyped())
+        let results = try executeFetchResults(request.untyped())
         var typed: [T] = []
         typed.reserveCapacity(results.count)
-        for result in results {
-            guard let value = result as? T else {
-                throw CoreDataError.make(
-                    NSCoreDataError,
-                    "fetch: a result of type \(type(of: result)) does not match the request's result type \(T.self)")
+        switch results {
+        case .objects(let objects):
+            // An object whose class is that of an object which passed `as? T` is a `T`
+            // too: reinterpret it instead of casting each one (see FetchResultCast).
+            var cast = FetchResultCast<T>()
+            for object in objects {
+                if cast.isVerified(object) {
+                    typed.append(unsafeBitCast(object, to: T.self))
+                } else {
+                    guard let value = cast.verify(object) else { throw Self.resultTypeMismatch(object, T.self) }
+                    typed.append(value)
+                }
             }
-            typed.append(value)
+        case .values(let values):
+            for result in values {
+                guard let value = result as? T else { throw Self.resultTypeMismatch(result, T.self) }
+                typed.append(value)
+            }
         }
         return typed
+    }
+
+    private static func resultTypeMismatch<T>(_ result: Any, _: T.Type) -> NSError {
+        CoreDataError.make(
+            NSCoreDataError,
+            "fetch: a result of type \(type(of: result)) does not match the request's result type \(T.self)")
     }
 
     /// The number of objects `request` would return.
@@ -90,6 +148,15 @@ extension NSManagedObjectContext {
 
     /// Executes `request` and returns results shaped by its result type.
     func executeFetch(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [Any] {
+        switch try executeFetchResults(request) {
+        case .objects(let objects): return objects
+        case .values(let values): return values
+        }
+    }
+
+    /// Executes `request`; managed objects come back typed, so ``fetch(_:)`` need not
+    /// cast each one out of an `Any`.
+    private func executeFetchResults(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> FetchResults {
         var candidates = try candidates(for: request)
         let entity = try resolveEntity(of: request)
         if request.resultType == .dictionaryResultType {
@@ -101,7 +168,7 @@ extension NSManagedObjectContext {
             let dictionaries = try dictionaryResults(candidates.compactMap(\.object), request)
             let start = min(max(request.fetchOffset, 0), dictionaries.count)
             let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, dictionaries.count) : dictionaries.count
-            return Array(dictionaries[start..<end])
+            return .values(Array(dictionaries[start..<end]))
         }
         if let descriptors = request.sortDescriptors, !descriptors.isEmpty, !(try isPresorted(candidates, request)) {
             candidates = try sortResults(candidates, by: descriptors, entity: entity)
@@ -109,9 +176,9 @@ extension NSManagedObjectContext {
         candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
         switch request.resultType {
         case .managedObjectIDResultType:
-            return candidates.map(\.objectID)
+            return .values(candidates.map(\.objectID))
         case .countResultType:
-            return [NSNumber(value: candidates.count)]
+            return .values([NSNumber(value: candidates.count)])
         default:
             let keyPaths = request.relationshipKeyPathsForPrefetching ?? []
             if !keyPaths.isEmpty { try validatePrefetching(keyPaths, from: entity) }
@@ -119,7 +186,7 @@ extension NSManagedObjectContext {
             if !keyPaths.isEmpty && !(request.fetchBatchSize > 0 && parent == nil) {
                 try prefetch(keyPaths, of: objects)
             }
-            return objects
+            return .objects(objects)
         }
     }
 

@@ -48,6 +48,8 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let attributeTypeBySlot: [NSAttributeType?]
     /// Slots of `@Managed` properties by key path, filled on first use.
     let managedSlots = ManagedSlotCache()
+    /// For each slot: how its stored value becomes the object's (StoredValueConversion.swift).
+    let storedValueConversions: [StoredValueConversion]
 
     init(entity: NSEntityDescription) {
         var chain: [NSEntityDescription] = []
@@ -114,6 +116,7 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.hasPredicatesBySlot = properties.map { !$0.validationPredicates.isEmpty }
         self.attributeTypeBySlot = properties.map { ($0 as? NSAttributeDescription)?.attributeType }
         self.plainAttributeBySlot = properties.map { $0 is NSAttributeDescription && $0.validationPredicates.isEmpty }
+        self.storedValueConversions = properties.map(StoredValueConversion.init)
         self.defaultValues = properties.map { property -> Any? in
             if let attribute = property as? NSAttributeDescription {
                 if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) { return value }

@@ -42,7 +42,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     let layout: EntityLayout
     private var storedObjectID: NSManagedObjectID?
     /// The context the object is registered in; nil once deleted and saved, or never inserted.
-    public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// Current values by slot (empty while a fault).
     @exclusivity(unchecked) var values: [Any?]

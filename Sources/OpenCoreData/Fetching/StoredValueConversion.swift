@@ -1,0 +1,83 @@
+// Stored rows to slot values, on the path every fetched object takes when it loads.
+//
+// The general conversion (NSManagedObject.objectValues(from:)) looks up each slot's
+// property and reads the attribute's type through its class for every value of every
+// object. A layout decides once, per slot, what the slot holds and of which type, so
+// filling a fetched object is one switch per slot. The result is the general
+// conversion's, value for value and type for type (StoredValueConversionTests holds
+// the two together); rare stored forms go through the general attribute conversion.
+import Foundation
+
+/// How one slot's stored value becomes the object's value (decided once per layout).
+enum StoredValueConversion {
+    /// An attribute of the given type (only the type: a trivial payload costs no
+    /// reference counting per slot; the rare stored forms look the attribute up).
+    case attribute(NSAttributeType)
+    /// A to-one relationship.
+    case toOne
+    /// A to-many relationship; ordered ones read as arrays when empty.
+    case toMany(ordered: Bool)
+    /// Neither an attribute nor a relationship: always nil.
+    case none
+
+    /// The conversion for `property`.
+    init(_ property: NSPropertyDescription) {
+        if let attribute = property as? NSAttributeDescription {
+            self = .attribute(attribute.attributeType)
+        } else if let relationship = property as? NSRelationshipDescription {
+            self = relationship.isToMany ? .toMany(ordered: relationship.isOrdered) : .toOne
+        } else {
+            self = .none
+        }
+    }
+}
+
+extension EntityLayout {
+    /// The object values of `stored`, one per slot (a missing stored value reads as null).
+    func objectValues(fromStored stored: [StoreValue]) -> [Any?] {
+        var result: [Any?] = []
+        result.reserveCapacity(storedValueConversions.count)
+        for slot in storedValueConversions.indices {
+            let value = slot < stored.count ? stored[slot] : .null
+            switch storedValueConversions[slot] {
+            case .attribute(let type):
+                // Each common form is appended where it is matched: a value returned
+                // through a shared `Any?` costs a copy and a destroy per slot.
+                switch value {
+                case .string(let string): result.append(string)
+                case .date(let date): result.append(date)
+                case .null: result.append(nil)
+                case .boolean(let flag): result.append(flag)
+                case .integer(let number) where type == .integer16AttributeType:
+                    result.append(Int16(truncatingIfNeeded: number))
+                case .integer(let number) where type == .integer32AttributeType:
+                    result.append(Int32(truncatingIfNeeded: number))
+                case .integer(let number) where type == .integer64AttributeType: result.append(number)
+                case .integer(let number) where type == .booleanAttributeType: result.append(number != 0)
+                case .double(let number) where type == .doubleAttributeType: result.append(number)
+                default:
+                    result.append(slot < attributeBySlot.count ? attributeBySlot[slot]?.attributeValue(value) : nil)
+                }
+            case .toOne:
+                result.append(Self.relationshipValue(value, empty: nil))
+            case .toMany(let ordered):
+                result.append(
+                    Self.relationshipValue(
+                        value, empty: ordered ? [NSManagedObject]() as Any : Set<NSManagedObject>() as Any))
+            case .none:
+                result.append(nil)
+            }
+        }
+        return result
+    }
+
+    /// A relationship's value: destinations still to resolve, or `empty` when it has none.
+    private static func relationshipValue(_ value: StoreValue, empty: Any?) -> Any? {
+        switch value {
+        case .objectID(let id): return UnresolvedRelationship(objectIDs: [id])
+        case .objectIDs(let ids): return UnresolvedRelationship(objectIDs: ids)
+        case .unresolved: return UnresolvedRelationship(objectIDs: nil)
+        default: return empty
+        }
+    }
+}
