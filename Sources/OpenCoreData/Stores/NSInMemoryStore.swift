@@ -93,16 +93,8 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         var conflictDetails: [StoreVersionConflict] = []
         for update in request.updatedRows {
             guard let row = storedRow(for: update.objectID) else {
-                guard request.checksVersions else {
-                    throw CoreDataError.make(
-                        NSManagedObjectReferentialIntegrityError,
-                        "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
-                }
-                // Deleted since the context read it: a conflict with no persisted row (version 0).
+                conflictDetails.append(try StoreVersionConflict.rowGone(for: update, in: request))
                 conflicts.append(update.objectID)
-                conflictDetails.append(
-                    StoreVersionConflict(
-                        objectID: update.objectID, persistedRow: nil, expectedVersion: update.expectedVersion))
                 continue
             }
             if request.checksVersions, row.version != update.expectedVersion {

@@ -22,6 +22,22 @@ public struct StoreVersionConflict: Sendable {
         self.persistedRow = persistedRow
         self.expectedVersion = expectedVersion
     }
+
+    /// The conflict of an update whose row is gone from the store (deleted since the
+    /// context read it: no persisted row, version 0), when `request` checks versions.
+    ///
+    /// - Throws: `NSManagedObjectReferentialIntegrityError` (133000) when it does not.
+    public static func rowGone(for update: StoreRowUpdate, in request: StoreSaveRequest) throws
+        -> StoreVersionConflict
+    {
+        guard request.checksVersions else {
+            throw CoreDataError.make(
+                NSManagedObjectReferentialIntegrityError,
+                "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
+        }
+        return StoreVersionConflict(
+            objectID: update.objectID, persistedRow: nil, expectedVersion: update.expectedVersion)
+    }
 }
 
 /// An insert or update that would give a uniqueness constraint's values to a second row.

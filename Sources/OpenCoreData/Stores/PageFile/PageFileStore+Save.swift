@@ -42,16 +42,8 @@ extension PageFileStore {
                     update.objectID.entity, key: update.objectID.key, in: transaction, codec: codec,
                     resolvingBlobs: false)
             else {
-                guard request.checksVersions else {
-                    throw CoreDataError.make(
-                        NSManagedObjectReferentialIntegrityError,
-                        "cannot update \(update.objectID): the store has no such object (deleted elsewhere?)")
-                }
-                // Deleted since the context read it: a conflict with no persisted row (version 0).
+                conflictDetails.append(try StoreVersionConflict.rowGone(for: update, in: request))
                 conflicts.append(update.objectID)
-                conflictDetails.append(
-                    StoreVersionConflict(
-                        objectID: update.objectID, persistedRow: nil, expectedVersion: update.expectedVersion))
                 continue
             }
             stored[update.objectID] = row
