@@ -43,6 +43,10 @@ public struct Managed<Value>: ManagedStorage {
     }
 
     /// Reads and writes the entity property backing the wrapped property of `object`.
+    ///
+    /// Inlinable so that the client module specializes it for its property's type:
+    /// unspecialized, every read would look up `Optional<Value>`'s metadata at run time.
+    @inlinable
     public static subscript<Object: NSManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
@@ -62,6 +66,7 @@ public struct Managed<Value>: ManagedStorage {
         }
     }
 
+    @usableFromInline
     var probeSlot: Int {
         get { probe }
         set { probe = newValue }
@@ -70,6 +75,7 @@ public struct Managed<Value>: ManagedStorage {
 }
 
 /// The wrapper storage, as Mirror sees it.
+@usableFromInline
 protocol ManagedStorage {
     var probeSlot: Int { get set }
 }
@@ -96,6 +102,7 @@ final class ManagedSlotCache: Sendable {
 
 /// Storage key path to property name (found once per key path with Mirror), and to
 /// slot number per entity layout (cached in the layout's ``ManagedSlotCache``).
+@usableFromInline
 enum ManagedPropertyNames {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var names: [AnyKeyPath: String] = [:]
@@ -110,6 +117,7 @@ enum ManagedPropertyNames {
     private static let marker = Int.min + 7
 
     /// The slot of the property stored at `storage` in `object`'s entity.
+    @usableFromInline
     static func slot<Object: NSManagedObject, Storage: ManagedStorage, Value>(
         of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object, valueType: Value.Type
     ) -> (slot: Int, isOptional: Bool) {
@@ -183,22 +191,34 @@ extension NSOrderedSet: ManagedZeroValue { static var managedZero: Any { NSOrder
 /// `value as? T` where the compiler cannot see `T` (it would fold a literal `as? Any?`).
 /// A cast to `Optional<Any>` flattens an optional value (nil stays nil); it is cheaper
 /// than a cast to a protocol existential.
-@inline(__always)
-private func dynamicCast<T>(_ value: some Any, to type: T.Type) -> T? {
+@usableFromInline @inline(__always)
+func dynamicCast<T>(_ value: some Any, to type: T.Type) -> T? {
     value as? T
 }
 
 extension NSManagedObject {
     /// The value of `slot` as `Value` for a `@Managed` property.
+    @inlinable
     func typedValue<Value>(slot: Int, as type: Value.Type) -> Value {
         // An attribute's stored value is its public value (only relationships resolve or wrap):
         // read it in place, and cast it unwrapped, which the runtime does faster than from Any?.
+        if let stored = storedAttributeValue(slot), let value = stored as? Value { return value }
+        return typedValueSlowly(slot: slot, as: type)
+    }
+
+    /// The stored value of attribute `slot` (the fault fired first); nil for a relationship
+    /// slot or no value.
+    @usableFromInline
+    func storedAttributeValue(_ slot: Int) -> Any? {
         fireFaultIfNeeded()
-        if slot < values.count, slot < layout.relationshipBySlot.count, layout.relationshipBySlot[slot] == nil,
-            let stored = values[slot], let value = stored as? Value
-        {
-            return value
-        }
+        guard slot < values.count, slot < layout.relationshipBySlot.count, layout.relationshipBySlot[slot] == nil
+        else { return nil }
+        return values[slot]
+    }
+
+    /// ``typedValue(slot:as:)`` for relationships, nil values and conversions.
+    @usableFromInline
+    func typedValueSlowly<Value>(slot: Int, as type: Value.Type) -> Value {
         let raw = publicValue(slot)
         if let value = raw as? Value { return value }
         if raw == nil, let zero = (Value.self as? ManagedZeroValue.Type)?.managedZero as? Value { return zero }
@@ -213,6 +233,7 @@ extension NSManagedObject {
     }
 
     /// Sets `slot` from a `@Managed` property (`value` already unwrapped when optional).
+    @usableFromInline
     func setTypedValue(_ value: Any?, slot: Int) {
         do {
             try assign(value, slot: slot, strict: false)

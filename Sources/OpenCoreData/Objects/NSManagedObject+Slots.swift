@@ -64,6 +64,7 @@ extension NSManagedObject {
     /// type (nothing to convert, check or keep inverse): the typed setters' fast path. False,
     /// storing nothing, when the general path must run (a fault, a relationship, another type).
     @inline(__always)
+    @usableFromInline
     func storeCanonical<Value>(_ value: Value, slot: Int) -> Bool {
         guard !faultFlag, slot < values.count, slot < layout.canonicalTypeBySlot.count,
             let expected = layout.canonicalTypeBySlot[slot], expected == ObjectIdentifier(Value.self)
