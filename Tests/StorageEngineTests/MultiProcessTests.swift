@@ -55,20 +55,25 @@ import Testing
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        // Own threads, not Dispatch's pool: with the test suites running in parallel, a
+        // pool full of blocked work could delay the release past the patient timeout.
+        Thread {
             try? first.write { transaction in
                 try transaction.openTree(named: "t").setValue([1], forKey: [1])
                 entered.signal()
                 release.wait()
             }
             done.signal()
-        }
+        }.start()
         entered.wait()
         let busy = #expect(throws: StorageError.self) {
             try impatient.write { try $0.openTree(named: "t").setValue([2], forKey: [2]) }
         }
         #expect(busy?.code == .busy)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { release.signal() }
+        Thread {
+            usleep(50_000)
+            release.signal()
+        }.start()
         try patient.write { try $0.openTree(named: "t").setValue([3], forKey: [3]) }
         done.wait()
         let values = try impatient.read { transaction in
