@@ -38,6 +38,22 @@ import Testing
             return try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).map(Self.fields)
         }
 
+        /// Puts the original person in a new team "Analysts", saves, and refreshes the stale copy.
+        func joinTeam() throws -> NSManagedObject {
+            let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: writer)
+            team.setValue("Analysts", forKey: "title")
+            original.setValue(team, forKey: "team")
+            try writer.save()
+            stale.refresh(copy, mergeChanges: false)
+            return team
+        }
+
+        /// On the default store, `verify()` finds rows, indexes and join trees consistent.
+        func expectVerified() throws {
+            guard let store = coordinator.persistentStores.first as? PageFileStore else { return }
+            #expect(try store.verify().isClean)
+        }
+
         static func fields(_ object: NSManagedObject) -> [String] {
             [
                 object.value(forKey: "firstName") as? String ?? "nil",
@@ -123,11 +139,7 @@ import Testing
         arguments: storeTypes, [NSMergePolicyType.mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType])
     func aReinsertedObjectIsAMemberOfItsTeamAgain(storeType: String, policyType: NSMergePolicyType) throws {
         let scenario = try Scenario(storeType: storeType)
-        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
-        team.setValue("Analysts", forKey: "title")
-        scenario.original.setValue(team, forKey: "team")
-        try scenario.writer.save()
-        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        let team = try scenario.joinTeam()
         let staleTeam = try #require(scenario.copy.value(forKey: "team") as? NSManagedObject)
         #expect((staleTeam.value(forKey: "members") as? Set<NSManagedObject>)?.count == 1)
         // The deleting save nullifies the team's side of the relationship.
@@ -147,19 +159,13 @@ import Testing
         let staleMembers = staleTeam.value(forKey: "members") as? Set<NSManagedObject> ?? []
         #expect(staleMembers.map(\.objectID) == [scenario.copy.objectID])
         #expect(!scenario.stale.hasChanges)
-        if let store = scenario.coordinator.persistentStores.first as? PageFileStore {
-            #expect(try store.verify().isClean)
-        }
+        try scenario.expectVerified()
     }
 
     @Test(arguments: storeTypes)
     func aReinsertedObjectDropsADestinationDeletedToo(storeType: String) throws {
         let scenario = try Scenario(storeType: storeType)
-        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
-        team.setValue("Analysts", forKey: "title")
-        scenario.original.setValue(team, forKey: "team")
-        try scenario.writer.save()
-        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        let team = try scenario.joinTeam()
         #expect((scenario.copy.value(forKey: "team") as? NSManagedObject)?.objectID == team.objectID)
         scenario.writer.delete(scenario.original)
         scenario.writer.delete(team)
@@ -172,19 +178,13 @@ import Testing
         #expect(person.value(forKey: "age") as? Int16 == 50)
         #expect(person.value(forKey: "team") == nil)
         #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Team")).isEmpty)
-        if let store = scenario.coordinator.persistentStores.first as? PageFileStore {
-            #expect(try store.verify().isClean)
-        }
+        try scenario.expectVerified()
     }
 
     @Test(arguments: storeTypes)
     func aReinsertedObjectsTeamChangedInTheSameSaveKeepsBoth(storeType: String) throws {
         let scenario = try Scenario(storeType: storeType)
-        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
-        team.setValue("Analysts", forKey: "title")
-        scenario.original.setValue(team, forKey: "team")
-        try scenario.writer.save()
-        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        let team = try scenario.joinTeam()
         let staleTeam = try #require(scenario.copy.value(forKey: "team") as? NSManagedObject)
         #expect((staleTeam.value(forKey: "members") as? Set<NSManagedObject>)?.count == 1)
         scenario.writer.delete(scenario.original)
@@ -256,11 +256,7 @@ import Testing
         arguments: storeTypes, [NSMergePolicyType.mergeByPropertyStoreTrumpMergePolicyType, .overwriteMergePolicyType])
     func aStaleDeleteNullifiesMembersTheStoreAddedMeanwhile(storeType: String, policyType: NSMergePolicyType) throws {
         let scenario = try Scenario(storeType: storeType)
-        let team = NSEntityDescription.insertNewObject(forEntityName: "Team", into: scenario.writer)
-        team.setValue("Analysts", forKey: "title")
-        scenario.original.setValue(team, forKey: "team")
-        try scenario.writer.save()
-        scenario.stale.refresh(scenario.copy, mergeChanges: false)
+        let team = try scenario.joinTeam()
         let staleTeam = try scenario.stale.existingObject(with: team.objectID)
         #expect((staleTeam.value(forKey: "members") as? Set<NSManagedObject>)?.count == 1)
         // Another save adds a member the stale context has not seen.
@@ -277,9 +273,7 @@ import Testing
             // Nullified, the member the store added included: no reference to the deleted team remains.
             #expect(try reader.existingObject(with: id).value(forKey: "team") == nil)
         }
-        if let store = scenario.coordinator.persistentStores.first as? PageFileStore {
-            #expect(try store.verify().isClean)
-        }
+        try scenario.expectVerified()
     }
 
     @Test(arguments: storeTypes)
