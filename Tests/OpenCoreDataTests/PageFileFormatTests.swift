@@ -121,4 +121,61 @@ import Testing
                 && error.localizedDescription.contains("format 1")
         }
     }
+
+    /// A saved store whose `store.meta` record `key` is then replaced by `value`.
+    static func storeWithMeta(_ key: String, _ value: [UInt8]) throws -> URL {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        let context = PageFileFixtures.context(coordinator)
+        PageFileFixtures.person(context, "Ada", "Lovelace", 36, "ada@x")
+        try context.save()
+        try PageFileFixtures.close(coordinator)
+        let database = try PageFileFixtures.openDatabase(url)
+        try database.write { try $0.openTree(named: "store.meta").setValue(value, forKey: Array(key.utf8)) }
+        try database.close()
+        return url
+    }
+
+    /// A `next-key` near `Int64.max` would overflow the key allocator: it is damage (259).
+    @Test(arguments: [Int64.max, Int64.max - 100, 0, -5])
+    func anOutOfRangeNextKeyIsRefusedNotTrusted(value: Int64) throws {
+        let url = try Self.storeWithMeta("next-key", PageFileKey.sequence(value))
+        let error = #expect(throws: NSError.self) {
+            let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+            let context = PageFileFixtures.context(coordinator)
+            PageFileFixtures.person(context, "Grace", "Hopper", 40, "grace@x")
+            try context.save()
+        }
+        #expect(error?.code == NSFileReadCorruptFileError, "\(String(describing: error))")
+    }
+
+    /// A catalog line naming a negative slot is reported by verify(), never used as an index.
+    @Test func aCatalogSlotThatIsNotOneIsReported() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        do {
+            let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+            let context = PageFileFixtures.context(coordinator)
+            PageFileFixtures.person(context, "Ada", "Lovelace", 36, "ada@x")
+            try context.save()
+            try PageFileFixtures.close(coordinator)
+        }
+        let database = try PageFileFixtures.openDatabase(url)
+        let catalog = try database.read { transaction in
+            try transaction.tree(named: "store.meta")?.value(forKey: Array("index-catalog".utf8)) ?? []
+        }
+        let text = String(decoding: catalog, as: UTF8.self)
+        let damaged = text.split(separator: "\n").map { line -> String in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[1] == "index" else { return String(line) }
+            return "\(fields[0])\t\(fields[1])\t-1"
+        }
+        #expect(damaged.joined(separator: "\n") != text, "the people model has an ordinary index")
+        try database.write {
+            try $0.openTree(named: "store.meta").setValue(
+                Array(damaged.joined(separator: "\n").utf8), forKey: Array("index-catalog".utf8))
+        }
+        try database.close()
+        let report = try PageFileStore.verify(at: url)
+        #expect(report.problems.contains { $0.contains("names a slot that is not one") }, "\(report.problems)")
+    }
 }

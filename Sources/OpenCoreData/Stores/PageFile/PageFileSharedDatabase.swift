@@ -149,10 +149,19 @@ final class PageFileSharedDatabase: @unchecked Sendable {
 }
 
 extension PageFileStore {
+    /// The largest `next-key` a store accepts: far beyond any real store, and far enough
+    /// below `Int64.max` that handing out keys and reserving blocks cannot overflow.
+    static let maximumNextKey = Int64.max / 2
+
     /// The `next-key` record of `meta`; nil when absent.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` when it is not 8 bytes or not in
+    ///   `1...maximumNextKey`.
     static func readNextKey(_ meta: Tree) throws -> Int64? {
         guard let raw = try meta.value(forKey: nextKeyKey) else { return nil }
-        guard raw.count == 8, let value = raw.withUnsafeBytes({ PageFileKey.sequenceNumber($0) }) else {
+        guard raw.count == 8, let value = raw.withUnsafeBytes({ PageFileKey.sequenceNumber($0) }),
+            (1...maximumNextKey).contains(value)
+        else {
             throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
         }
         return value

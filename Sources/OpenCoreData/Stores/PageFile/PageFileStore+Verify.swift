@@ -66,6 +66,13 @@ extension PageFileStore {
                 let names = try transaction.treeNames()
                 let schema = storedSchema(meta)
                 var blobReferences: [[UInt8]: Int] = [:]
+                for line in (catalog ?? "").split(separator: "\n") {
+                    let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                    guard fields.count == 3, ["index", "unique", "reference"].contains(fields[1]) else { continue }
+                    if fields[2].split(separator: ",").contains(where: { (Int($0) ?? -1) < 0 }) {
+                        report.problems.append("index catalog: the line of \(fields[0]) names a slot that is not one")
+                    }
+                }
                 for name in names where name.hasPrefix("rows.") {
                     let indexes = catalogIndexes(catalog ?? "", entityName: String(name.dropFirst(5)))
                     verifyEntity(
@@ -92,7 +99,9 @@ extension PageFileStore {
             guard unique || reference || fields[1] == "index" else { return nil }
             let prefix = (reference ? "rel." : unique ? "unique." : "index.") + entityName + "."
             guard tree.hasPrefix(prefix) else { return nil }
-            let slots = fields[2].split(separator: ",").compactMap { Int($0) }
+            let slots = fields[2].split(separator: ",").map { Int($0) ?? -1 }
+            // A slot that is not a number (or is negative) is damage: the line is not trusted.
+            guard slots.allSatisfy({ $0 >= 0 }) else { return nil }
             var index = PageFileIndex(
                 treeName: tree, name: String(tree.dropFirst(prefix.count)), slots: slots, attributeTypes: [],
                 isUnique: unique)
@@ -198,7 +207,7 @@ extension PageFileStore {
             let sources = parts[0].split(separator: ",")
             let destinations = parts[1].split(separator: ",")
             let hasInverse = !parts[2].isEmpty
-            if parts[2].hasPrefix("ref:"), let slot = Int(parts[2].dropFirst(4)) {
+            if parts[2].hasPrefix("ref:"), let slot = Int(parts[2].dropFirst(4)), slot >= 0 {
                 references.append((name, slot, destinations))
             } else if hasInverse {
                 mirrors.append((name, String(parts[2])))

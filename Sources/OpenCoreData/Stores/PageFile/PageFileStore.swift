@@ -260,14 +260,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             guard let metadata = plist as? [String: Any] else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "the store's metadata record is not a dictionary")
             }
-            var next: Int64 = 1
-            if let raw = try tree.value(forKey: nextKeyKey) {
-                guard raw.count == 8 else {
-                    throw CoreDataError.make(NSFileReadCorruptFileError, "the store's next-key record is damaged")
-                }
-                next = raw.withUnsafeBytes { PageFileKey.sequenceNumber($0) } ?? 1
-            }
-            return (metadata, next)
+            return (metadata, try readNextKey(tree) ?? 1)
         }
     }
 
