@@ -5,6 +5,7 @@
 //   storage-bench [WORKLOAD-PREFIX...] [--scale X] [--smoke] [--list]
 //   storage-bench check PATH        verify a store file and report
 //   storage-bench space PATH        bytes per tree and page fill of a default store file
+//   storage-bench probe NAME        one instruction-count probe (Benchmarks/callgrind-probes.sh)
 //
 // --smoke runs everything at 1% scale (CI). Numbers print as "workload  label  value unit".
 import Foundation
@@ -21,6 +22,9 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "space" {
         print("storage-bench space: \((error as NSError).localizedDescription)")
         exit(1)
     }
+}
+if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "probe" {
+    exit(runProbe(arguments: Array(CommandLine.arguments.dropFirst(2))))
 }
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "store-kill-child" {
     exit(runStoreKillChild(path: CommandLine.arguments[2]))

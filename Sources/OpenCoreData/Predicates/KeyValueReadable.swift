@@ -26,16 +26,3 @@ public protocol KeyValueReadable {
     /// - Throws: `KeyValueCodingError.unknownKey` when the receiver has no property `key`.
     func readValue(forKey key: String) throws -> Any?
 }
-
-/// Errors of key-value access: Core Data raises `NSUnknownKeyException` here; we throw.
-public enum KeyValueCodingError: Error, Equatable, CustomStringConvertible {
-    /// The receiver has no property named `key`; `type` names the receiver (an entity or a type).
-    case unknownKey(String, in: String)
-
-    public var description: String {
-        switch self {
-        case .unknownKey(let key, let type):
-            "unknown key '\(key)' for \(type): it is not a property of it (NSUnknownKeyException in Core Data)"
-        }
-    }
-}

@@ -1,0 +1,298 @@
+// Instruction-count probes: fixed, seeded operations whose measured part runs inside a
+// function named `probeMeasured...`, so callgrind can count just that part:
+//
+//   Benchmarks/callgrind-probes.sh            builds release, prints instructions per operation
+//   storage-bench probe NAME                  runs one probe once (what the script wraps)
+//
+// Timing on a shared machine moves by 2x; instruction counts do not. Each probe drives the
+// public Core Data API the way an app does (predicates from format strings, a to-one set
+// with its inverse to-many, objects materialised), or the engine directly.
+import Foundation
+import OpenCoreData
+import StorageEngine
+
+/// The probes' person: `id` and `age` indexed, a to-one `company` with an inverse to-many.
+final class ProbePerson: NSManagedObject {
+    @Managed var id: Int64
+    @Managed var firstName: String?
+    @Managed var lastName: String?
+    @Managed var age: Int16
+    @Managed var isActive: Bool
+    @Managed var company: ProbeCompany?
+}
+
+/// The probes' company: a name and its employees.
+final class ProbeCompany: NSManagedObject {
+    @Managed var name: String?
+    @Managed var employees: Set<ProbePerson>
+}
+
+/// One probe: its set-up runs outside the measured function, its operations inside.
+struct Probe: Sendable {
+    let name: String
+    /// How many operations the measured part runs (instructions are divided by it).
+    let operations: Int
+    let run: @Sendable (URL) throws -> Void
+
+    static let all: [Probe] = [
+        Probe(name: "object-insert-10000", operations: 10_000, run: ProbeRuns.insert),
+        Probe(name: "object-one-row-commit", operations: 500, run: ProbeRuns.oneRowCommit),
+        Probe(name: "object-point-lookup", operations: 2_000, run: ProbeRuns.pointLookup),
+        Probe(name: "object-range-fetch", operations: 200, run: ProbeRuns.rangeFetch),
+        Probe(name: "object-update-1000", operations: 1_000, run: ProbeRuns.update),
+        Probe(name: "engine-point-lookup", operations: 10_000, run: ProbeRuns.enginePointLookup),
+        Probe(name: "engine-one-row-commit", operations: 1_000, run: ProbeRuns.engineCommit),
+    ]
+}
+
+/// `storage-bench probe NAME`: runs the named probe once in a scratch directory.
+func runProbe(arguments: [String]) -> Int32 {
+    guard let name = arguments.first else {
+        print("usage: storage-bench probe NAME   (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
+        return 2
+    }
+    guard let probe = Probe.all.first(where: { $0.name == name }) else {
+        print("storage-bench probe: no probe named \(name) (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
+        return 2
+    }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storage-probe-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try probe.run(directory)
+        print("probe \(probe.name): \(probe.operations) operations")
+        return 0
+    } catch {
+        print("probe \(probe.name) failed: \(error)")
+        return 1
+    }
+}
+
+enum ProbeRuns {
+    static let model: NSManagedObjectModel = {
+        func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
+            let attribute = NSAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = type
+            attribute.isOptional = type == .stringAttributeType
+            attribute.isIndexed = indexed
+            return attribute
+        }
+        let person = NSEntityDescription()
+        person.name = "Person"
+        person.managedObjectClassName = NSStringFromClass(ProbePerson.self)
+        let company = NSEntityDescription()
+        company.name = "Company"
+        company.managedObjectClassName = NSStringFromClass(ProbeCompany.self)
+        let toCompany = NSRelationshipDescription()
+        toCompany.name = "company"
+        toCompany.destinationEntity = company
+        toCompany.maxCount = 1
+        toCompany.deleteRule = .nullifyDeleteRule
+        let employees = NSRelationshipDescription()
+        employees.name = "employees"
+        employees.destinationEntity = person
+        employees.maxCount = 0
+        employees.deleteRule = .nullifyDeleteRule
+        toCompany.inverseRelationship = employees
+        employees.inverseRelationship = toCompany
+        person.properties = [
+            attribute("id", .integer64AttributeType, indexed: true), attribute("firstName", .stringAttributeType),
+            attribute("lastName", .stringAttributeType), attribute("age", .integer16AttributeType, indexed: true),
+            attribute("isActive", .booleanAttributeType), toCompany,
+        ]
+        company.properties = [attribute("name", .stringAttributeType), employees]
+        let model = NSManagedObjectModel()
+        model.entities = [person, company]
+        return model
+    }()
+
+    static func context(at directory: URL) throws -> NSManagedObjectContext {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(
+            ofType: NSSQLiteStoreType, configurationName: nil, at: directory.appendingPathComponent("probe.store"),
+            options: [PageFileStoreDurabilityOption: "normal"])
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    static func companies(_ count: Int, in context: NSManagedObjectContext) -> [ProbeCompany] {
+        (0..<count).map { index in
+            let company = ProbeCompany(context: context)
+            company.name = "Company \(index)"
+            return company
+        }
+    }
+
+    static func fill(_ person: ProbePerson, _ index: Int, company: ProbeCompany) {
+        person.id = Int64(index)
+        person.firstName = "First\(index % 977)"
+        person.lastName = "Last\((index &* 7919) % 10_007)"
+        person.age = Int16(18 + index % 60)
+        person.isActive = index % 3 == 0
+        person.company = company
+    }
+
+    /// A store holding `count` people over 100 companies, saved; the context is reset.
+    static func loaded(_ count: Int, at directory: URL) throws -> NSManagedObjectContext {
+        let context = try context(at: directory)
+        let firms = companies(100, in: context)
+        for index in 0..<count { fill(ProbePerson(context: context), index, company: firms[index % firms.count]) }
+        try context.save()
+        context.reset()
+        return context
+    }
+
+    static func insert(_ directory: URL) throws {
+        let context = try context(at: directory)
+        let firms = companies(100, in: context)
+        try context.save()
+        try probeMeasuredInsert(context, firms, 10_000)
+    }
+
+    @inline(never)
+    static func probeMeasuredInsert(_ context: NSManagedObjectContext, _ firms: [ProbeCompany], _ count: Int) throws {
+        for index in 0..<count { fill(ProbePerson(context: context), index, company: firms[index % firms.count]) }
+        try context.save()
+    }
+
+    static func oneRowCommit(_ directory: URL) throws {
+        let context = try context(at: directory)
+        let firms = companies(10, in: context)
+        try context.save()
+        try probeMeasuredOneRowCommit(context, firms, 500)
+    }
+
+    @inline(never)
+    static func probeMeasuredOneRowCommit(_ context: NSManagedObjectContext, _ firms: [ProbeCompany], _ count: Int)
+        throws
+    {
+        for index in 0..<count {
+            fill(ProbePerson(context: context), index, company: firms[index % firms.count])
+            try context.save()
+        }
+    }
+
+    static func pointLookup(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        var random = SplitMix(seed: 5)
+        let ids = (0..<2_000).map { _ in Int64(random.next() % 20_000) }
+        try probeMeasuredPointLookup(context, ids)
+    }
+
+    @inline(never)
+    static func probeMeasuredPointLookup(_ context: NSManagedObjectContext, _ ids: [Int64]) throws {
+        var found = 0
+        for id in ids {
+            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+            request.predicate = NSPredicate(format: "id == %lld", id)
+            if let person = try context.fetch(request).first, person.id == id { found += 1 }
+        }
+        guard found == ids.count else { throw ProbeFailure(message: "point lookup found \(found) of \(ids.count)") }
+    }
+
+    static func rangeFetch(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        try probeMeasuredRangeFetch(context, 200)
+    }
+
+    @inline(never)
+    static func probeMeasuredRangeFetch(_ context: NSManagedObjectContext, _ queries: Int) throws {
+        var total = 0
+        for query in 0..<queries {
+            let low = 18 + query % 50
+            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+            request.predicate = NSPredicate(format: "age BETWEEN {%d, %d}", low, low + 5)
+            request.sortDescriptors = [NSSortDescriptor(key: "lastName", ascending: true)]
+            request.fetchLimit = 100
+            request.returnsObjectsAsFaults = false
+            for person in try context.fetch(request) { total += Int(person.age) }
+        }
+        guard total > 0 else { throw ProbeFailure(message: "range fetch returned nothing") }
+    }
+
+    static func update(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        try probeMeasuredUpdate(context, 1_000)
+    }
+
+    @inline(never)
+    static func probeMeasuredUpdate(_ context: NSManagedObjectContext, _ count: Int) throws {
+        let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+        request.predicate = NSPredicate(format: "id < %lld", Int64(count))
+        let people = try context.fetch(request)
+        guard people.count == count else { throw ProbeFailure(message: "update fetched \(people.count) of \(count)") }
+        for person in people { person.age += 1 }
+        try context.save()
+    }
+
+    static func engineKey(_ index: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) } }
+
+    static func engineDatabase(_ directory: URL, rows: Int) throws -> Database {
+        var options = Database.Options()
+        options.durability = .normal
+        let database = try Database.open(at: directory.appendingPathComponent("engine.db").path, options: options)
+        try database.write { transaction in
+            let tree = try transaction.openTree(named: "rows")
+            let value = [UInt8](repeating: 7, count: 100)
+            for index in 0..<rows { try tree.setValue(value, forKey: engineKey(index)) }
+        }
+        try database.checkpoint()
+        return database
+    }
+
+    static func enginePointLookup(_ directory: URL) throws {
+        let database = try engineDatabase(directory, rows: 100_000)
+        var random = SplitMix(seed: 9)
+        let keys = (0..<10_000).map { _ in engineKey(Int(random.next() % 100_000)) }
+        try probeMeasuredEngineLookup(database, keys)
+        try database.close()
+    }
+
+    @inline(never)
+    static func probeMeasuredEngineLookup(_ database: Database, _ keys: [[UInt8]]) throws {
+        let found = try database.read { transaction in
+            guard let tree = try transaction.tree(named: "rows") else { return 0 }
+            var found = 0
+            for key in keys where try tree.value(forKey: key) != nil { found += 1 }
+            return found
+        }
+        guard found == keys.count else { throw ProbeFailure(message: "engine lookup found \(found) of \(keys.count)") }
+    }
+
+    static func engineCommit(_ directory: URL) throws {
+        let database = try engineDatabase(directory, rows: 10_000)
+        try probeMeasuredEngineCommit(database, 1_000)
+        try database.close()
+    }
+
+    @inline(never)
+    static func probeMeasuredEngineCommit(_ database: Database, _ count: Int) throws {
+        let value = [UInt8](repeating: 3, count: 100)
+        for index in 0..<count {
+            try database.write { transaction in
+                try transaction.openTree(named: "rows").setValue(value, forKey: engineKey(20_000 + index))
+            }
+        }
+    }
+}
+
+/// A probe's own check failed (it measured something other than what it claims).
+struct ProbeFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// A small seeded generator, so every run probes the same keys.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
