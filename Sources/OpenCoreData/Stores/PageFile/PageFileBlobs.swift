@@ -60,23 +60,23 @@ extension PageFileStore {
     }
 
     static func blobHeader(length: Int, checksum: UInt64) -> [UInt8] {
-        var bytes: [UInt8] = [blobFormatVersion]
-        PageFileRowCodec.appendUInt64(&bytes, UInt64(length))
-        PageFileRowCodec.appendUInt64(&bytes, checksum)
-        return bytes
+        var header = StoreByteWriter()
+        header.byte(blobFormatVersion)
+        header.fixed64(UInt64(length))
+        header.fixed64(checksum)
+        return header.bytes
     }
 
     /// Length and checksum of a header value; nil when it is not one.
     static func parseBlobHeader(_ bytes: [UInt8]) -> (length: Int, checksum: UInt64)? {
         guard bytes.count == blobHeaderSize, bytes[0] == blobFormatVersion else { return nil }
-        var length: UInt64 = 0
-        var checksum: UInt64 = 0
-        for index in 0..<8 {
-            length |= UInt64(bytes[1 + index]) << UInt64(index * 8)
-            checksum |= UInt64(bytes[9 + index]) << UInt64(index * 8)
+        return bytes.withUnsafeBytes { raw in
+            var reader = StoreByteReader(raw, from: 1, what: "a blob header")
+            guard let length = try? reader.fixed64(), let checksum = try? reader.fixed64(),
+                length <= UInt64(Int.max / 2)
+            else { return nil }
+            return (Int(length), checksum)
         }
-        guard length <= UInt64(Int.max / 2) else { return nil }
-        return (Int(length), checksum)
     }
 
     // MARK: Writing

@@ -247,8 +247,8 @@ struct PageFileIndex {
             default: return nil
             }
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
+        var key = StoreByteWriter()
+        key.bytes.reserveCapacity(32)
         for slot in slots {
             let value = slot < values.count ? values[slot] : .null
             if isUnique {
@@ -258,30 +258,34 @@ struct PageFileIndex {
                 if case .string(let string) = value {
                     normalized = .string(string.precomposedStringWithCanonicalMapping)
                 }
-                var encoded: [UInt8] = []
-                PageFileRowCodec.appendValue(&encoded, normalized, declaredEntity: nil)
-                PageFileRowCodec.appendBytes(&bytes, encoded)
+                PageFileIndex.appendExact(normalized, to: &key)
                 continue
             }
-            if !PageFileKey.append(value, to: &bytes) {
+            if !PageFileKey.append(value, to: &key.bytes) {
                 // Equality-only element: the value's exact row encoding, behind a tag above 0x30.
-                bytes.append(0x40)
-                var encoded: [UInt8] = []
-                PageFileRowCodec.appendValue(&encoded, value, declaredEntity: nil)
-                PageFileRowCodec.appendBytes(&bytes, encoded)
+                key.byte(0x40)
+                PageFileIndex.appendExact(value, to: &key)
             }
         }
-        if bytes.count > PageFileIndex.maximumValueBytes {
+        if key.bytes.count > PageFileIndex.maximumValueBytes {
             // Too long for an engine key: a prefix and a 64-bit FNV-1a hash of the whole (SPEC.md §3.4 K4).
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            bytes.removeLast(bytes.count - (PageFileIndex.maximumValueBytes - 8))
+            for byte in key.bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            key.bytes.removeLast(key.bytes.count - (PageFileIndex.maximumValueBytes - 8))
             for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
+                key.byte(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
             }
         }
-        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &bytes) }
-        return bytes
+        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &key.bytes) }
+        return key.bytes
+    }
+
+    /// Appends `value`'s exact row encoding, length-prefixed: an element compared for
+    /// equality only (SPEC.md §3.4).
+    static func appendExact(_ value: StoreValue, to key: inout StoreByteWriter) {
+        var element = StoreByteWriter()
+        PageFileRowCodec.appendValue(value, declaredEntity: nil, to: &element)
+        key.lengthPrefixed(element.bytes)
     }
 
     /// The indexes of `entity`: `isIndexed` attributes, `indexes` (compound) and
