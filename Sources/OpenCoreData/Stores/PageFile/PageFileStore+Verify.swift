@@ -74,7 +74,8 @@ extension PageFileStore {
                     }
                 }
                 for name in names where name.hasPrefix("rows.") {
-                    let indexes = catalogIndexes(catalog ?? "", entityName: String(name.dropFirst(5)))
+                    let indexes = PageFileCatalog.indexes(
+                        inRecord: catalog ?? "", entityName: String(name.dropFirst(5)))
                     verifyEntity(
                         rowTree: name, indexes: indexes, transaction, codec: codec, schema: schema,
                         blobReferences: &blobReferences, into: &report)
@@ -86,28 +87,6 @@ extension PageFileStore {
             report.problems.append("reading the store: \(error)")
         }
         return report
-    }
-
-    /// The indexes of `entityName` listed in the catalog record.
-    private static func catalogIndexes(_ catalog: String, entityName: String) -> [PageFileIndex] {
-        catalog.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3 else { return nil }
-            let tree = String(fields[0])
-            let unique = fields[1] == "unique"
-            let reference = fields[1] == "reference"
-            guard unique || reference || fields[1] == "index" else { return nil }
-            let prefix = (reference ? "rel." : unique ? "unique." : "index.") + entityName + "."
-            guard tree.hasPrefix(prefix) else { return nil }
-            let slots = fields[2].split(separator: ",").map { Int($0) ?? -1 }
-            // A slot that is not a number (or is negative) is damage: the line is not trusted.
-            guard slots.allSatisfy({ $0 >= 0 }) else { return nil }
-            var index = PageFileIndex(
-                treeName: tree, name: String(tree.dropFirst(prefix.count)), slots: slots, attributeTypes: [],
-                isUnique: unique)
-            index.isReference = reference
-            return index
-        }
     }
 
     private static func verifyEntity(
