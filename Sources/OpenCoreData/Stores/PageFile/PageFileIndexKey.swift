@@ -217,7 +217,7 @@ enum PageFileKey {
 }
 
 /// One secondary index of an entity: its tree, its attribute slots, and whether it is unique.
-struct PageFileIndex {
+struct PageFileIndex: StoreUniquenessConstraint {
     /// The index's name in the catalog (`index.<Entity>.<name>`).
     let treeName: String
     let name: String
@@ -249,22 +249,17 @@ struct PageFileIndex {
         }
         var key = StoreByteWriter()
         key.bytes.reserveCapacity(32)
-        for slot in slots {
-            let value = slot < values.count ? values[slot] : .null
-            if isUnique {
-                // Exact bytes: equality only, and no two distinct numbers share a key.
-                if case .null = value { return nil }
-                var normalized = value
-                if case .string(let string) = value {
-                    normalized = .string(string.precomposedStringWithCanonicalMapping)
+        if isUnique {
+            // Exact bytes: equality only, and no two distinct numbers share a key.
+            guard StoreUniqueKey.appendKey(of: values, slots: slots, to: &key) else { return nil }
+        } else {
+            for slot in slots {
+                let value = slot < values.count ? values[slot] : .null
+                if !PageFileKey.append(value, to: &key.bytes) {
+                    // Equality-only element: the value's exact row encoding, behind a tag above 0x30.
+                    key.byte(0x40)
+                    StoreUniqueKey.appendExact(value, to: &key)
                 }
-                PageFileIndex.appendExact(normalized, to: &key)
-                continue
-            }
-            if !PageFileKey.append(value, to: &key.bytes) {
-                // Equality-only element: the value's exact row encoding, behind a tag above 0x30.
-                key.byte(0x40)
-                PageFileIndex.appendExact(value, to: &key)
             }
         }
         if key.bytes.count > PageFileIndex.maximumValueBytes {
@@ -280,14 +275,6 @@ struct PageFileIndex {
         return key.bytes
     }
 
-    /// Appends `value`'s exact row encoding, length-prefixed: an element compared for
-    /// equality only (SPEC.md §3.4).
-    static func appendExact(_ value: StoreValue, to key: inout StoreByteWriter) {
-        var element = StoreByteWriter()
-        PageFileRowCodec.appendValue(value, declaredEntity: nil, to: &element)
-        key.lengthPrefixed(element.bytes)
-    }
-
     /// The indexes of `entity`: `isIndexed` attributes, `indexes` (compound) and
     /// `uniquenessConstraints`, inherited ones included.
     static func indexes(of entity: NSEntityDescription) -> [PageFileIndex] {
@@ -295,17 +282,7 @@ struct PageFileIndex {
         let entityName = entity.name ?? "entity"
         var result: [PageFileIndex] = []
         var seen: Set<String> = []
-        func add(_ name: String, _ names: [String], unique: Bool) {
-            var slots: [Int] = []
-            var types: [NSAttributeType] = []
-            for propertyName in names {
-                guard let slot = layout.slotsByName[propertyName], let attribute = layout.attributeBySlot[slot] else {
-                    return
-                }
-                slots.append(slot)
-                types.append(attribute.attributeType)
-            }
-            guard !slots.isEmpty else { return }
+        func add(_ name: String, slots: [Int], types: [NSAttributeType], unique: Bool) {
             let signature = (unique ? "u:" : "i:") + slots.map(String.init).joined(separator: ",")
             guard seen.insert(signature).inserted else { return }
             let kind = unique ? "unique" : "index"
@@ -314,22 +291,17 @@ struct PageFileIndex {
                     treeName: "\(kind).\(entityName).\(name)", name: name, slots: slots, attributeTypes: types,
                     isUnique: unique))
         }
-        var chain: [NSEntityDescription] = []
-        var current: NSEntityDescription? = entity
-        while let candidate = current {
-            chain.insert(candidate, at: 0)
-            current = candidate.superentity
+        func add(_ name: String, _ names: [String]) {
+            guard let resolved = layout.attributeSlots(named: names) else { return }
+            add(name, slots: resolved.slots, types: resolved.attributeTypes, unique: false)
         }
-        for ancestor in chain {
-            for constraint in ancestor.uniquenessConstraints {
-                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                add(names.joined(separator: "+"), names, unique: true)
+        for ancestor in StoreUniqueKey.lineage(of: entity) {
+            for constraint in StoreUniqueKey.declared(by: ancestor, in: layout) {
+                add(constraint.name, slots: constraint.slots, types: constraint.attributeTypes, unique: true)
             }
-            for index in ancestor.indexes {
-                add(index.name, index.elements.compactMap(\.propertyName), unique: false)
-            }
+            for index in ancestor.indexes { add(index.name, index.elements.compactMap(\.propertyName)) }
             for property in ancestor.properties where property.isIndexed && property is NSAttributeDescription {
-                add(property.name, [property.name], unique: false)
+                add(property.name, [property.name])
             }
         }
         for case let relationship as NSRelationshipDescription in layout.properties
