@@ -26,13 +26,9 @@ extension NSInMemoryStore {
         func current(_ objectID: NSManagedObjectID) -> StoreRow? {
             working[objectID] ?? rowsByEntity[ObjectIdentifier(objectID.entity)]?[objectID.key]
         }
-        func clash(_ row: StoreRow, _ constraints: [StoreUniqueKey]) -> (
-            owner: NSManagedObjectID, index: StoreUniqueKey
-        )? {
-            guard let (key, index) = keys.owner(of: row, constraints: constraints) else {
-                return nil
-            }
-            return (newObjectID(for: row.objectID.entity, key: key), index)
+        func clash(_ row: StoreRow, _ constraints: [StoreUniqueKey]) -> (NSManagedObjectID, StoreUniqueKey)? {
+            guard let (key, constraint) = keys.owner(of: row, constraints: constraints) else { return nil }
+            return (newObjectID(for: row.objectID.entity, key: key), constraint)
         }
         var clashes: [StoreConstraintConflict] = []
         for update in request.updatedRows {

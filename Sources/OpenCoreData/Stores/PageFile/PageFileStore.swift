@@ -153,9 +153,27 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CoreDataError.make(NSFileReadNoSuchFileError, "no store at \(url.path)")
         }
+        return try withExistingDatabase(at: url) { database in
+            do {
+                // An older store format still shows its metadata (the record's layout is the same).
+                guard let stored = try readStoredMetadata(database, acceptingOlderFormats: true) else {
+                    throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
+                }
+                return stored.metadata
+            } catch {
+                throw translate(error, opening: url)
+            }
+        }
+    }
+
+    /// Calls `body` with the engine handle on the existing store file at `url`, shared with
+    /// this process's stores on it and opened with shared locks: readable while another
+    /// process has the store open with the multi-process option.
+    ///
+    /// - Throws: The open error, translated; `body`'s error.
+    static func withExistingDatabase<Result>(at url: URL, _ body: (Database) throws -> Result) throws -> Result {
         var options = Database.Options()
         options.createIfMissing = false
-        // Shared locks: readable while another process has the store open with the multi-process option.
         options.multiProcess = true
         let shared: PageFileSharedDatabase
         do {
@@ -164,15 +182,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             throw translate(error, opening: url)
         }
         defer { shared.release() }
-        do {
-            // An older store format still shows its metadata (the record's layout is the same).
-            guard let stored = try readStoredMetadata(shared.database, acceptingOlderFormats: true) else {
-                throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
-            }
-            return stored.metadata
-        } catch {
-            throw translate(error, opening: url)
-        }
+        return try body(shared.database)
     }
 
     /// Lets go of the store file; the last store of the process open on it closes it
