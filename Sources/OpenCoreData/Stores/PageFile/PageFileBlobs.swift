@@ -121,11 +121,18 @@ extension PageFileWriter {
         try removeBlob(prefix: PageFileStore.blobPrefix(primaryKey, name), in: tree)
     }
 
-    /// Removes the blobs of a deleted row (those its stored values point to).
+    /// Removes the blobs of a deleted row: those its stored values point to, whether `row`
+    /// holds them unresolved or already read (a tracked delete reads them for its tombstone).
     func removeBlobs(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
         for blob in info.blobSlots where blob.slot < row.values.count {
-            if case .unresolved = row.values[blob.slot] {
+            switch row.values[blob.slot] {
+            case .unresolved:
                 try removeBlob(primaryKey: row.objectID.key, name: blob.name)
+            case .binary(let data) where blob.externalizes && data.count > PageFileStore.externalBinaryThreshold:
+                // Read from the blob tree or kept inline: removing an absent blob does nothing.
+                try removeBlob(primaryKey: row.objectID.key, name: blob.name)
+            default:
+                continue
             }
         }
     }
