@@ -55,6 +55,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 NSPersistentStoreOpenError, "the default store needs a file URL (use NSInMemoryStoreType for none)")
         }
         catalog = PageFileCatalog(model: model, path: url.path)
+        _ = codec
         var engineOptions = Database.Options()
         if let durability = options?[PageFileStoreDurabilityOption] as? String,
             let mode = Database.Durability(rawValue: durability)
@@ -284,11 +285,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Rows
 
-    var codec: PageFileRowCodec {
-        PageFileRowCodec(
-            entityNamed: { [unowned self] in self.catalog.entity(named: $0) },
-            makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
-    }
+    /// The row codec of this store's model and object IDs: made once (loading the store
+    /// makes it), not a pair of closures per read.
+    private(set) lazy var codec = PageFileRowCodec(
+        entityNamed: { [unowned self] in self.catalog.entity(named: $0) },
+        makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
 
     func openDatabase() throws -> Database {
         guard let database else {
