@@ -35,48 +35,81 @@ extension StoreByteWriter {
 
     /// Appends `value` with its tag; `entityNumber` numbers the entity of an object ID.
     mutating func value(_ value: StoreValue, entityNumber: (NSEntityDescription) -> Int) {
+        tagged(value, compact: false) { writer, id in
+            writer.varint(entityNumber(id.entity))
+            writer.signed(id.key)
+        }
+    }
+
+    /// Appends `value` with its tag (the tag numbers and payloads of SPEC.md §3.2).
+    /// `compact` (rows and index keys) writes small integers, short strings and whole-second
+    /// dates in their short forms and `.unresolved` as null; without it (history
+    /// tombstones) `.unresolved` is tag 14. `reference` appends an object ID's payload.
+    mutating func tagged(
+        _ value: StoreValue, compact: Bool, reference: (inout StoreByteWriter, NSManagedObjectID) -> Void
+    ) {
+        typealias Tag = PageFileRowCodec.Tag
         switch value {
-        case .null: byte(0)
+        case .null: byte(Tag.null.rawValue)
+        case .unresolved: byte(compact ? Tag.null.rawValue : Tag.externalBinary.rawValue)
         case .integer(let number):
-            byte(1)
-            signed(number)
+            if compact, number >= 0, number < 128 {
+                byte(PageFileRowCodec.smallIntegerBase | UInt8(number))
+            } else {
+                byte(Tag.integer.rawValue)
+                signed(number)
+            }
         case .double(let number):
-            byte(2)
+            byte(Tag.double.rawValue)
             fixed64(number.bitPattern)
         case .float(let number):
-            byte(3)
+            byte(Tag.float.rawValue)
             fixed32(number.bitPattern)
-        case .boolean(let flag): byte(flag ? 5 : 4)
+        case .boolean(let flag): byte(flag ? Tag.booleanTrue.rawValue : Tag.booleanFalse.rawValue)
         case .string(let text):
-            byte(6)
-            string(text)
+            let count = text.utf8.count
+            if compact, count < Int(PageFileRowCodec.smallIntegerBase - PageFileRowCodec.shortStringBase) {
+                byte(PageFileRowCodec.shortStringBase | UInt8(count))
+                bytes.append(contentsOf: text.utf8)
+            } else {
+                byte(Tag.string.rawValue)
+                string(text)
+            }
         case .decimal(let number):
-            byte(7)
+            byte(Tag.decimal.rawValue)
             decimal(number)
-        case .date(let date):
-            byte(8)
-            fixed64(date.timeIntervalSinceReferenceDate.bitPattern)
+        case .date(let date): self.date(date, compact: compact)
         case .binary(let data):
-            byte(9)
+            byte(Tag.binary.rawValue)
             lengthPrefixed(data)
         case .uuid(let value):
-            byte(10)
+            byte(Tag.uuid.rawValue)
             uuid(value)
         case .uri(let value):
-            byte(11)
+            byte(Tag.uri.rawValue)
             url(value)
         case .objectID(let id):
-            byte(12)
-            varint(entityNumber(id.entity))
-            signed(id.key)
+            byte(Tag.objectID.rawValue)
+            reference(&self, id)
         case .objectIDs(let ids):
-            byte(13)
+            byte(Tag.objectIDs.rawValue)
             varint(ids.count)
-            for id in ids {
-                varint(entityNumber(id.entity))
-                signed(id.key)
-            }
-        case .unresolved: byte(14)
+            for id in ids { reference(&self, id) }
+        }
+    }
+
+    /// A date with its tag: `compact`, a whole number of seconds that an integer holds
+    /// exactly takes tag 0x10 and a zigzag varint.
+    private mutating func date(_ date: Date, compact: Bool) {
+        let seconds = date.timeIntervalSinceReferenceDate
+        if compact, seconds.rounded(.towardZero) == seconds, seconds.magnitude < 9_007_199_254_740_992,
+            seconds != 0 || seconds.sign == .plus
+        {
+            byte(PageFileRowCodec.Tag.wholeSecondDate.rawValue)
+            signed(Int64(seconds))
+        } else {
+            byte(PageFileRowCodec.Tag.date.rawValue)
+            fixed64(seconds.bitPattern)
         }
     }
 }

@@ -86,62 +86,8 @@ struct PageFileRowCodec {
     /// Appends one tagged value in its row form.
     static func appendValue(_ value: StoreValue, declaredEntity: NSEntityDescription?, to writer: inout StoreByteWriter)
     {
-        switch value {
-        case .null, .unresolved: writer.byte(Tag.null.rawValue)
-        case .integer(let number):
-            if number >= 0, number < 128 {
-                writer.byte(smallIntegerBase | UInt8(number))
-                return
-            }
-            writer.byte(Tag.integer.rawValue)
-            writer.signed(number)
-        case .double(let number):
-            writer.byte(Tag.double.rawValue)
-            writer.fixed64(number.bitPattern)
-        case .float(let number):
-            writer.byte(Tag.float.rawValue)
-            writer.fixed32(number.bitPattern)
-        case .boolean(let flag): writer.byte(flag ? Tag.booleanTrue.rawValue : Tag.booleanFalse.rawValue)
-        case .string(let string):
-            let count = string.utf8.count
-            if count < Int(smallIntegerBase - shortStringBase) {
-                writer.byte(shortStringBase | UInt8(count))
-                writer.bytes.append(contentsOf: string.utf8)
-                return
-            }
-            writer.byte(Tag.string.rawValue)
-            writer.string(string)
-        case .decimal(let decimal):
-            writer.byte(Tag.decimal.rawValue)
-            writer.decimal(decimal)
-        case .date(let date):
-            let seconds = date.timeIntervalSinceReferenceDate
-            // Exactly representable whole seconds round-trip through an integer.
-            if seconds.rounded(.towardZero) == seconds, seconds.magnitude < 9_007_199_254_740_992,
-                seconds != 0 || seconds.sign == .plus
-            {
-                writer.byte(Tag.wholeSecondDate.rawValue)
-                writer.signed(Int64(seconds))
-                return
-            }
-            writer.byte(Tag.date.rawValue)
-            writer.fixed64(seconds.bitPattern)
-        case .binary(let data):
-            writer.byte(Tag.binary.rawValue)
-            writer.lengthPrefixed(data)
-        case .uuid(let uuid):
-            writer.byte(Tag.uuid.rawValue)
-            writer.uuid(uuid)
-        case .uri(let url):
-            writer.byte(Tag.uri.rawValue)
-            writer.url(url)
-        case .objectID(let id):
-            writer.byte(Tag.objectID.rawValue)
+        writer.tagged(value, compact: true) { writer, id in
             appendReference(id, declaredEntity: declaredEntity, to: &writer)
-        case .objectIDs(let ids):
-            writer.byte(Tag.objectIDs.rawValue)
-            writer.varint(ids.count)
-            for id in ids { appendReference(id, declaredEntity: declaredEntity, to: &writer) }
         }
     }
 
