@@ -1,7 +1,10 @@
 // The default on-disk store: rows of every entity in trees of the storage engine
 // (SPEC.md §3). One engine tree per concrete entity keyed by primary key, one tree per
-// secondary or unique index, and a metadata tree. A context save is one engine write
-// transaction: rows and index entries commit together or not at all.
+// secondary or unique index, and a metadata tree. The class adapts the store protocol to
+// three values over one engine transaction: PageFileCatalog (each entity's trees),
+// PageFileRowReader (rows by key, for faults and fetches) and PageFileWriter (every row
+// change: a context save is one write transaction of writer steps, so rows, index
+// entries, blobs, join entries and history commit together or not at all).
 import Foundation
 import StorageEngine
 
@@ -55,7 +58,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 NSPersistentStoreOpenError, "the default store needs a file URL (use NSInMemoryStoreType for none)")
         }
         catalog = PageFileCatalog(model: model, path: url.path)
-        _ = codec
+        _ = codec  // made now, before reads on other threads can ask for it
         var engineOptions = Database.Options()
         if let durability = options?[PageFileStoreDurabilityOption] as? String,
             let mode = Database.Durability(rawValue: durability)
