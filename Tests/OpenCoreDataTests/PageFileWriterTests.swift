@@ -14,12 +14,8 @@ import Testing
     /// Member: name (indexed), email (unique), photo (external storage), team (to-one,
     /// inverse kept through a reference index), groups (many-to-many, join trees).
     static let model: NSManagedObjectModel = {
-        let member = NSEntityDescription()
-        member.name = "Member"
-        let team = NSEntityDescription()
-        team.name = "Team"
-        let group = NSEntityDescription()
-        group.name = "Group"
+        let (member, team, group) = (NSEntityDescription(), NSEntityDescription(), NSEntityDescription())
+        (member.name, team.name, group.name) = ("Member", "Team", "Group")
         let photo = PageFileFixtures.attribute("photo", .binaryDataAttributeType)
         photo.allowsExternalBinaryDataStorage = true
         let toTeam = TestStack.relationship("team", to: team, toMany: false)
