@@ -81,14 +81,8 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
-        if isReadOnly {
-            throw CoreDataError.make(NSPersistentStoreSaveError, "the in-memory store was added read-only")
-        }
         // Check everything first so a failing save changes nothing.
-        for inserted in request.insertedRows where inserted.objectID.persistentStore !== self {
-            throw CoreDataError.make(
-                NSPersistentStoreSaveError, "inserted row \(inserted.objectID) does not have an ID of this store")
-        }
+        try request.checkApplicable(to: self)
         try request.checkVersions(storedRow: { objectID, _ in storedRow(for: objectID) })
         let replaced = try uniquenessUpserts(for: request)
         // Built before the rows change: a delete's tombstone needs the row it removes.

@@ -349,13 +349,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// Applies the save in one engine write transaction (rows, index entries, history,
     /// metadata) through a ``PageFileWriter``.
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
-        if isReadOnly {
-            throw CoreDataError.make(NSPersistentStoreSaveError, "the store at \(url?.path ?? "?") was added read-only")
-        }
-        for inserted in request.insertedRows where inserted.objectID.persistentStore !== self {
-            throw CoreDataError.make(
-                NSPersistentStoreSaveError, "inserted row \(inserted.objectID) does not have an ID of this store")
-        }
+        try request.checkApplicable(to: self)
         let (catalog, codec) = (self.catalog, self.codec)
         let tracksHistory = isHistoryTrackingEnabled
         do {
