@@ -35,7 +35,7 @@ extension StoreByteWriter {
 
     /// Appends `value` with its tag; `entityNumber` numbers the entity of an object ID.
     mutating func value(_ value: StoreValue, entityNumber: (NSEntityDescription) -> Int) {
-        tagged(value, compact: false) { writer, id in
+        tagged(value, compact: false, declaredEntity: nil) { writer, id, _ in
             writer.varint(entityNumber(id.entity))
             writer.signed(id.key)
         }
@@ -44,9 +44,11 @@ extension StoreByteWriter {
     /// Appends `value` with its tag (the tag numbers and payloads of SPEC.md §3.2).
     /// `compact` (rows and index keys) writes small integers, short strings and whole-second
     /// dates in their short forms and `.unresolved` as null; without it (history
-    /// tombstones) `.unresolved` is tag 14. `reference` appends an object ID's payload.
+    /// tombstones) `.unresolved` is tag 14. `reference` appends an object ID's payload,
+    /// given `declaredEntity` (passed through, not captured: rows write one per value).
     mutating func tagged(
-        _ value: StoreValue, compact: Bool, reference: (inout StoreByteWriter, NSManagedObjectID) -> Void
+        _ value: StoreValue, compact: Bool, declaredEntity: NSEntityDescription?,
+        reference: (_ writer: inout StoreByteWriter, _ id: NSManagedObjectID, _ declared: NSEntityDescription?) -> Void
     ) {
         typealias Tag = PageFileRowCodec.Tag
         switch value {
@@ -90,11 +92,11 @@ extension StoreByteWriter {
             url(value)
         case .objectID(let id):
             byte(Tag.objectID.rawValue)
-            reference(&self, id)
+            reference(&self, id, declaredEntity)
         case .objectIDs(let ids):
             byte(Tag.objectIDs.rawValue)
             varint(ids.count)
-            for id in ids { reference(&self, id) }
+            for id in ids { reference(&self, id, declaredEntity) }
         }
     }
 

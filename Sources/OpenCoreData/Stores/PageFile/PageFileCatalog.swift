@@ -52,6 +52,8 @@ struct PageFileCatalog {
         var infoByEntity: [ObjectIdentifier: EntityInfo] = [:]
         var entitiesByName: [String: NSEntityDescription] = [:]
         var hasBlobSlots = false
+        /// Every index's tree name, by its ordinal.
+        var indexTreeNames: [String] = []
 
         init(model: NSManagedObjectModel?, path: String) {
             self.model = model
@@ -70,7 +72,11 @@ struct PageFileCatalog {
         for entity in model.entities {
             guard let name = entity.name else { continue }
             storage.entitiesByName[name] = entity
-            let indexes = PageFileIndex.indexes(of: entity)
+            var indexes = PageFileIndex.indexes(of: entity)
+            for position in indexes.indices {
+                indexes[position].ordinal = storage.indexTreeNames.count
+                storage.indexTreeNames.append(indexes[position].treeName)
+            }
             let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: indexes)
             storage.hasBlobSlots = storage.hasBlobSlots || !blobSlots.isEmpty
             storage.infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
@@ -84,6 +90,9 @@ struct PageFileCatalog {
     var path: String { storage.path }
     /// Whether some entity has binary attribute slots (rows may need their blobs read).
     var hasBlobSlots: Bool { storage.hasBlobSlots }
+
+    /// The tree names of every index of the catalog, by ordinal (``PageFileIndex/ordinal``).
+    var indexTreeNames: [String] { storage.indexTreeNames }
 
     func entity(named name: String) -> NSEntityDescription? { storage.entitiesByName[name] }
 

@@ -228,6 +228,9 @@ struct PageFileIndex: StoreUniquenessConstraint {
     /// A reference index (`rel.<Entity>.<to-one>`) maps (destination key, key) to nothing:
     /// the inverse to-many of the to-one in `slots[0]` reads it (SPEC.md §3.2 R1).
     var isReference = false
+    /// The index's position among every index of its catalog: the writer keeps its
+    /// pending entries by it, not by tree name.
+    var ordinal = 0
     /// The longest values part of an index key; longer ones are cut and hashed.
     static let maximumValueBytes = 880
 

@@ -21,6 +21,8 @@ struct PendingIndexKeys {
 
     /// Takes `key` back; false when this save did not add it.
     mutating func remove(_ key: [UInt8]) -> Bool {
+        // Nothing added yet (an update's old entry): no lookup set, adding stays appending.
+        if keys.isEmpty { return false }
         if lookup == nil { lookup = Set(keys) }
         return lookup?.remove(key) != nil
     }

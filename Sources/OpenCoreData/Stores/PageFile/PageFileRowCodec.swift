@@ -86,13 +86,12 @@ struct PageFileRowCodec {
     /// Appends one tagged value in its row form.
     static func appendValue(_ value: StoreValue, declaredEntity: NSEntityDescription?, to writer: inout StoreByteWriter)
     {
-        writer.tagged(value, compact: true) { writer, id in
-            appendReference(id, declaredEntity: declaredEntity, to: &writer)
-        }
+        writer.tagged(value, compact: true, declaredEntity: declaredEntity, reference: appendReference)
     }
 
+    /// An object ID's payload in a row: its entity's name (empty for `declaredEntity`), then its key.
     private static func appendReference(
-        _ id: NSManagedObjectID, declaredEntity: NSEntityDescription?, to writer: inout StoreByteWriter
+        _ writer: inout StoreByteWriter, _ id: NSManagedObjectID, _ declaredEntity: NSEntityDescription?
     ) {
         if let declaredEntity, id.entity === declaredEntity {
             writer.byte(0)

@@ -40,8 +40,8 @@ struct PageFileWriter {
     let reader: PageFileRowReader
     var catalog: PageFileCatalog { reader.catalog }
     var codec: PageFileRowCodec { reader.codec }
-    /// Ordinary index entries added so far, by index tree, written sorted by ``finish()``.
-    private var pendingIndexKeys: [String: PendingIndexKeys] = [:]
+    /// Ordinary index entries added so far, by index ordinal, written sorted by ``finish()``.
+    private var pendingIndexKeys: [PendingIndexKeys]
     /// Row trees by entity, opened once per transaction instead of by name for every row.
     private var rowTrees: [ObjectIdentifier: Tree] = [:]
     /// The entity of the last step: consecutive rows of one entity look it up once.
@@ -50,6 +50,7 @@ struct PageFileWriter {
     init(transaction: WriteTransaction, catalog: PageFileCatalog, codec: PageFileRowCodec) {
         self.transaction = transaction
         self.reader = PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
+        pendingIndexKeys = Array(repeating: PendingIndexKeys(), count: catalog.indexTreeNames.count)
     }
 
     /// The catalog entry of `entity`.
@@ -134,13 +135,13 @@ struct PageFileWriter {
     /// Writes the ordinary index entries added so far, sorted: call it before the
     /// transaction commits.
     mutating func finish() throws {
-        for (treeName, keys) in pendingIndexKeys {
-            let sorted = keys.sortedKeys()
+        for (ordinal, treeName) in catalog.indexTreeNames.enumerated() {
+            let sorted = pendingIndexKeys[ordinal].sortedKeys()
             guard !sorted.isEmpty else { continue }
+            pendingIndexKeys[ordinal] = PendingIndexKeys()
             let tree = try transaction.openTree(named: treeName)
             for key in sorted { try tree.setValue([], forKey: key) }
         }
-        pendingIndexKeys = [:]
     }
 
     // MARK: Parts of a row
@@ -186,7 +187,7 @@ struct PageFileWriter {
                 try transaction.openTree(named: index.treeName).setValue(
                     PageFileKey.primary(row.objectID.key), forKey: key)
             } else {
-                pendingIndexKeys[index.treeName, default: PendingIndexKeys()].insert(key)
+                pendingIndexKeys[index.ordinal].insert(key)
             }
         }
     }
@@ -196,7 +197,7 @@ struct PageFileWriter {
     mutating func removeIndexEntries(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            if !index.isUnique, pendingIndexKeys[index.treeName]?.remove(key) == true { continue }
+            if !index.isUnique, pendingIndexKeys[index.ordinal].remove(key) { continue }
             guard let tree = try transaction.tree(named: index.treeName) else { continue }
             if index.isUnique {
                 guard let owner = try tree.value(forKey: key), owner == PageFileKey.primary(row.objectID.key) else {
