@@ -48,11 +48,7 @@ extension NSManagedObjectContext {
                 // The policy merged, deleted, restored or inserted objects: save what is there now.
                 processPendingChanges()
                 try validatePendingChanges()
-                inserted = self.inserted.sorted { first, second in
-                    let a = first.objectID
-                    let b = second.objectID
-                    return a.isTemporaryID != b.isTemporaryID ? a.isTemporaryID : a.key < b.key
-                }
+                inserted = self.inserted.inCreationOrder()
                 updated = self.updated.filter { $0.hasDirtySlots }
                 deleted = Array(self.deleted)
             }
