@@ -17,19 +17,6 @@ struct StringComparisonOptions: Equatable {
     }
 
     var folds: Bool { caseInsensitive || diacriticInsensitive }
-
-    /// `string` with case and/or diacritics removed as the options ask.
-    func fold(_ string: String) -> String {
-        guard folds else { return string }
-        // ASCII has no diacritics and one case mapping: skip Foundation's folding.
-        if !localeSensitive && string.utf8.allSatisfy({ $0 < 0x80 }) {
-            return caseInsensitive ? string.lowercased() : string
-        }
-        var options: String.CompareOptions = []
-        if caseInsensitive { options.insert(.caseInsensitive) }
-        if diacriticInsensitive { options.insert(.diacriticInsensitive) }
-        return string.folding(options: options, locale: localeSensitive ? .current : nil)
-    }
 }
 
 extension PredicateValue {
