@@ -102,6 +102,7 @@ public struct StringOperatorCase: CustomStringConvertible {
         if self.options.contains(.caseInsensitive) { options += "c" }
         if self.options.contains(.diacriticInsensitive) { options += "d" }
         if self.options.contains(.normalized) { options += "n" }
+        if self.options.contains(.localeSensitive) { options += "l" }
         return Self.operatorNames[operation, default: "?"] + (options.isEmpty ? "" : "[" + options + "]")
     }
 

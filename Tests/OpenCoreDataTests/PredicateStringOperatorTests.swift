@@ -85,6 +85,14 @@ import Testing
         check("🇫🇷🇩🇪", .contains, "🇷🇩", [], false)
     }
 
+    /// `[l]` folds through the current locale, character by character (no ASCII shortcut).
+    @Test func localeSensitiveFoldsAgreeAcrossPaths() {
+        check("AB\0C", .contains, "b\0", [.caseInsensitive, .localeSensitive], true)
+        check("Straße", .beginsWith, "STRASSE", [.caseInsensitive, .localeSensitive], true)
+        check("ß", .contains, "s", [.caseInsensitive, .localeSensitive], false)
+        check("e\u{301}", .equalTo, "É", [.caseInsensitive, .diacriticInsensitive, .localeSensitive], true)
+    }
+
     @Test func emptyPatternsNeverMatchASearch() {
         for operation: NSComparisonPredicate.Operator in [.beginsWith, .endsWith, .contains] {
             check("abc", operation, "", [], false)

@@ -24,8 +24,9 @@ struct FoldedString {
 
     init(_ string: String, options: StringComparisonOptions) {
         let utf8 = string.utf8
-        if utf8.allSatisfy({ $0 < 0x80 }) {
-            // ASCII: one cluster per byte except CR LF, one case mapping, no diacritics.
+        if !options.localeSensitive, utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII: one cluster per byte except CR LF, one case mapping, no diacritics
+            // (a locale may map more: Turkish lowercases I to ı).
             scalars.reserveCapacity(utf8.count)
             isBoundary.reserveCapacity(utf8.count + 1)
             var previous: UInt8 = 0
@@ -130,14 +131,19 @@ extension StringComparisonOptions {
     func fold(_ string: String) -> String {
         guard folds else { return string }
         // ASCII has no diacritics and one case mapping: skip Foundation's folding.
-        if string.utf8.allSatisfy({ $0 < 0x80 }) { return caseInsensitive ? string.lowercased() : string }
+        if !localeSensitive, string.utf8.allSatisfy({ $0 < 0x80 }) {
+            return caseInsensitive ? string.lowercased() : string
+        }
         return FoldedString(string, options: self).string
     }
 
-    /// Appends the scalars `character` folds to: ASCII directly, the rest through Foundation (cached).
+    /// Appends the scalars `character` folds to: ASCII directly (unless a locale folds), the
+    /// rest through Foundation (cached).
     func appendFolded(_ character: Character, to scalars: inout [UInt32]) {
         let utf8 = character.utf8
-        if utf8.count == 1, let byte = utf8.first, byte < 0x80 {
+        if localeSensitive {
+            scalars.append(contentsOf: ClusterFolding.fold(character, self))
+        } else if utf8.count == 1, let byte = utf8.first, byte < 0x80 {
             scalars.append(UInt32(caseInsensitive ? ASCIIStringMatcher.lowercased(byte) : byte))
         } else if utf8.allSatisfy({ $0 < 0x80 }) {
             scalars.append(contentsOf: utf8.lazy.map { UInt32($0) })  // CR LF
