@@ -110,17 +110,18 @@ struct ComparisonOperation {
         let right = PredicateValue(constant)
         switch (type, right) {
         case (.equalTo, .string(let text)), (.notEqualTo, .string(let text)):
-            let folded = options.fold(text)
             let wanted = type == .equalTo
             let ascii = ASCIIStringMatcher(pattern: text, options: options)
+            let folded = options.folds ? FoldedString(text, options: options).scalars : []
+            func equals(_ subject: String) -> Bool {
+                options.folds ? FoldedString(subject, options: options).scalars == folded : subject == text
+            }
             return { value in
                 if let subject = FastValue.string(value) {
                     if let equal = ascii?.equals(subject) { return equal == wanted }
-                    return (options.fold(subject) == folded) == wanted
+                    return equals(subject) == wanted
                 }
-                if case .string(let subject) = PredicateValue(value) {
-                    return (options.fold(subject) == folded) == wanted
-                }
+                if case .string(let subject) = PredicateValue(value) { return equals(subject) == wanted }
                 return !wanted
             }
         case (.equalTo, .integer(let number)), (.notEqualTo, .integer(let number)):

@@ -12,7 +12,6 @@
 // folds, and answers wrongly on others ("\0" contains "\0\0"). Folding one cluster at a
 // time makes every offset ours: nothing maps folded offsets back into the original.
 import Foundation
-import Synchronization
 
 /// A string folded for the string operators: the scalars of its folded clusters, with
 /// the offsets where clusters start.
@@ -24,29 +23,32 @@ struct FoldedString {
 
     init(_ string: String, options: StringComparisonOptions) {
         let utf8 = string.utf8
-        if !options.localeSensitive, utf8.allSatisfy({ $0 < 0x80 }) {
-            // ASCII: one cluster per byte except CR LF, one case mapping, no diacritics
-            // (a locale may map more: Turkish lowercases I to ı).
-            scalars.reserveCapacity(utf8.count)
-            isBoundary.reserveCapacity(utf8.count + 1)
-            var previous: UInt8 = 0
-            for byte in utf8 {
-                isBoundary.append(!(previous == 0x0D && byte == 0x0A))
+        scalars.reserveCapacity(utf8.count)
+        isBoundary.reserveCapacity(utf8.count + 1)
+        let asciiFolds = !options.localeSensitive  // a locale may fold ASCII too: Turkish I to ı
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            let next = utf8.index(after: index)
+            // An ASCII character followed by another (but CR by LF) is a whole cluster; before a
+            // non-ASCII scalar it may not be (a combining mark attaches to it).
+            if asciiFolds, byte < 0x80,
+                next == utf8.endIndex || (utf8[next] < 0x80 && !(byte == 0x0D && utf8[next] == 0x0A))
+            {
                 scalars.append(UInt32(options.caseInsensitive ? ASCIIStringMatcher.lowercased(byte) : byte))
-                previous = byte
+                isBoundary.append(true)
+                index = next
+                continue
             }
-            isBoundary.append(true)
-            return
-        }
-        for character in string {
-            isBoundary.append(true)
+            let end = string.index(after: index)
             let start = scalars.count
-            options.appendFolded(character, to: &scalars)
-            if scalars.count == start {
-                isBoundary.removeLast()  // a cluster that folds to nothing is not there
-            } else {
+            options.appendFolded(string.unicodeScalars[index..<end], to: &scalars)
+            // A cluster that folds to nothing is not there.
+            if scalars.count > start {
+                isBoundary.append(true)
                 isBoundary.append(contentsOf: repeatElement(false, count: scalars.count - start - 1))
             }
+            index = end
         }
         isBoundary.append(true)
     }
@@ -122,74 +124,6 @@ struct FoldedPattern {
             fallback[index] = border
         }
         self.fallback = fallback
-    }
-}
-
-extension StringComparisonOptions {
-    /// `string` with case and/or diacritics folded as the options ask, cluster by cluster
-    /// (see `FoldedString`); unchanged when the options fold nothing.
-    func fold(_ string: String) -> String {
-        guard folds else { return string }
-        // ASCII has no diacritics and one case mapping: skip Foundation's folding.
-        if !localeSensitive, string.utf8.allSatisfy({ $0 < 0x80 }) {
-            return caseInsensitive ? string.lowercased() : string
-        }
-        return FoldedString(string, options: self).string
-    }
-
-    /// Appends the scalars `character` folds to: ASCII directly (unless a locale folds), the
-    /// rest through Foundation (cached).
-    func appendFolded(_ character: Character, to scalars: inout [UInt32]) {
-        let utf8 = character.utf8
-        if localeSensitive {
-            scalars.append(contentsOf: ClusterFolding.fold(character, self))
-        } else if utf8.count == 1, let byte = utf8.first, byte < 0x80 {
-            scalars.append(UInt32(caseInsensitive ? ASCIIStringMatcher.lowercased(byte) : byte))
-        } else if utf8.allSatisfy({ $0 < 0x80 }) {
-            scalars.append(contentsOf: utf8.lazy.map { UInt32($0) })  // CR LF
-        } else {
-            scalars.append(contentsOf: ClusterFolding.fold(character, self))
-        }
-    }
-}
-
-/// Folds single non-ASCII clusters through Foundation, remembering the answers: text
-/// repeats its clusters, and Foundation's normalization and folding are costly per call.
-private enum ClusterFolding {
-    struct Key: Hashable {
-        /// Hashed and compared by canonical equivalence, as `String` is: equivalent clusters fold alike.
-        let cluster: String
-        let options: UInt8
-    }
-
-    /// Bounds memory on text with many distinct clusters; emptied when full.
-    static let capacity = 4_096
-    static let cache = Mutex<[Key: [UInt32]]>([:])
-
-    static func fold(_ character: Character, _ options: StringComparisonOptions) -> [UInt32] {
-        let cluster = String(character)
-        // The current locale can change between calls: locale-sensitive folds are not kept.
-        guard !options.localeSensitive else { return compute(cluster, options) }
-        let key = Key(
-            cluster: cluster, options: (options.caseInsensitive ? 1 : 0) | (options.diacriticInsensitive ? 2 : 0))
-        if let known = cache.withLock({ $0[key] }) { return known }
-        let folded = compute(cluster, options)
-        cache.withLock { cache in
-            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[key] = folded
-        }
-        return folded
-    }
-
-    private static func compute(_ cluster: String, _ options: StringComparisonOptions) -> [UInt32] {
-        var text = cluster.decomposedStringWithCanonicalMapping
-        if options.folds {
-            var compareOptions: String.CompareOptions = []
-            if options.caseInsensitive { compareOptions.insert(.caseInsensitive) }
-            if options.diacriticInsensitive { compareOptions.insert(.diacriticInsensitive) }
-            text = text.folding(options: compareOptions, locale: options.localeSensitive ? .current : nil)
-        }
-        return text.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
     }
 }
 

@@ -26,7 +26,8 @@ extension PredicateValue {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
         case (.string(let left), .string(let right)):
-            return options.folds ? options.fold(left) == options.fold(right) : left == right
+            guard options.folds else { return left == right }
+            return FoldedString(left, options: options).scalars == FoldedString(right, options: options).scalars
         case (.date(let left), .date(let right)): return left == right
         case (.data(let left), .data(let right)): return left == right
         case (.uuid(let left), .uuid(let right)): return left == right
