@@ -4,10 +4,10 @@
 //
 // Property-list values and their Foundation counterparts (strings, numbers, booleans,
 // data, dates, URLs, UUIDs, NSNull, arrays, dictionaries and sets of them) become
-// ArchivableValues that KeyedArchiveWriter writes directly; your own NSCoding classes
-// stay objects for NSKeyedArchiver. nil inside a collection becomes NSNull, as Swift's
-// bridging makes it. Dictionary entries and set elements are sorted, so equal values
-// archive to equal bytes.
+// ArchivableValues; your own NSCoding classes are encoded here, by their
+// encode(with:) into a KeyedArchiveEncoder. KeyedArchiveWriter writes the result. nil
+// inside a collection becomes NSNull, as Swift's bridging makes it. Dictionary entries
+// and set elements are sorted, so equal values archive to equal bytes.
 import Foundation
 
 /// A value checked for archiving.
@@ -22,8 +22,9 @@ indirect enum ArchivableValue {
     case array([ArchivableValue])
     case set([ArchivableValue])
     case dictionary([(key: ArchivableValue, value: ArchivableValue)])
-    /// An instance of one of your NSCoding classes.
-    case object(NSObject)
+    /// An instance of one of your NSCoding classes: its class name, the names of its
+    /// class and superclasses, and the fields its encode(with:) wrote.
+    case codedObject(className: String, classChain: [String], fields: [(key: String, value: CodedField)])
 
     /// `value`, checked: every value the decoder checks against the allowed classes (the
     /// root and the members of arrays, dictionaries and sets) must be a kind of one of
@@ -31,11 +32,14 @@ indirect enum ArchivableValue {
     /// coding.
     ///
     /// - Throws: `NSCoderInvalidValueError` naming the value that cannot be archived.
-    static func make(_ value: Any, allowed: [AnyClass]?, secure: Bool, depth: Int = 1) throws -> ArchivableValue {
+    static func make(
+        _ value: Any, allowed: [AnyClass]?, secure: Bool, depth: Int = 1, path: Set<ObjectIdentifier> = []
+    ) throws -> ArchivableValue {
         guard depth <= KeyedArchiveFormat.maximumDepth else {
             throw KeyedArchiveFormat.invalidValue("the value nests more than \(KeyedArchiveFormat.maximumDepth) levels deep")
         }
-        let (converted, foundationClass): (ArchivableValue, AnyClass) = try convert(value, allowed: allowed, secure: secure, depth: depth)
+        let (converted, foundationClass): (ArchivableValue, AnyClass) = try convert(
+            value, allowed: allowed, secure: secure, depth: depth, path: path)
         if let allowed, !KeyedArchiveFormat.isClass(foundationClass, allowedBy: allowed) {
             throw KeyedArchiveFormat.invalidValue(
                 "a value of class \(NSStringFromClass(foundationClass)) is not among the allowed classes "
@@ -45,10 +49,10 @@ indirect enum ArchivableValue {
     }
 
     private static func convert(
-        _ value: Any, allowed: [AnyClass]?, secure: Bool, depth: Int
+        _ value: Any, allowed: [AnyClass]?, secure: Bool, depth: Int, path: Set<ObjectIdentifier>
     ) throws -> (ArchivableValue, AnyClass) {
         func member(_ element: Any) throws -> ArchivableValue {
-            try make(element, allowed: allowed, secure: secure, depth: depth + 1)
+            try make(element, allowed: allowed, secure: secure, depth: depth + 1, path: path)
         }
         guard let value = flattenedOptional(value), !(value is NSNull) else { return (.null, NSNull.self) }
         switch value {
@@ -79,19 +83,8 @@ indirect enum ArchivableValue {
             return (.dictionary(entries.sorted { $0.key.sortKey < $1.key.sortKey }), NSDictionary.self)
         case let array as [Any]:
             return (.array(try array.map(member)), NSArray.self)
-        case let object as NSObject where type(of: object) is NSCoding.Type:
-            let className = NSStringFromClass(type(of: object))
-            guard className.contains(".") else {
-                throw KeyedArchiveFormat.invalidValue(
-                    "Foundation's \(className) is not archived by this library (only property-list classes, "
-                        + "NSURL, NSUUID, NSNull and your own NSCoding classes)")
-            }
-            if secure {
-                guard let secureType = type(of: object) as? NSSecureCoding.Type, secureType.supportsSecureCoding else {
-                    throw KeyedArchiveFormat.invalidValue("\(className) does not support secure coding")
-                }
-            }
-            return (.object(object), type(of: object))
+        case let object as NSObject & NSCoding:
+            return (try encoded(object, secure: secure, depth: depth, path: path), type(of: object))
         default:
             throw KeyedArchiveFormat.invalidValue(
                 "a \(type(of: value)) cannot be archived: archives hold property-list values and NSSecureCoding "
@@ -99,21 +92,43 @@ indirect enum ArchivableValue {
         }
     }
 
+    /// One of your objects, encoded by its encode(with:).
+    private static func encoded(
+        _ object: NSObject & NSCoding, secure: Bool, depth: Int, path: Set<ObjectIdentifier>
+    ) throws -> ArchivableValue {
+        let className = NSStringFromClass(type(of: object))
+        guard className.contains(".") else {
+            throw KeyedArchiveFormat.invalidValue(
+                "Foundation's \(className) is not archived by this library (only property-list classes, "
+                    + "NSURL, NSUUID, NSNull and your own NSCoding classes)")
+        }
+        if secure {
+            guard let secureType = type(of: object) as? NSSecureCoding.Type, secureType.supportsSecureCoding else {
+                throw KeyedArchiveFormat.invalidValue("\(className) does not support secure coding")
+            }
+        }
+        let identity = ObjectIdentifier(object)
+        guard !path.contains(identity) else {
+            throw KeyedArchiveFormat.invalidValue(
+                "a \(className) contains itself (encode a back reference with encodeConditionalObject(_:forKey:))")
+        }
+        let encoder = KeyedArchiveEncoder(secure: secure, depth: depth, path: path.union([identity]))
+        object.encode(with: encoder)
+        if let failure = encoder.failure { throw failure }
+        var chain: [String] = []
+        var current: AnyClass? = type(of: object)
+        while let type = current {
+            chain.append(NSStringFromClass(type))
+            current = _getSuperclass(type)
+        }
+        return .codedObject(className: className, classChain: chain, fields: encoder.fields)
+    }
+
     /// True when the value decodes as a Swift dictionary key or set element.
     var isHashableKey: Bool {
         switch self {
         case .array, .set, .dictionary: false
         default: true
-        }
-    }
-
-    /// True when the value holds one of your classes somewhere.
-    var containsObjects: Bool {
-        switch self {
-        case .object: true
-        case .array(let members), .set(let members): members.contains(where: \.containsObjects)
-        case .dictionary(let entries): entries.contains { $0.key.containsObjects || $0.value.containsObjects }
-        default: false
         }
     }
 
@@ -127,32 +142,7 @@ indirect enum ArchivableValue {
         case .date(let date): "4\(date.timeIntervalSinceReferenceDate)"
         case .url(let url): "5" + url.absoluteString
         case .uuid(let uuid): "6" + uuid.uuidString
-        case .array, .set, .dictionary, .object: "7"
-        }
-    }
-
-    /// The Foundation object graph, for NSKeyedArchiver.
-    var foundationObject: AnyObject {
-        switch self {
-        case .null: return NSNull()
-        case .string(let string): return NSString(string: string)
-        case .number(let number): return number
-        case .data(let data): return NSData(data: data)
-        case .date(let date): return NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)
-        case .url(let url): return url as NSURL
-        case .uuid(let uuid): return uuid as NSUUID
-        case .array(let members): return NSArray(array: members.map(\.foundationObject))
-        case .set(let members): return NSSet(array: members.map(\.foundationObject))
-        case .dictionary(let entries):
-            let dictionary = NSMutableDictionary()
-            for (key, value) in entries {
-                // Keys are checked hashable kinds, whose Foundation objects are NSObjects.
-                if let keyObject = key.foundationObject as? NSObject {
-                    dictionary.setObject(value.foundationObject, forKey: AnyHashable(keyObject))
-                }
-            }
-            return dictionary
-        case .object(let object): return object
+        case .array, .set, .dictionary, .codedObject: "7"
         }
     }
 }

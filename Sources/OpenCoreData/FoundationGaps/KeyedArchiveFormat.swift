@@ -39,16 +39,10 @@ enum KeyedArchiveFormat {
         "NSMutableData": NSMutableData.self, "NSURL": NSURL.self, "NSUUID": NSUUID.self, "NSNull": NSNull.self,
     ]
 
-    /// The index a UID holds, or nil when `value` is not a UID.
-    ///
-    /// Foundation parses a UID as an instance of its internal `_NSKeyedArchiverUID`,
-    /// whose index is readable only by reflection.
-    static func uidIndex(_ value: Any) -> Int? {
-        guard String(describing: type(of: value)) == "_NSKeyedArchiverUID" else { return nil }
-        for child in Mirror(reflecting: value).children where child.label == "value" {
-            if let index = child.value as? UInt32 { return Int(index) }
-        }
-        return nil
+    /// A field key as archives store it: NSKeyedArchiver adds a "$" to keys that begin
+    /// with one, so they cannot clash with "$class".
+    static func escaped(_ key: String) -> String {
+        key.hasPrefix("$") ? "$" + key : key
     }
 
     /// True when `candidate` is `ancestor` or one of its subclasses.

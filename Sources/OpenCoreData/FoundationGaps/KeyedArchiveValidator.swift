@@ -2,7 +2,7 @@
 // NSKeyedUnarchiver stops the process, or reads freed memory, on archives it should
 // refuse: a class description that is not one, NS.keys and NS.objects of different
 // lengths, an NSURL without NS.relative, an object that contains itself. So the bytes
-// are parsed here first and refused with an error unless:
+// are parsed here first (BinaryPropertyListReader) and refused with an error unless:
 //   (1) they are a binary property list with NSKeyedArchiver's envelope;
 //   (2) every $objects entry is "$null", a plain string, number, boolean or data, an
 //       object whose $class is a UID of a class description, or a class description;
@@ -23,24 +23,46 @@ struct KeyedArchiveTable {
         case number(NSNumber)
         case data(Data)
         /// An object: its class name and its fields (`$class` included).
-        case object(className: String, fields: [String: Any])
+        case object(className: String, fields: [String: PropertyListNode])
         case classDescription(name: String)
     }
 
     let entries: [Entry]
     /// The index of the root object.
     let root: Int
-    /// True when every object reachable from the root is of a standard class.
-    let holdsOnlyStandardClasses: Bool
 
     /// The index a field holds as a UID (checked in range by the validator).
-    func reference(_ fields: [String: Any], _ key: String) -> Int? {
-        fields[key].flatMap(KeyedArchiveFormat.uidIndex)
+    func reference(_ fields: [String: PropertyListNode], _ key: String) -> Int? {
+        fields[key]?.uidIndex
     }
 
     /// The indexes of a field holding an array of UIDs.
-    func references(_ fields: [String: Any], _ key: String) -> [Int] {
-        (fields[key] as? [Any])?.compactMap(KeyedArchiveFormat.uidIndex) ?? []
+    func references(_ fields: [String: PropertyListNode], _ key: String) -> [Int] {
+        guard case .array(let items)? = fields[key] else { return [] }
+        return items.compactMap(\.uidIndex)
+    }
+}
+
+extension PropertyListNode {
+    /// A real or integer as seconds; nil for other values.
+    var timeInterval: Double? {
+        switch self {
+        case .real(let seconds): seconds
+        case .integer(let seconds): Double(seconds)
+        default: nil
+        }
+    }
+
+    /// The index a UID holds; nil for other values.
+    var uidIndex: Int? {
+        if case .uid(let index) = self { return Int(index) }
+        return nil
+    }
+
+    /// A dictionary's entries by key (the last of equal keys wins); nil for other values.
+    var fields: [String: PropertyListNode]? {
+        guard case .dictionary(let entries) = self else { return nil }
+        return Dictionary(entries.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
     }
 }
 
@@ -50,21 +72,12 @@ enum KeyedArchiveValidator {
     ///
     /// - Throws: `NSCoderReadCorruptError` naming the first problem found.
     static func table(from data: Data) throws -> KeyedArchiveTable {
-        guard data.starts(with: Array("bplist00".utf8)) else {
-            throw KeyedArchiveFormat.corrupt("the bytes are not a binary property list (no \"bplist00\" header)")
-        }
-        let plist: Any
-        do {
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            throw KeyedArchiveFormat.corrupt("the property list does not parse (\(error.localizedDescription))")
-        }
-        guard let envelope = plist as? [String: Any],
-            envelope["$archiver"] as? String == KeyedArchiveFormat.archiverName,
-            (envelope["$version"] as? NSNumber)?.intValue == KeyedArchiveFormat.version
+        let plist = try BinaryPropertyListReader.parse(data)
+        guard let envelope = plist.fields, case .string(KeyedArchiveFormat.archiverName)? = envelope["$archiver"],
+            case .integer(Int64(KeyedArchiveFormat.version))? = envelope["$version"]
         else { throw KeyedArchiveFormat.corrupt("the property list is not an NSKeyedArchiver archive") }
-        guard let objects = envelope["$objects"] as? [Any], let top = envelope["$top"] as? [String: Any],
-            let rootValue = top[KeyedArchiveFormat.rootKey], let root = KeyedArchiveFormat.uidIndex(rootValue)
+        guard case .array(let objects)? = envelope["$objects"], let top = envelope["$top"]?.fields,
+            let root = top[KeyedArchiveFormat.rootKey]?.uidIndex
         else { throw KeyedArchiveFormat.corrupt("the archive has no $objects or no root object") }
         let entries = try classify(objects)
         guard entries.indices.contains(root) else {
@@ -72,36 +85,41 @@ enum KeyedArchiveValidator {
         }
         var walk = GraphWalk(entries: entries)
         try walk.check(from: root)
-        return KeyedArchiveTable(entries: entries, root: root, holdsOnlyStandardClasses: walk.onlyStandardClasses)
+        return KeyedArchiveTable(entries: entries, root: root)
     }
 
     /// Rules 1-2: each entry's kind, and each object's class description.
-    private static func classify(_ objects: [Any]) throws -> [KeyedArchiveTable.Entry] {
+    private static func classify(_ objects: [PropertyListNode]) throws -> [KeyedArchiveTable.Entry] {
         var entries: [KeyedArchiveTable.Entry] = []
         entries.reserveCapacity(objects.count)
-        var objectFields: [(index: Int, fields: [String: Any])] = []
+        var objectFields: [(index: Int, fields: [String: PropertyListNode])] = []
         for (index, value) in objects.enumerated() {
-            if type(of: value) == Bool.self, let flag = value as? Bool {
-                entries.append(.number(NSNumber(value: flag)))
-            } else if let string = value as? String {
-                entries.append(string == KeyedArchiveFormat.nullName ? .null : .string(string))
-            } else if let number = value as? NSNumber {
-                entries.append(.number(number))
-            } else if let data = value as? Data {
-                entries.append(.data(data))
-            } else if let fields = value as? [String: Any], fields["$classname"] != nil {
-                guard let name = fields["$classname"] as? String, fields["$classes"] == nil || fields["$classes"] is [String]
-                else { throw KeyedArchiveFormat.corrupt("class description \(index) is malformed") }
-                entries.append(.classDescription(name: name))
-            } else if let fields = value as? [String: Any], fields["$class"] != nil {
-                entries.append(.null)  // replaced once every class description is known
-                objectFields.append((index, fields))
-            } else {
-                throw KeyedArchiveFormat.corrupt("entry \(index) of $objects is a \(type(of: value)), not an archived value")
+            switch value {
+            case .boolean(let flag): entries.append(.number(NSNumber(value: flag)))
+            case .integer(let number): entries.append(.number(NSNumber(value: number)))
+            case .unsignedInteger(let number): entries.append(.number(NSNumber(value: number)))
+            case .real(let number): entries.append(.number(NSNumber(value: number)))
+            case .string(let string): entries.append(string == KeyedArchiveFormat.nullName ? .null : .string(string))
+            case .data(let data): entries.append(.data(data))
+            case .dictionary:
+                let fields = value.fields ?? [:]
+                if let name = fields["$classname"] {
+                    guard case .string(let name) = name else {
+                        throw KeyedArchiveFormat.corrupt("class description \(index) is malformed")
+                    }
+                    entries.append(.classDescription(name: name))
+                } else if fields["$class"] != nil {
+                    entries.append(.null)  // replaced once every class description is known
+                    objectFields.append((index, fields))
+                } else {
+                    throw KeyedArchiveFormat.corrupt("entry \(index) of $objects is neither an object nor a class")
+                }
+            case .uid, .array:
+                throw KeyedArchiveFormat.corrupt("entry \(index) of $objects is not an archived value")
             }
         }
         for (index, fields) in objectFields {
-            guard let classIndex = fields["$class"].flatMap(KeyedArchiveFormat.uidIndex),
+            guard let classIndex = fields["$class"]?.uidIndex,
                 entries.indices.contains(classIndex), case .classDescription(let name) = entries[classIndex]
             else { throw KeyedArchiveFormat.corrupt("object \(index) has no valid $class reference") }
             entries[index] = .object(className: name, fields: fields)
@@ -113,7 +131,6 @@ enum KeyedArchiveValidator {
 /// Rules 3-5: a depth-first walk of the objects reachable from the root.
 private struct GraphWalk {
     let entries: [KeyedArchiveTable.Entry]
-    private(set) var onlyStandardClasses = true
     /// The height of each finished object (1 for an object holding only values).
     private var heights: [Int: Int] = [:]
 
@@ -166,8 +183,10 @@ private struct GraphWalk {
         return children
     }
 
-    private func collectReferences(in value: Any, of owner: Int, into children: inout [Int]) throws {
-        if let reference = KeyedArchiveFormat.uidIndex(value) {
+    private func collectReferences(in value: PropertyListNode, of owner: Int, into children: inout [Int]) throws {
+        switch value {
+        case .uid(let index):
+            let reference = Int(index)
             guard entries.indices.contains(reference) else {
                 throw KeyedArchiveFormat.corrupt(
                     "object \(owner) refers to entry \(reference), outside $objects (\(entries.count) entries)")
@@ -176,21 +195,23 @@ private struct GraphWalk {
                 throw KeyedArchiveFormat.corrupt("object \(owner) refers to class description \(reference) as a value")
             }
             children.append(reference)
-        } else if let array = value as? [Any] {
-            for element in array { try collectReferences(in: element, of: owner, into: &children) }
-        } else if let dictionary = value as? [String: Any] {
-            for element in dictionary.values { try collectReferences(in: element, of: owner, into: &children) }
+        case .array(let elements):
+            for element in elements { try collectReferences(in: element, of: owner, into: &children) }
+        case .dictionary(let entries):
+            for entry in entries { try collectReferences(in: entry.value, of: owner, into: &children) }
+        default:
+            break
         }
     }
 
     /// Rule 4.
-    private mutating func checkFields(of index: Int, className: String, fields: [String: Any]) throws {
+    private func checkFields(of index: Int, className: String, fields: [String: PropertyListNode]) throws {
         func fail(_ problem: String) -> NSError {
             KeyedArchiveFormat.corrupt("\(className) object \(index) \(problem)")
         }
         func referenceArray(_ key: String) throws -> [Int] {
-            guard let array = fields[key] as? [Any] else { throw fail("has no \(key) array") }
-            let references = array.compactMap(KeyedArchiveFormat.uidIndex)
+            guard case .array(let array)? = fields[key] else { throw fail("has no \(key) array") }
+            let references = array.compactMap(\.uidIndex)
             guard references.count == array.count else { throw fail("holds a non-reference in \(key)") }
             for reference in references {
                 if case .null = entries[reference] { throw fail("holds $null in \(key)") }
@@ -198,7 +219,7 @@ private struct GraphWalk {
             return references
         }
         func referencedEntry(_ key: String) throws -> KeyedArchiveTable.Entry {
-            guard let reference = fields[key].flatMap(KeyedArchiveFormat.uidIndex) else {
+            guard let reference = fields[key]?.uidIndex else {
                 throw fail("has no \(key) reference")
             }
             return entries[reference]
@@ -211,15 +232,17 @@ private struct GraphWalk {
                 throw fail("has NS.keys and NS.objects of different lengths")
             }
         case "NSString", "NSMutableString":
-            guard fields["NS.string"] is String else { throw fail("has no NS.string string") }
+            guard case .string? = fields["NS.string"] else { throw fail("has no NS.string string") }
         case "NSDate":
-            guard let time = fields["NS.time"] as? NSNumber, type(of: fields["NS.time"]!) != Bool.self,
-                time.doubleValue.isFinite
-            else { throw fail("has no finite NS.time number") }
+            guard let time = fields["NS.time"]?.timeInterval, time.isFinite else {
+                throw fail("has no finite NS.time number")
+            }
         case "NSData", "NSMutableData":
-            guard fields["NS.data"] is Data else { throw fail("has no NS.data bytes") }
+            guard case .data? = fields["NS.data"] else { throw fail("has no NS.data bytes") }
         case "NSUUID":
-            guard (fields["NS.uuidbytes"] as? Data)?.count == 16 else { throw fail("has no 16-byte NS.uuidbytes") }
+            guard case .data(let bytes)? = fields["NS.uuidbytes"], bytes.count == 16 else {
+                throw fail("has no 16-byte NS.uuidbytes")
+            }
         case "NSURL":
             switch try referencedEntry("NS.base") {
             case .null, .object(className: "NSURL", _): break
@@ -238,7 +261,6 @@ private struct GraphWalk {
                         + "NSString, NSNumber, NSDate, NSData, NSURL, NSUUID, NSNull and Swift classes of your modules)"
                 )
             }
-            onlyStandardClasses = false
         }
     }
 }

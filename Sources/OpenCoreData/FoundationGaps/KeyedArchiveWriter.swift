@@ -2,16 +2,16 @@
 // swift-corelibs-foundation's archiver compares every container with every other to
 // share equal objects, so an array of a hundred dictionaries took over a second and a
 // thousand minutes. Here each value is written once, in linear time, in the layout
-// KeyedArchiveFormat describes; NSKeyedUnarchiver reads the result, and so does Apple's.
+// KeyedArchiveFormat describes; Foundation's NSKeyedUnarchiver reads the result.
 import Foundation
 
-/// Writes keyed archives of values that hold none of your classes.
+/// Writes keyed archives.
 struct KeyedArchiveWriter {
     private var objects: [PropertyListNode] = [.string(KeyedArchiveFormat.nullName)]
     private var classIndexes: [String: UInt32] = [:]
     private var stringIndexes: [String: UInt32] = [:]
 
-    /// The keyed archive of `value`, which must not contain `.object`.
+    /// The keyed archive of `value`.
     static func data(for value: ArchivableValue) -> Data {
         var writer = KeyedArchiveWriter()
         let root = writer.append(value)
@@ -56,8 +56,18 @@ struct KeyedArchiveWriter {
             let keys = entries.map { PropertyListNode.uid(append($0.key)) }
             let values = entries.map { PropertyListNode.uid(append($0.value)) }
             return object("NSDictionary", [("NS.keys", .array(keys)), ("NS.objects", .array(values))])
-        case .object:
-            preconditionFailure("values holding your classes are archived by NSKeyedArchiver")
+        case .codedObject(let className, let classChain, let fields):
+            let written = fields.map { field -> (key: String, value: PropertyListNode) in
+                switch field.value {
+                case .value(let value): (field.key, .uid(append(value)))
+                case .nilObject: (field.key, .uid(0))
+                case .boolean(let flag): (field.key, .boolean(flag))
+                case .integer(let number): (field.key, .integer(number))
+                case .real(let number): (field.key, .real(number))
+                case .bytes(let data): (field.key, .data(data))
+                }
+            }
+            return object(className, written, classChain: classChain)
         }
     }
 
@@ -66,15 +76,19 @@ struct KeyedArchiveWriter {
         return UInt32(objects.count - 1)
     }
 
-    /// An object of standard class `className` with `fields`.
-    private mutating func object(_ className: String, _ fields: [(key: String, value: PropertyListNode)]) -> UInt32 {
+    /// An object of class `className` with `fields`; `classChain` names the class and its
+    /// superclasses (a standard class: itself and NSObject).
+    private mutating func object(
+        _ className: String, _ fields: [(key: String, value: PropertyListNode)], classChain: [String]? = nil
+    ) -> UInt32 {
         let classIndex: UInt32
         if let known = classIndexes[className] {
             classIndex = known
         } else {
+            let chain = classChain ?? [className, "NSObject"]
             classIndex = add(
                 .dictionary([
-                    ("$classes", .array([.string(className), .string("NSObject")])),
+                    ("$classes", .array(chain.map(PropertyListNode.string))),
                     ("$classname", .string(className)),
                 ]))
             classIndexes[className] = classIndex

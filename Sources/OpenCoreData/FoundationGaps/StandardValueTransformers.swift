@@ -75,7 +75,7 @@ final class KeyedUnarchiveFromDataTransformer: ValueTransformer, ThrowingValueTr
         guard let data = value as? Data else {
             throw KeyedArchiveFormat.invalidValue("unarchiving expects Data, not a \(type(of: value))")
         }
-        return try KeyedArchiveCoding.unarchive(data, allowedClasses: [], secure: false)
+        return try KeyedArchiveCoding.unarchive(data, allowedClasses: nil, secure: false)
     }
 
     func reverseTransformedValueThrowing(_ value: Any?) throws -> Any? {
