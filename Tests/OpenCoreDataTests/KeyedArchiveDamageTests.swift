@@ -22,7 +22,9 @@ import Testing
     @Test func archivesThatStopFoundationAreErrors() throws {
         let null = A.string("$null")
         var deep = [null, A.classDescription("NSArray")]
-        for level in 2..<102 { deep.append(A.object(classAt: 1, [("NS.objects", A.uidArray(level < 101 ? [level + 1] : []))])) }
+        for level in 2..<102 {
+            deep.append(A.object(classAt: 1, [("NS.objects", A.uidArray(level < 101 ? [level + 1] : []))]))
+        }
         let cases: [(String, Data)] = [
             (
                 "a dictionary with more keys than objects",
@@ -31,40 +33,95 @@ import Testing
                     A.classDescription("NSDictionary"), A.string("k"),
                 ])
             ),
-            ("a $class that is not a class description", try A.archive([null, A.object(classAt: 0, [("NS.objects", A.uidArray([]))])])),
-            ("a URL without NS.relative", try A.archive([null, A.object(classAt: 2, [("NS.base", A.uid(0))]), A.classDescription("NSURL")])),
+            (
+                "a $class that is not a class description",
+                try A.archive([null, A.object(classAt: 0, [("NS.objects", A.uidArray([]))])])
+            ),
+            (
+                "a URL without NS.relative",
+                try A.archive([null, A.object(classAt: 2, [("NS.base", A.uid(0))]), A.classDescription("NSURL")])
+            ),
             (
                 "a URL whose NS.relative is an array",
                 try A.archive([
-                    null, A.object(classAt: 2, [("NS.base", A.uid(0)), ("NS.relative", A.uid(3))]), A.classDescription("NSURL"),
+                    null, A.object(classAt: 2, [("NS.base", A.uid(0)), ("NS.relative", A.uid(3))]),
+                    A.classDescription("NSURL"),
                     A.object(classAt: 4, [("NS.objects", A.uidArray([]))]), A.classDescription("NSArray"),
                 ])
             ),
-            ("an array containing itself", try A.archive([null, A.object(classAt: 2, [("NS.objects", A.uidArray([1]))]), A.classDescription("NSArray")])),
-            ("a reference outside $objects", try A.archive([null, A.object(classAt: 2, [("NS.objects", A.uidArray([40]))]), A.classDescription("NSArray")])),
-            ("$null inside an array", try A.archive([null, A.object(classAt: 2, [("NS.objects", A.uidArray([0]))]), A.classDescription("NSArray")])),
-            ("a class description used as a value", try A.archive([null, A.object(classAt: 2, [("NS.objects", A.uidArray([2]))]), A.classDescription("NSArray")])),
+            (
+                "an array containing itself",
+                try A.archive([
+                    null, A.object(classAt: 2, [("NS.objects", A.uidArray([1]))]), A.classDescription("NSArray"),
+                ])
+            ),
+            (
+                "a reference outside $objects",
+                try A.archive([
+                    null, A.object(classAt: 2, [("NS.objects", A.uidArray([40]))]), A.classDescription("NSArray"),
+                ])
+            ),
+            (
+                "$null inside an array",
+                try A.archive([
+                    null, A.object(classAt: 2, [("NS.objects", A.uidArray([0]))]), A.classDescription("NSArray"),
+                ])
+            ),
+            (
+                "a class description used as a value",
+                try A.archive([
+                    null, A.object(classAt: 2, [("NS.objects", A.uidArray([2]))]), A.classDescription("NSArray"),
+                ])
+            ),
             ("a root outside $objects", try A.archive([null], root: 9)),
-            ("a UUID of five bytes", try A.archive([null, A.object(classAt: 2, [("NS.uuidbytes", "<data>AAECAwQ=</data>")]), A.classDescription("NSUUID")])),
-            ("a date whose time is a string", try A.archive([null, A.object(classAt: 2, [("NS.time", A.string("noon"))]), A.classDescription("NSDate")])),
-            ("a Foundation class without a checked decoder", try A.archive([null, A.object(classAt: 2, []), A.classDescription("NSValue")])),
-            ("a class the program does not have", try A.archive([null, A.object(classAt: 2, []), A.classDescription("Nowhere.Thing")])),
+            (
+                "a UUID of five bytes",
+                try A.archive([
+                    null, A.object(classAt: 2, [("NS.uuidbytes", "<data>AAECAwQ=</data>")]),
+                    A.classDescription("NSUUID"),
+                ])
+            ),
+            (
+                "a date whose time is a string",
+                try A.archive([
+                    null, A.object(classAt: 2, [("NS.time", A.string("noon"))]), A.classDescription("NSDate"),
+                ])
+            ),
+            (
+                "a Foundation class without a checked decoder",
+                try A.archive([null, A.object(classAt: 2, []), A.classDescription("NSValue")])
+            ),
+            (
+                "a class the program does not have",
+                try A.archive([null, A.object(classAt: 2, []), A.classDescription("Nowhere.Thing")])
+            ),
             ("objects nested 100 deep", try A.archive(deep, root: 2)),
             (
                 "your class whose decoder fails",
-                try A.archive([null, A.object(classAt: 2, [("latitude", "<real>1</real>")]), A.classDescription("OpenCoreDataTests.ArchivedCoordinate")])
+                try A.archive([
+                    null, A.object(classAt: 2, [("latitude", "<real>1</real>")]),
+                    A.classDescription("OpenCoreDataTests.ArchivedCoordinate"),
+                ])
             ),
             (
                 "your class holding a date where it decodes a string",
                 try A.archive([
-                    null, A.object(classAt: 2, [("label", A.uid(3))]), A.classDescription("OpenCoreDataTests.ArchivedCoordinate"),
+                    null, A.object(classAt: 2, [("label", A.uid(3))]),
+                    A.classDescription("OpenCoreDataTests.ArchivedCoordinate"),
                     A.object(classAt: 4, [("NS.time", "<real>1</real>")]), A.classDescription("NSDate"),
                 ])
             ),
             ("bytes that are not a property list", Data("hello".utf8)),
             ("no bytes", Data()),
-            ("a property list that is not an archive", try PropertyListSerialization.data(fromPropertyList: ["a": 1], format: .binary, options: 0)),
-            ("an XML archive", try PropertyListSerialization.data(fromPropertyList: ["$archiver": "NSKeyedArchiver"], format: .xml, options: 0)),
+            (
+                "a property list that is not an archive",
+                try PropertyListSerialization.data(fromPropertyList: ["a": 1], format: .binary, options: 0)
+            ),
+            (
+                "an XML archive",
+                try PropertyListSerialization.data(
+                    fromPropertyList: ["$archiver": "NSKeyedArchiver"], format: .xml, options: 0)
+            ),
         ]
         for (problem, data) in cases {
             for decoder in Self.decoders {
@@ -75,14 +132,16 @@ import Testing
 
     @Test func anInsecureClassIsReadOnlyWithoutSecureCoding() throws {
         let data = try A.archive([
-            A.string("$null"), A.object(classAt: 2, [("text", A.uid(3))]), A.classDescription("OpenCoreDataTests.InsecureNote"),
+            A.string("$null"), A.object(classAt: 2, [("text", A.uid(3))]),
+            A.classDescription("OpenCoreDataTests.InsecureNote"),
             A.string("note"),
         ])
         for decoder in Self.decoders where decoder.name != "keyed, any class" {
             let error = try #require(throws: Error.self, "\(decoder.name)") { try decoder.decode(data) }
             #expect((error as NSError).localizedDescription.contains("secure coding"))
         }
-        #expect((try KeyedUnarchiveFromDataTransformer().transformedValueThrowing(data) as? InsecureNote)?.text == "note")
+        #expect(
+            (try KeyedUnarchiveFromDataTransformer().transformedValueThrowing(data) as? InsecureNote)?.text == "note")
     }
 
     @Test func seededMutationsNeverStopTheProcess() throws {
@@ -116,7 +175,8 @@ import Testing
                 guard
                     let plist = try? PropertyListSerialization.propertyList(
                         from: Data(lines.joined(separator: "\n").utf8), options: [], format: nil),
-                    let binary = try? PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+                    let binary = try? PropertyListSerialization.data(
+                        fromPropertyList: plist, format: .binary, options: 0)
                 else { continue }
                 mutated = binary
             }
@@ -124,14 +184,17 @@ import Testing
                 if (try? decoder.decode(mutated)) != nil { decoded += 1 } else { refused += 1 }
             }
         }
-        #expect(decoded > 100 && refused > 100, "the mutations should both keep and break archives (\(random.replayHint))")
+        #expect(
+            decoded > 100 && refused > 100, "the mutations should both keep and break archives (\(random.replayHint))")
     }
 
     private func mutateBytes(_ data: Data, _ random: inout SeededRandom) -> Data {
         var bytes = [UInt8](data)
         switch random.int(in: 0...2) {
         case 0:
-            for _ in 0..<random.int(in: 1...4) { bytes[random.int(in: 0...(bytes.count - 1))] ^= UInt8(random.int(in: 1...255)) }
+            for _ in 0..<random.int(in: 1...4) {
+                bytes[random.int(in: 0...(bytes.count - 1))] ^= UInt8(random.int(in: 1...255))
+            }
         case 1:
             bytes.removeLast(random.int(in: 1...(bytes.count - 1)))
         default:
@@ -146,7 +209,8 @@ import Testing
             "OpenCoreDataTests.ArchivedCoordinate", "OpenCoreDataTests.InsecureNote", "Missing.Class",
         ]
         let keys = [
-            "NS.objects", "NS.keys", "NS.base", "NS.relative", "NS.time", "NS.uuidbytes", "NS.string", "NS.data", "$class",
+            "NS.objects", "NS.keys", "NS.base", "NS.relative", "NS.time", "NS.uuidbytes", "NS.string", "NS.data",
+            "$class",
             "$classname", "$classes", "label", "root", "$top", "$objects",
         ]
         let index = random.int(in: 0...(lines.count - 1))
@@ -167,7 +231,9 @@ import Testing
         case 5:
             lines.swapAt(index, random.int(in: 0...(lines.count - 1)))
         default:
-            let values = ["<true/>", "<real>1e308</real>", "<data>AAE=</data>", "<array/>", "<dict/>", "<string>x</string>"]
+            let values = [
+                "<true/>", "<real>1e308</real>", "<data>AAE=</data>", "<array/>", "<dict/>", "<string>x</string>",
+            ]
             if line.contains("<") && !line.contains("key") && !line.contains("plist") {
                 lines[index] = indent + random.pick(values)
             }

@@ -157,21 +157,26 @@ enum ArchiveText {
         #expect(decoded.first as? String == "a" && decoded.last as? Int == 1)
         let dictionary = NSDictionary(dictionary: ["k": NSDate(timeIntervalSinceReferenceDate: 5)])
         #expect((try roundTrip(dictionary) as? [String: Date])?["k"] == Date(timeIntervalSinceReferenceDate: 5))
-        #expect(try roundTrip(NSUUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!) as? UUID
-            == UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+        #expect(
+            try roundTrip(NSUUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!) as? UUID
+                == UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
     }
 
     @Test func foundationReadsOurArchivesAndWeReadFoundations() throws {
         let value: [String: Any] = [
             "list": ["a", "b"], "number": 3, "flag": true, "when": Date(timeIntervalSinceReferenceDate: 9),
-            "where": URL(string: "https://example.com")!, "id": UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
+            "where": URL(string: "https://example.com")!,
+            "id": UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
             "bytes": Data([1, 2]), "set": Set([1, 2]), "null": NSNull(),
         ]
         let ours = try #require(try transformer.reverseTransformedValueThrowing(value) as? Data)
         let classes = NSSecureUnarchiveFromDataTransformer.allowedTopLevelClasses
-        let byFoundation = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClasses: classes, from: ours) as? NSDictionary)
+        let byFoundation = try #require(
+            try NSKeyedUnarchiver.unarchivedObject(ofClasses: classes, from: ours) as? NSDictionary)
         #expect(byFoundation["list"] as? [String] == ["a", "b"] && byFoundation["number"] as? Int == 3)
-        #expect(byFoundation["flag"] as? Bool == true && byFoundation["when"] as? Date == Date(timeIntervalSinceReferenceDate: 9))
+        #expect(
+            byFoundation["flag"] as? Bool == true
+                && byFoundation["when"] as? Date == Date(timeIntervalSinceReferenceDate: 9))
         #expect(byFoundation["where"] as? URL == URL(string: "https://example.com"))
         #expect((byFoundation["id"] as? UUID)?.uuidString == "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
         #expect(byFoundation["bytes"] as? Data == Data([1, 2]) && byFoundation["set"] as? Set<Int> == [1, 2])
@@ -205,12 +210,15 @@ enum ArchiveText {
 
     @Test func yourClassesCrossFoundationsCoderBothWays() throws {
         let coordinate = ArchivedCoordinate(latitude: -33.9, longitude: 151.2, label: "Sydney")
-        let ours = try #require(try CoordinateTransformer().reverseTransformedValueThrowing(["at": coordinate]) as? Data)
+        let ours = try #require(
+            try CoordinateTransformer().reverseTransformedValueThrowing(["at": coordinate]) as? Data)
         let classes: [AnyClass] = [NSDictionary.self, NSString.self, ArchivedCoordinate.self]
         let byFoundation = try NSKeyedUnarchiver.unarchivedObject(ofClasses: classes, from: ours) as? NSDictionary
         #expect(byFoundation?["at"] as? ArchivedCoordinate == coordinate)
         let foundations = try NSKeyedArchiver.archivedData(withRootObject: [coordinate], requiringSecureCoding: true)
-        #expect((try CoordinateTransformer().transformedValueThrowing(foundations) as? [Any])?.first as? ArchivedCoordinate == coordinate)
+        #expect(
+            (try CoordinateTransformer().transformedValueThrowing(foundations) as? [Any])?.first as? ArchivedCoordinate
+                == coordinate)
     }
 
     @Test func aMemberThatFailsToDecodeFailsTheArchive() throws {
@@ -220,7 +228,8 @@ enum ArchiveText {
         let data = try A.archive([
             A.string("$null"), A.object(classAt: 2, [("NS.keys", A.uidArray([3])), ("NS.objects", A.uidArray([4]))]),
             A.classDescription("NSDictionary"), A.string("at"),
-            A.object(classAt: 5, [("latitude", "<real>1</real>")]), A.classDescription("OpenCoreDataTests.ArchivedCoordinate"),
+            A.object(classAt: 5, [("latitude", "<real>1</real>")]),
+            A.classDescription("OpenCoreDataTests.ArchivedCoordinate"),
         ])
         let error = try #require(throws: Error.self) { try CoordinateTransformer().transformedValueThrowing(data) }
         #expect((error as NSError).localizedDescription.contains("init(coder:) failed"))
@@ -267,15 +276,18 @@ enum ArchiveText {
         let numbers = try #require(try transformer.reverseTransformedValueThrowing([1, 2]) as? Data)
         let error = try #require(throws: Error.self) { try NarrowTransformer().transformedValueThrowing(numbers) }
         #expect((error as NSError).localizedDescription.contains("NSNumber"))
-        #expect(try NarrowTransformer().transformedValueThrowing(transformer.reverseTransformedValueThrowing(["a"])) as? [String] == ["a"])
+        #expect(
+            try NarrowTransformer().transformedValueThrowing(transformer.reverseTransformedValueThrowing(["a"]))
+                as? [String] == ["a"])
     }
 
     @Test func goldenBytes() throws {
         let data = try #require(try TransformableValueCoding.encode(["Swift", "Core Data"], transformerName: nil))
         let hex = data.map { String(format: "%02x", $0) }.joined()
         #expect(hex == GoldenArchive.stringArray, "the archive of [\"Swift\", \"Core Data\"] changed: \(hex)")
-        #expect(try TransformableValueCoding.encode(["b": 2, "a": 1], transformerName: nil)
-            == TransformableValueCoding.encode(["a": 1, "b": 2], transformerName: nil), "equal values, equal bytes")
+        #expect(
+            try TransformableValueCoding.encode(["b": 2, "a": 1], transformerName: nil)
+                == TransformableValueCoding.encode(["a": 1, "b": 2], transformerName: nil), "equal values, equal bytes")
     }
 }
 
@@ -291,10 +303,10 @@ enum GoldenArchive {
     /// "Core Data", the NSArray class description and the NSArray object; offset table and
     /// trailer (27 objects, top 26).
     static let stringArray =
-            "62706c6973743030582476657273696f6e592461726368697665725424746f7058246f626a6563747312000186a05f10"
-            + "0f4e534b65796564417263686976657254726f6f748004d1060755246e756c6c55537769667459436f72652044617461"
-            + "5824636c61737365735a24636c6173736e616d65574e534172726179584e534f626a656374a20e0fd20c0d100e562463"
-            + "6c6173735a4e532e6f626a65637473800380018002a21516d212131417a5090a0b1118d4000102030405081908111b20"
-            + "292e4045474a50566069747c85888d949fa1a3a5a8adb30000000000000101000000000000001b000000000000001a00"
-            + "000000000000bc"
+        "62706c6973743030582476657273696f6e592461726368697665725424746f7058246f626a6563747312000186a05f10"
+        + "0f4e534b65796564417263686976657254726f6f748004d1060755246e756c6c55537769667459436f72652044617461"
+        + "5824636c61737365735a24636c6173736e616d65574e534172726179584e534f626a656374a20e0fd20c0d100e562463"
+        + "6c6173735a4e532e6f626a65637473800380018002a21516d212131417a5090a0b1118d4000102030405081908111b20"
+        + "292e4045474a50566069747c85888d949fa1a3a5a8adb30000000000000101000000000000001b000000000000001a00"
+        + "000000000000bc"
 }

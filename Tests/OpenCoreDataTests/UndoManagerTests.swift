@@ -228,8 +228,12 @@ private struct UndoModel {
                     manager.levelsOfUndo = levels
                     model.levels = levels
                     if levels > 0 {
-                        if model.undoStack.count > levels { model.undoStack.removeFirst(model.undoStack.count - levels) }
-                        if model.redoStack.count > levels { model.redoStack.removeFirst(model.redoStack.count - levels) }
+                        if model.undoStack.count > levels {
+                            model.undoStack.removeFirst(model.undoStack.count - levels)
+                        }
+                        if model.redoStack.count > levels {
+                            model.redoStack.removeFirst(model.redoStack.count - levels)
+                        }
                     }
                 case 98..<100:
                     trace.append("removeAll")
@@ -245,7 +249,9 @@ private struct UndoModel {
                     document.values == model.values && manager.canUndo == model.canUndo
                     && manager.canRedo == !model.redoStack.isEmpty && manager.groupingLevel == model.openGroups.count
                     && manager.isUndoRegistrationEnabled == (model.disableCount == 0)
-                #expect(agrees, "sequence \(sequence) diverged after: \(trace.joined(separator: ", ")); \(random.replayHint)")
+                #expect(
+                    agrees,
+                    "sequence \(sequence) diverged after: \(trace.joined(separator: ", ")); \(random.replayHint)")
                 if !agrees { return }
             }
         }
@@ -279,7 +285,8 @@ private struct UndoModel {
             ])
         manager.undo()
         #expect(
-            log.take() == ["Checkpoint", "WillCloseUndoGroup", "DidCloseUndoGroup", "Checkpoint", "WillUndoChange",
+            log.take() == [
+                "Checkpoint", "WillCloseUndoGroup", "DidCloseUndoGroup", "Checkpoint", "WillUndoChange",
                 "Checkpoint", "DidUndoChange",
             ],
             "undo() closes the open top-level group first")

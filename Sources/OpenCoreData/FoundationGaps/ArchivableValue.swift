@@ -36,7 +36,8 @@ indirect enum ArchivableValue {
         _ value: Any, allowed: [AnyClass]?, secure: Bool, depth: Int = 1, path: Set<ObjectIdentifier> = []
     ) throws -> ArchivableValue {
         guard depth <= KeyedArchiveFormat.maximumDepth else {
-            throw KeyedArchiveFormat.invalidValue("the value nests more than \(KeyedArchiveFormat.maximumDepth) levels deep")
+            throw KeyedArchiveFormat.invalidValue(
+                "the value nests more than \(KeyedArchiveFormat.maximumDepth) levels deep")
         }
         let (converted, foundationClass): (ArchivableValue, AnyClass) = try convert(
             value, allowed: allowed, secure: secure, depth: depth, path: path)
@@ -76,7 +77,8 @@ indirect enum ArchivableValue {
                 let archivedKey = try member(key.base)
                 guard archivedKey.isHashableKey else {
                     throw KeyedArchiveFormat.invalidValue(
-                        "a dictionary key must be a string, number, date, data, URL, UUID or NSNull, not \(type(of: key.base))")
+                        "a dictionary key must be a string, number, date, data, URL, UUID or NSNull, not \(type(of: key.base))"
+                    )
                 }
                 entries.append((archivedKey, try member(element)))
             }

@@ -53,7 +53,9 @@ enum BinaryPropertyListReader {
             objectsEnd = Int(tableOffset)
             offsets = try (0..<Int(count)).map { index in
                 let offset = Self.unsigned(bytes, at: Int(tableOffset) + index * offsetSize, size: offsetSize)
-                guard offset >= 8, offset < tableOffset else { throw corrupt("object \(index) lies outside the objects") }
+                guard offset >= 8, offset < tableOffset else {
+                    throw corrupt("object \(index) lies outside the objects")
+                }
                 return Int(offset)
             }
             topObject = Int(top)
@@ -86,7 +88,8 @@ enum BinaryPropertyListReader {
             case 0x5:
                 let (length, start) = try count(low, at: position)
                 try require(length, at: start)
-                return .string(String(String.UnicodeScalarView(bytes[start..<start + length].map { Unicode.Scalar($0) })))
+                return .string(
+                    String(String.UnicodeScalarView(bytes[start..<start + length].map { Unicode.Scalar($0) })))
             case 0x6:
                 let (length, start) = try count(low, at: position)
                 try require(length * 2, at: start)
@@ -111,7 +114,8 @@ enum BinaryPropertyListReader {
                 }
                 return .dictionary(entries)
             default:
-                throw corrupt("object \(index) has marker 0x\(String(marker, radix: 16)), which keyed archives do not use")
+                throw corrupt(
+                    "object \(index) has marker 0x\(String(marker, radix: 16)), which keyed archives do not use")
             }
         }
 

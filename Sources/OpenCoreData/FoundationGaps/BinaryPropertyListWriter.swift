@@ -69,7 +69,9 @@ enum BinaryPropertyListWriter {
     }
 
     /// Appends `node` (children first) and returns its index.
-    private static func flatten(_ node: PropertyListNode, into flat: inout [FlatObject], strings: inout [String: Int]) -> Int {
+    private static func flatten(_ node: PropertyListNode, into flat: inout [FlatObject], strings: inout [String: Int])
+        -> Int
+    {
         switch node {
         case .array(let elements):
             let references = elements.map { flatten($0, into: &flat, strings: &strings) }

@@ -102,7 +102,8 @@ final class KeyedArchiveDecoder: NSCoder {
         case "NSArray", "NSMutableArray":
             return try members(fields, "NS.objects", allowed: allowed, of: index)
         case "NSSet", "NSMutableSet":
-            return Set(try members(fields, "NS.objects", allowed: allowed, of: index).map { try hashable($0, in: index) })
+            return Set(
+                try members(fields, "NS.objects", allowed: allowed, of: index).map { try hashable($0, in: index) })
         case "NSDictionary", "NSMutableDictionary":
             let keys = try members(fields, "NS.keys", allowed: allowed, of: index).map { try hashable($0, in: index) }
             let values = try members(fields, "NS.objects", allowed: allowed, of: index)
@@ -129,7 +130,9 @@ final class KeyedArchiveDecoder: NSCoder {
 
     private func url(_ fields: [String: PropertyListNode], at index: Int) throws -> URL {
         var base: URL?
-        if let baseIndex = table.reference(fields, "NS.base"), case .object(_, let baseFields) = table.entries[baseIndex] {
+        if let baseIndex = table.reference(fields, "NS.base"),
+            case .object(_, let baseFields) = table.entries[baseIndex]
+        {
             base = try url(baseFields, at: baseIndex)
         }
         var relative: String?

@@ -55,7 +55,9 @@ final class KeyedArchiveEncoder: NSCoder {
             return
         }
         do {
-            add(key, .value(try ArchivableValue.make(object, allowed: nil, secure: secure, depth: depth + 1, path: path)))
+            add(
+                key,
+                .value(try ArchivableValue.make(object, allowed: nil, secure: secure, depth: depth + 1, path: path)))
         } catch {
             failure = error
         }

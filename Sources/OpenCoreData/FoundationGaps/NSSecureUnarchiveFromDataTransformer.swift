@@ -61,7 +61,8 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, ThrowingValue
         guard let data = value as? Data else {
             throw KeyedArchiveFormat.invalidValue("unarchiving expects Data, not a \(type(of: value))")
         }
-        return try KeyedArchiveCoding.unarchive(data, allowedClasses: type(of: self).allowedTopLevelClasses, secure: true)
+        return try KeyedArchiveCoding.unarchive(
+            data, allowedClasses: type(of: self).allowedTopLevelClasses, secure: true)
     }
 
     /// The keyed-archive `Data` of `value`; nil for nil.
@@ -70,6 +71,7 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, ThrowingValue
     ///   of an allowed class.
     open func reverseTransformedValueThrowing(_ value: Any?) throws -> Any? {
         guard let value = flattenedOptional(value) else { return nil }
-        return try KeyedArchiveCoding.archive(value, allowedClasses: type(of: self).allowedTopLevelClasses, secure: true)
+        return try KeyedArchiveCoding.archive(
+            value, allowedClasses: type(of: self).allowedTopLevelClasses, secure: true)
     }
 }

@@ -41,12 +41,14 @@ public enum TransformableValueCoding {
             code: NSManagedObjectValidationError)
         guard let transformed else {
             throw CoreDataError.make(
-                NSManagedObjectValidationError, "\(label) returned nil for a \(type(of: value)), so it cannot be stored")
+                NSManagedObjectValidationError, "\(label) returned nil for a \(type(of: value)), so it cannot be stored"
+            )
         }
         guard let data = transformed as? Data else {
             throw CoreDataError.make(
                 NSManagedObjectValidationError,
-                "\(label) turned a \(type(of: value)) into a \(type(of: transformed)), not Data, so it cannot be stored")
+                "\(label) turned a \(type(of: value)) into a \(type(of: transformed)), not Data, so it cannot be stored"
+            )
         }
         return data
     }

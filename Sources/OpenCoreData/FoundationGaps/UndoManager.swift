@@ -133,7 +133,8 @@ open class UndoManager: NSObject {
     open func endUndoGrouping() {
         guard openGroups.count > internalGroupCount else {
             preconditionFailure(
-                "UndoManager.endUndoGrouping() was called without a matching beginUndoGrouping() (no undo group is open)")
+                "UndoManager.endUndoGrouping() was called without a matching beginUndoGrouping() (no undo group is open)"
+            )
         }
         post(.NSUndoManagerCheckpoint)
         let group = openGroups[openGroups.count - 1]
