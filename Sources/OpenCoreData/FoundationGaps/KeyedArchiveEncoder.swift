@@ -44,6 +44,9 @@ final class KeyedArchiveEncoder: NSCoder {
 
     override var requiresSecureCoding: Bool { secure }
 
+    // NSCoder's own getter stops the process; an encoder restricts no classes.
+    override var allowedClasses: [AnyClass]? { nil }
+
     private func add(_ key: String, _ value: CodedField) {
         fields.append((KeyedArchiveFormat.escaped(key), value))
     }

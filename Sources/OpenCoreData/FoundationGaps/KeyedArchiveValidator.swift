@@ -1,16 +1,17 @@
-// Checks a keyed archive before anything decodes it. swift-corelibs-foundation's
-// NSKeyedUnarchiver stops the process, or reads freed memory, on archives it should
-// refuse: a class description that is not one, NS.keys and NS.objects of different
-// lengths, an NSURL without NS.relative, an object that contains itself. So the bytes
-// are parsed here first (BinaryPropertyListReader) and refused with an error unless:
+// Checks a keyed archive before KeyedArchiveDecoder reads it, so decoding meets only
+// structures it can read. (The archives refused here include those that stop
+// swift-corelibs-foundation's NSKeyedUnarchiver or make it read freed memory: a
+// $class that is no class description, NS.keys and NS.objects of different lengths, an
+// NSURL without NS.relative, an object that contains itself.) The bytes are parsed by
+// BinaryPropertyListReader and refused with an error unless:
 //   (1) they are a binary property list with NSKeyedArchiver's envelope;
 //   (2) every $objects entry is "$null", a plain string, number, boolean or data, an
 //       object whose $class is a UID of a class description, or a class description;
 //   (3) every UID an object reachable from the root holds (its fields, and arrays and
 //       dictionaries inside them) is in range and names no class description;
 //   (4) every object of a standard class has the fields its decoder reads, with their
-//       types (KeyedArchiveFormat lists them); classes without a module name other
-//       than the standard ones are refused, since their decoders are unchecked;
+//       types (KeyedArchiveFormat lists them); other classes without a module name
+//       (Foundation's NSValue, NSOrderedSet, ...) are refused: nothing here decodes them;
 //   (5) the objects form no cycle and nest at most KeyedArchiveFormat.maximumDepth deep.
 import Foundation
 
