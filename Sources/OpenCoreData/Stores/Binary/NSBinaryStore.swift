@@ -127,6 +127,16 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
         try writeFile(failure: NSPersistentStoreSaveError)
     }
 
+    /// The model's identity entries, encoded once per store (every save writes them).
+    private var cachedIdentity: [String: Any]?
+
+    private func identityMetadata(of model: NSManagedObjectModel) throws -> [String: Any] {
+        if let cachedIdentity { return cachedIdentity }
+        let identity = try model.storeIdentityMetadata()
+        cachedIdentity = identity
+        return identity
+    }
+
     private func writeFile(failure code: Int) throws {
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(code, "the binary store lost its coordinator")
@@ -135,7 +145,7 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
         var saved = metadata ?? [:]
         saved[NSStoreTypeKey] = type
         saved[NSStoreUUIDKey] = identifier
-        saved[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+        saved.merge(try identityMetadata(of: model)) { _, identity in identity }
         let bytes = try BinaryStoreFile.encode(
             metadata: saved, nextKey: nextKey, rowsByEntity: rowsByEntity, journal: historyJournal,
             model: model)

@@ -19,6 +19,19 @@ extension PageFileStore {
         return result
     }
 
+    /// Records `model` in the metadata of a store written before stores recorded their
+    /// model (its version hashes equal the model's): the next version migrates from it.
+    func recordModel(_ model: NSManagedObjectModel, in database: Database) throws {
+        var upgraded = metadata ?? [:]
+        // The recorded hashes stay (SPEC.md §3.10 V5): they may be of the first form.
+        upgraded[ModelRecord.metadataKey] = try ModelRecord.encode(model)
+        upgraded[NSStoreModelVersionIdentifiersKey] = ModelRecord.versionIdentifiers(of: model)
+        try database.write { transaction in
+            setStoredMetadata(upgraded)
+            try writeMetadata(in: transaction)
+        }
+    }
+
     var migratesAutomatically: Bool {
         func flag(_ key: String) -> Bool {
             guard let value = options?[key] else { return false }
@@ -41,7 +54,7 @@ extension PageFileStore {
                 NSMigrationError, "cannot migrate \(path): the store has no schema record to map properties by name")
         }
         var migrated = metadata
-        migrated[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+        migrated.merge(try model.storeIdentityMetadata()) { _, identity in identity }
         migrated[PageFileStore.schemaKey] = PageFileStore.schema(of: model)
         let (catalog, codec) = (self.catalog, self.codec)
         try database.write { transaction in

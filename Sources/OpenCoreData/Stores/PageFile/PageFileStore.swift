@@ -110,6 +110,9 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 }
                 super.metadata = stored.metadata
                 nextKey = stored.nextKey
+                if stored.metadata[ModelRecord.metadataKey] == nil, !isReadOnly {
+                    try recordModel(model, in: database)
+                }
                 identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
             }
             metadataChanged = false
@@ -134,11 +137,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             }
             let uuid = UUID().uuidString
             identifier = uuid
-            super.metadata = [
+            var metadata: [String: Any] = [
                 NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
-                NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
                 PageFileStore.schemaKey: PageFileStore.schema(of: model),
             ]
+            metadata.merge(try model.storeIdentityMetadata()) { _, identity in identity }
+            super.metadata = metadata
             try writeMetadata(in: transaction)
             try PageFileWriter(transaction: transaction, catalog: catalog, codec: codec).writeCatalog()
             return true

@@ -1,0 +1,18 @@
+// What every store records about the model it is written with (SPEC.md §3.10, §3.11):
+// the entity version hashes it is compared by, the model's version identifiers, and the
+// model record a later version migrates from.
+import Foundation
+
+extension NSManagedObjectModel {
+    /// The metadata entries a store records for this model: `NSStoreModelVersionHashesKey`,
+    /// `NSStoreModelVersionIdentifiersKey` and the model record.
+    ///
+    /// - Throws: `NSPersistentStoreSaveError` when the model cannot be recorded.
+    func storeIdentityMetadata() throws -> [String: Any] {
+        [
+            NSStoreModelVersionHashesKey: entityVersionHashesByName,
+            NSStoreModelVersionIdentifiersKey: ModelRecord.versionIdentifiers(of: self),
+            ModelRecord.metadataKey: try ModelRecord.encode(self),
+        ]
+    }
+}
