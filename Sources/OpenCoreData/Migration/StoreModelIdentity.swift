@@ -16,3 +16,14 @@ extension NSManagedObjectModel {
         ]
     }
 }
+
+extension NSPersistentStore {
+    /// Whether the store was added with automatic, inferred (lightweight) migration.
+    var migratesAutomatically: Bool {
+        func flag(_ key: String) -> Bool {
+            guard let value = options?[key] else { return false }
+            return (value as? NSNumber)?.boolValue ?? (value as? Bool) ?? false
+        }
+        return flag(NSMigratePersistentStoresAutomaticallyOption) && flag(NSInferMappingModelAutomaticallyOption)
+    }
+}

@@ -48,7 +48,8 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
     /// - Throws: `NSPersistentStoreOpenError` without a file URL or on an I/O error;
     ///   `NSFileReadCorruptFileError` (259) for a damaged or foreign file;
     ///   `NSPersistentStoreIncompatibleVersionHashError` (134100) when the file was saved
-    ///   with a different model (binary stores do not migrate).
+    ///   with a different model and automatic migration was not requested; with it, the
+    ///   migration's errors (134140, 134110, 134111).
     public override func loadMetadata() throws {
         if let custom = options?[storeFileSystemOption] as? any StorageFileSystem { fileSystem = custom }
         guard let url, url.isFileURL, url.path != "/dev/null" else {
@@ -70,14 +71,32 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
             if !isReadOnly { try writeFile(failure: NSPersistentStoreOpenError) }
             return
         }
-        let image = try BinaryStoreFile.decode(bytes, path: path, store: self, model: model) { metadata in
-            try checkCompatibility(metadata, model: model)
-            guard let uuid = metadata[NSStoreUUIDKey] as? String, !uuid.isEmpty else {
-                throw CoreDataError.make(
-                    BinaryStoreFile.corruptFileError, "\(path) is not a usable binary store file: it has no store UUID")
+        let stored = try BinaryStoreFile.decodeMetadata(bytes, path: path)
+        if let type = stored[NSStoreTypeKey] as? String, type != NSBinaryStoreType {
+            throw CoreDataError.make(
+                NSPersistentStoreTypeMismatchError, "\(path) holds a store of type '\(type)', not a binary store")
+        }
+        guard let uuid = stored[NSStoreUUIDKey] as? String, !uuid.isEmpty else {
+            throw CoreDataError.make(
+                BinaryStoreFile.corruptFileError, "\(path) is not a usable binary store file: it has no store UUID")
+        }
+        // Object IDs decoded below carry the store's identifier in their URIs.
+        identifier = uuid
+        let image: BinaryStoreFile.Image
+        if model.isConfiguration(withName: configurationName, compatibleWithStoreMetadata: stored) {
+            image = try BinaryStoreFile.decode(bytes, path: path, store: self, model: model) { _ in }
+        } else if migratesAutomatically, !isReadOnly {
+            image = try migrateImage(bytes, metadata: stored, to: model, path: path) { migrated in
+                do {
+                    try BinaryStoreFile.write(migrated, path: path, fileSystem: fileSystem)
+                } catch {
+                    throw CoreDataError.make(
+                        NSPersistentStoreSaveError, "cannot write the migrated binary store \(path): \(error)",
+                        userInfo: [NSUnderlyingErrorKey: error])
+                }
             }
-            // Object IDs decoded below carry the store's identifier in their URIs.
-            identifier = uuid
+        } else {
+            throw incompatibility(stored, model: model)
         }
         metadata = image.metadata
         nextKey = max(image.nextKey, 1)
@@ -90,21 +109,15 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
         historyJournal = image.journal
     }
 
-    private func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) throws {
-        if let type = metadata[NSStoreTypeKey] as? String, type != NSBinaryStoreType {
-            throw CoreDataError.make(
-                NSPersistentStoreTypeMismatchError, "\(path) holds a store of type '\(type)', not a binary store")
-        }
-        guard model.isConfiguration(withName: configurationName, compatibleWithStoreMetadata: metadata) else {
-            let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
-            let current = model.entityVersionHashesByName
-            let differing = Set(stored.keys).union(current.keys).filter { stored[$0] != current[$0] }.sorted()
-            throw CoreDataError.make(
-                NSPersistentStoreIncompatibleVersionHashError,
-                "the model is not compatible with the binary store at \(path) (entities that differ: "
-                    + "\(differing.joined(separator: ", "))); binary stores are not migrated",
-                userInfo: ["NSStoreModelVersionHashesKey": stored])
-        }
+    private func incompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) -> NSError {
+        let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+        let current = model.entityVersionHashesByName
+        let differing = Set(stored.keys).union(current.keys).filter { stored[$0] != current[$0] }.sorted()
+        return CoreDataError.make(
+            NSPersistentStoreIncompatibleVersionHashError,
+            "the model is not compatible with the binary store at \(path) (entities that differ: "
+                + "\(differing.joined(separator: ", "))) and automatic migration was not requested",
+            userInfo: ["NSStoreModelVersionHashesKey": stored])
     }
 
     /// Saves like the in-memory store, then replaces the file; if writing fails the
