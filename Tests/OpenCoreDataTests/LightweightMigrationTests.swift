@@ -503,3 +503,68 @@ enum MigrationFixtures {
         #expect(migrated == ["Ann 30 Anne", "Bob 31 -", "Cy 32 n2"])
     }
 }
+
+/// The dry run: what a migration would do, or why it cannot, with the store unchanged.
+@Suite struct MigrationDryRunTests {
+    typealias F = MigrationFixtures
+
+    @Test(arguments: F.stores)
+    func aDryRunReportsChangesCountsAndErrorsWithoutChangingTheStore(type: String) throws {
+        let url = try F.scratch(type)
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        try LightweightMigrationTests.seedPeople(url, type: type)
+        let before = try F.files(url)
+        let renamed = F.model([
+            F.entity(
+                "Member",
+                [
+                    F.attribute("name", .stringAttributeType), F.attribute("age", .integer16AttributeType),
+                    F.attribute("level", .integer32AttributeType, optional: false, defaultValue: Int32(1)),
+                ], renamedFrom: "Person")
+        ])
+        let report = try NSPersistentStoreCoordinator(managedObjectModel: renamed).dryRunMigration(
+            ofStoreAt: url, type: type)
+        #expect(report.canMigrate && !report.isCompatible)
+        #expect(report.objectCounts == ["Member": 3])
+        #expect(
+            report.changes.map { "\($0.kind.rawValue) \($0.entity).\($0.property ?? "")" }
+                == [
+                    "renameEntity Member.", "addProperty Member.level", "removeProperty Member.nickname",
+                    "removeProperty Member.born",
+                ])
+        #expect(try F.files(url) == before)
+
+        let mandatory = F.model([
+            F.entity(
+                "Person",
+                [
+                    F.attribute("name", .stringAttributeType),
+                    F.attribute("nickname", .stringAttributeType, optional: false),
+                ])
+        ])
+        let failing = try NSPersistentStoreCoordinator(managedObjectModel: mandatory).dryRunMigration(
+            ofStoreAt: url, type: type)
+        #expect(
+            failing.error?.code == NSMigrationError && failing.error?.userInfo["attribute"] as? String == "nickname")
+        let typeChange = try NSPersistentStoreCoordinator(
+            managedObjectModel: LightweightMigrationTests.people(ageType: .stringAttributeType)
+        )
+        .dryRunMigration(ofStoreAt: url, type: type)
+        #expect(typeChange.error?.code == NSMigrationMissingMappingModelError && typeChange.changes.isEmpty)
+        let same = try NSPersistentStoreCoordinator(managedObjectModel: LightweightMigrationTests.people())
+            .dryRunMigration(ofStoreAt: url, type: type)
+        #expect(same.isCompatible && same.canMigrate)
+        #expect(try F.files(url) == before)
+    }
+
+    @Test func aDryRunReadsAStoreThatIsOpen() throws {
+        let url = try F.scratch(NSSQLiteStoreType)
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        try LightweightMigrationTests.seedPeople(url, type: NSSQLiteStoreType)
+        let open = try F.open(LightweightMigrationTests.people(), url, type: NSSQLiteStoreType)
+        defer { try? PageFileFixtures.close(open) }
+        let next = F.model([F.entity("Person", [F.attribute("name", .stringAttributeType)])])
+        let report = try NSPersistentStoreCoordinator(managedObjectModel: next).dryRunMigration(ofStoreAt: url)
+        #expect(report.canMigrate && report.objectCounts == ["Person": 3])
+    }
+}

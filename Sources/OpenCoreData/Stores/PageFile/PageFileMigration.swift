@@ -19,11 +19,29 @@ struct PageFileMigration {
     let path: String
     let fileSystem: any StorageFileSystem
     let plan: LightweightMigrationPlan
-    /// The store that will open the result: its catalog, codec and object IDs are the
-    /// destination's.
-    let store: PageFileStore
     /// The metadata of the migrated store (hashes, record and schema of the destination).
     let metadata: [String: Any]
+    /// The trees of the destination model.
+    let catalog: PageFileCatalog
+    /// The destination's row codec; its object IDs name the store that opens the result.
+    let codec: PageFileRowCodec
+    /// Object IDs of both models' entities (keys do not change in a migration).
+    let store: NSPersistentStore
+
+    init(
+        path: String, fileSystem: any StorageFileSystem, plan: LightweightMigrationPlan, metadata: [String: Any],
+        store: NSPersistentStore
+    ) {
+        self.path = path
+        self.fileSystem = fileSystem
+        self.plan = plan
+        self.metadata = metadata
+        self.store = store
+        plan.destination.freeze()
+        catalog = PageFileCatalog(model: plan.destination, path: path)
+        let entities = plan.destination.entitiesByName
+        codec = PageFileRowCodec(entityNamed: { entities[$0] }, makeObjectID: { store.newObjectID(for: $0, key: $1) })
+    }
 
     /// What a migration read and wrote.
     struct Outcome {
@@ -31,16 +49,14 @@ struct PageFileMigration {
         var rowsByEntity: [String: Int] = [:]
     }
 
-    /// Builds the migrated store beside the old one and, unless `dryRun`, replaces the old
-    /// store with it; a dry run removes it again.
+    /// Builds the migrated store beside the old one and replaces the old store with it.
     ///
     /// - Throws: the transform's errors (134110 naming entity and property), 134111 for
     ///   rows breaking a new uniqueness constraint, 134120 when `progress` is cancelled,
     ///   134090 when another handle has the store open, engine errors. The old store is
     ///   unchanged after any of them.
-    func run(dryRun: Bool = false, progress: Progress? = nil) throws -> Outcome {
+    func run(progress: Progress? = nil) throws -> Outcome {
         let target = PageFileStoreFiles.migrationPath(of: path)
-        for file in PageFileStoreFiles.files(of: target) { try fileSystem.removeFile(atPath: file) }
         var sourceOptions = Database.Options()
         sourceOptions.createIfMissing = false
         sourceOptions.fileSystem = fileSystem
@@ -54,31 +70,47 @@ struct PageFileMigration {
                 NSPersistentStoreTimeoutError,
                 "cannot migrate the store at \(path): another process has it open (the store is unchanged)")
         }
-        var outcome = Outcome()
+        let outcome: Outcome
+        do {
+            outcome = try build(target, from: source, progress: progress)
+            try source.close()
+        } catch {
+            try? source.close()
+            throw error
+        }
+        try PageFileStoreFiles.replace(path, with: target, fileSystem: fileSystem)
+        return outcome
+    }
+
+    /// Runs the migration from `source` (a handle on the store, possibly shared) into a
+    /// scratch file that is removed again: what the migration would do, or its error.
+    func dryRun(from source: Database) throws -> Outcome {
+        let target = path + "-dryrun-\(UUID().uuidString)"
+        defer { for file in PageFileStoreFiles.files(of: target) { try? fileSystem.removeFile(atPath: file) } }
+        return try build(target, from: source, progress: nil)
+    }
+
+    /// Writes the migrated store into a new store at `target`, closed cleanly (its page
+    /// file alone holds it, synced); on error removes it.
+    private func build(_ target: String, from source: Database, progress: Progress?) throws -> Outcome {
+        for file in PageFileStoreFiles.files(of: target) { try fileSystem.removeFile(atPath: file) }
         do {
             var targetOptions = Database.Options(pageSize: source.pageSize, durability: .normal, fileSystem: fileSystem)
             targetOptions.cacheSize = 8 << 20
             let destination = try Database.open(at: target, options: targetOptions)
             do {
-                outcome = try copy(from: source, to: destination, progress: progress)
+                let outcome = try copy(from: source, to: destination, progress: progress)
                 // A clean close checkpoints and syncs: the new page file alone is the store.
                 try destination.close()
+                return outcome
             } catch {
                 try? destination.close()
                 throw error
             }
-            try source.close()
         } catch {
-            try? source.close()
             for file in PageFileStoreFiles.files(of: target) { try? fileSystem.removeFile(atPath: file) }
             throw error
         }
-        if dryRun {
-            for file in PageFileStoreFiles.files(of: target) { try fileSystem.removeFile(atPath: file) }
-        } else {
-            try PageFileStoreFiles.replace(path, with: target, fileSystem: fileSystem)
-        }
-        return outcome
     }
 
     // MARK: Copying
@@ -165,7 +197,7 @@ struct PageFileMigration {
     /// keys, blobs and join entries.
     private func write(_ rows: [StoreRow], to destination: Database) throws {
         guard !rows.isEmpty else { return }
-        let (catalog, codec, path) = (store.catalog, store.codec, self.path)
+        let (catalog, codec, path) = (self.catalog, self.codec, self.path)
         try destination.write { transaction in
             var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
             for row in rows {
@@ -181,7 +213,7 @@ struct PageFileMigration {
     /// The rest of the store: the history journal and its purge bound, the key counter,
     /// the metadata and the index catalog, and an empty tree for every index no row uses.
     private func finish(_ destination: Database, snapshot: ReadTransaction) throws {
-        let (catalog, codec, metadata) = (store.catalog, store.codec, self.metadata)
+        let (catalog, codec, metadata) = (self.catalog, self.codec, self.metadata)
         let oldMeta = try snapshot.tree(named: PageFileStore.metaTreeName)
         if let history = try snapshot.tree(named: PageFileStore.historyTreeName) {
             var entries: [([UInt8], [UInt8])] = []

@@ -51,8 +51,8 @@ extension PageFileStore {
     ) throws {
         let progress = Progress(totalUnitCount: 0)
         let migration = PageFileMigration(
-            path: path, fileSystem: fileSystem, plan: plan, store: self,
-            metadata: try PageFileStore.migratedMetadata(storedMetadata, to: plan.destination))
+            path: path, fileSystem: fileSystem, plan: plan,
+            metadata: try PageFileStore.migratedMetadata(storedMetadata, to: plan.destination), store: self)
         _ = try migration.run(progress: progress)
     }
 }
