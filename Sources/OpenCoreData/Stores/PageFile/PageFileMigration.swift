@@ -14,7 +14,7 @@ import StorageEngine
 struct PageFileMigration {
     /// Rows written per transaction of the new file: bounds the memory of dirty pages and
     /// pending index entries.
-    static let rowsPerTransaction = 4_096
+    static let defaultRowsPerTransaction = 4_096
 
     let path: String
     let fileSystem: any StorageFileSystem
@@ -27,6 +27,8 @@ struct PageFileMigration {
     let codec: PageFileRowCodec
     /// Object IDs of both models' entities (keys do not change in a migration).
     let store: NSPersistentStore
+    /// Rows per write transaction of the new file.
+    var rowsPerTransaction = PageFileMigration.defaultRowsPerTransaction
 
     init(
         path: String, fileSystem: any StorageFileSystem, plan: LightweightMigrationPlan, metadata: [String: Any],
@@ -135,7 +137,7 @@ struct PageFileMigration {
 
         var outcome = Outcome()
         var batch: [StoreRow] = []
-        batch.reserveCapacity(PageFileMigration.rowsPerTransaction)
+        batch.reserveCapacity(rowsPerTransaction)
         for entity in entities {
             let info = try sourceCatalog.info(for: entity)
             guard let rows = try snapshot.tree(named: info.treeName) else { continue }
@@ -158,7 +160,7 @@ struct PageFileMigration {
                     outcome.rowsByEntity[migrated.objectID.entity.name ?? "", default: 0] += 1
                 }
                 outcome.rows += 1
-                if batch.count >= PageFileMigration.rowsPerTransaction {
+                if batch.count >= rowsPerTransaction {
                     try write(batch, to: destination)
                     progress?.completedUnitCount = Int64(outcome.rows)
                     batch.removeAll(keepingCapacity: true)
@@ -227,7 +229,7 @@ struct PageFileMigration {
             }
             try history.scan { key, value in
                 entries.append((Array(key), Array(value)))
-                if entries.count >= PageFileMigration.rowsPerTransaction { try flush() }
+                if entries.count >= rowsPerTransaction { try flush() }
                 return true
             }
             try flush()

@@ -7,6 +7,10 @@
 import Foundation
 import StorageEngine
 
+/// Option (internal, for tests): rows per write transaction of a migration's new file, so
+/// crash tests cover migrations of several transactions with few rows.
+let migrationBatchRowsOption = "OpenCoreDataMigrationBatchRows"
+
 extension PageFileStore {
     /// Metadata key: each entity's property names in slot order, for migration by name.
     static let schemaKey = "OpenCoreDataSchema"
@@ -50,9 +54,12 @@ extension PageFileStore {
         fileSystem: any StorageFileSystem
     ) throws {
         let progress = Progress(totalUnitCount: 0)
-        let migration = PageFileMigration(
+        var migration = PageFileMigration(
             path: path, fileSystem: fileSystem, plan: plan,
             metadata: try PageFileStore.migratedMetadata(storedMetadata, to: plan.destination), store: self)
+        if let rows = (options?[migrationBatchRowsOption] as? NSNumber)?.intValue, rows > 0 {
+            migration.rowsPerTransaction = rows
+        }
         _ = try migration.run(progress: progress)
     }
 }
