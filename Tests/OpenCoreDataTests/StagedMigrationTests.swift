@@ -168,7 +168,7 @@ final class SplitNameTestPolicy: NSEntityMigrationPolicy {
             try open(
                 [
                     NSLightweightMigrationStage([v1.versionChecksum, v2.versionChecksum]),
-                    NSLightweightMigrationStage([v2.versionChecksum]),
+                    NSLightweightMigrationStage([v3.versionChecksum, v1.versionChecksum]),
                 ], v3)
         } throws: {
             ($0 as NSError).code == NSMigrationError

@@ -31,21 +31,17 @@ open class NSStagedMigrationManager: NSObject, @unchecked Sendable {
         super.init()
     }
 
-    /// Every version the stages name, in order (a custom stage ending where the next stage
-    /// begins names that version once).
+    /// Every version the stages name, in order (a stage beginning at the version the stage
+    /// before it ends at names that version once: `[v1, v2]` then `v2 -> v3`).
     ///
     /// - Throws: `NSMigrationError` (134110) "Duplicate version checksums across stages
-    ///   detected" when a version appears twice.
+    ///   detected" when a version appears twice otherwise.
     func versionSequence() throws -> [String] {
         var sequence: [String] = []
-        var previous: NSMigrationStage?
         for stage in stages {
             var checksums = stage.checksums
-            if previous is NSCustomMigrationStage, let first = checksums.first, first == sequence.last {
-                checksums.removeFirst()
-            }
+            if let first = checksums.first, first == sequence.last { checksums.removeFirst() }
             sequence += checksums
-            previous = stage
         }
         var seen: Set<String> = []
         for checksum in sequence where !seen.insert(checksum).inserted {
