@@ -427,7 +427,16 @@ enum MigrationOracle {
             } throws: { ($0 as NSError).code == NSMigrationMissingMappingModelError }
             #expect(try F.files(url) == files, "\(hint): the refused migration left the files as they were")
 
+            // The inferred mapping model agrees with what opening the store does.
+            #expect("\(hint): inferredMappingModel refuses it too") {
+                _ = try NSMappingModel.inferredMappingModel(
+                    forSourceModel: source.model(), destinationModel: refused.model())
+            } throws: { ($0 as NSError).code == NSInferredMappingModelError }
+
             let destination = generator.inferableChanges(source, data: before)
+            #expect(
+                (try? NSMappingModel.inferredMappingModel(
+                    forSourceModel: source.model(), destinationModel: destination.model())) != nil, "\(hint)")
             let expected = MigrationOracle.migrated(before, from: source, to: destination)
             do {
                 let after = try F.with(destination.model(), url, type: type) {
