@@ -46,16 +46,20 @@ extension NSBinaryStore {
             rows.append(migrated)
         }
         try checkUniqueness(rows, path: path)
+        let history = MigrationHistoryRewrite(plan)
+        let journal = InMemoryHistoryJournal(
+            records: try image.journal.records.map {
+                ($0.sequence, try history.rewritten($0.bytes, what: "history record \($0.sequence) of \(path)"))
+            }, currentSequence: image.journal.currentSequence, purgedSequence: image.journal.purgedSequence)
         var migratedMetadata = metadata
         migratedMetadata.merge(try model.storeIdentityMetadata()) { _, identity in identity }
         var table: [ObjectIdentifier: [Int64: StoreRow]] = [:]
         for row in rows { table[ObjectIdentifier(row.objectID.entity), default: [:]][row.objectID.key] = row }
         try write(
             try BinaryStoreFile.encode(
-                metadata: migratedMetadata, nextKey: image.nextKey, rowsByEntity: table, journal: image.journal,
+                metadata: migratedMetadata, nextKey: image.nextKey, rowsByEntity: table, journal: journal,
                 model: model))
-        return BinaryStoreFile.Image(
-            metadata: migratedMetadata, nextKey: image.nextKey, rows: rows, journal: image.journal)
+        return BinaryStoreFile.Image(metadata: migratedMetadata, nextKey: image.nextKey, rows: rows, journal: journal)
     }
 
     /// Refuses rows two of which hold one key of a uniqueness constraint of their entity.

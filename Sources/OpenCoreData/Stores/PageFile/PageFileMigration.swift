@@ -212,12 +212,14 @@ struct PageFileMigration {
         }
     }
 
-    /// The rest of the store: the history journal and its purge bound, the key counter,
-    /// the metadata and the index catalog, and an empty tree for every index no row uses.
+    /// The rest of the store: the history journal (in the new names) and its purge bound,
+    /// the key counter, the metadata and the index catalog, and an empty tree for every
+    /// index no row uses.
     private func finish(_ destination: Database, snapshot: ReadTransaction) throws {
         let (catalog, codec, metadata) = (self.catalog, self.codec, self.metadata)
         let oldMeta = try snapshot.tree(named: PageFileStore.metaTreeName)
-        if let history = try snapshot.tree(named: PageFileStore.historyTreeName) {
+        let history = MigrationHistoryRewrite(plan)
+        if let records = try snapshot.tree(named: PageFileStore.historyTreeName) {
             var entries: [([UInt8], [UInt8])] = []
             func flush() throws {
                 guard !entries.isEmpty else { return }
@@ -227,8 +229,8 @@ struct PageFileMigration {
                 }
                 entries.removeAll(keepingCapacity: true)
             }
-            try history.scan { key, value in
-                entries.append((Array(key), Array(value)))
+            try records.scan { key, value in
+                entries.append((Array(key), try history.rewritten(Array(value), what: "a history record of \(path)")))
                 if entries.count >= rowsPerTransaction { try flush() }
                 return true
             }

@@ -4,7 +4,8 @@
 // properties keep their values, new attributes take their defaults, removed ones are
 // dropped — through the store's writer, which rebuilds every index as it writes them. A
 // kept property whose stored values do not fit its new type fails the migration
-// (134140) instead of losing them. Any failure leaves the file unchanged.
+// (134140) instead of losing them; history records follow the new names. Any failure
+// leaves the file unchanged.
 import Foundation
 import StorageEngine
 
@@ -54,9 +55,28 @@ extension PageFileStore {
             try writer.writeCatalog()
             try writer.removeBlobs(except: liveBlobs)
             try migrateJoins(oldCatalog: oldCatalog ?? "", with: &writer)
+            try rewriteHistory(
+                in: transaction, with: MigrationHistoryRewrite(schema: schema, model: model), path: path)
             try writer.finish()
         }
         return migrated
+    }
+
+    /// Rewrites the history records in the new model's names (SPEC.md §3.7 H6).
+    private func rewriteHistory(in transaction: WriteTransaction, with rewrite: MigrationHistoryRewrite, path: String)
+        throws
+    {
+        guard rewrite.changesNames, let tree = try transaction.tree(named: PageFileStore.historyTreeName) else {
+            return
+        }
+        var changed: [([UInt8], [UInt8])] = []
+        try tree.scan { key, value in
+            let bytes = Array(value)
+            let rewritten = try rewrite.rewritten(bytes, what: "a history record of \(path)")
+            if rewritten != bytes { changed.append((Array(key), rewritten)) }
+            return true
+        }
+        for (key, value) in changed { try tree.setValue(value, forKey: key) }
     }
 
     /// The rows of `tree`, stored under `oldNames`, as rows of `entity`: values mapped by
