@@ -133,7 +133,7 @@ extension PageFileStore {
         guard let owner = inverse.entity else { return [] }
         var result: [NSManagedObjectID] = []
         let prefix = PageFileKey.primary(destination)
-        for entity in FetchEvaluation.entities(owner, includingSubentities: true) {
+        for entity in owner.hierarchy(includingSubentities: true) {
             guard let info = infoByEntityIfAny(entity),
                 let index = info.indexes.first(where: { $0.isReference && $0.name == inverse.name }),
                 let tree = try transaction.tree(named: index.treeName)
@@ -354,7 +354,7 @@ extension PageFileStore {
                     let destination = relationship.destinationEntity
                 else { continue }
                 func rowTrees(_ root: NSEntityDescription) -> String {
-                    FetchEvaluation.entities(root, includingSubentities: true).compactMap(\.name).map { "rows.\($0)" }
+                    root.hierarchy(includingSubentities: true).compactMap(\.name).map { "rows.\($0)" }
                         .joined(separator: ",")
                 }
                 var mirror = ""
