@@ -12,9 +12,7 @@ extension Database {
                 if tree.deleted {
                     try core.remove(core.catalog, key: key)
                 } else {
-                    var entry = [UInt8](repeating: 0, count: 16)
-                    put64(&entry, 0, tree.root)
-                    put64(&entry, 8, tree.count)
+                    let entry = CatalogEntry(root: tree.root, count: tree.count).encoded
                     _ = try entry.withUnsafeBytes { try core.put(core.catalog, key: key, value: $0) }
                 }
             }
@@ -89,8 +87,7 @@ extension Database {
             page.contentStart = 0
             let count = min(perPage, listed.count - cursor)
             for index in 0..<count {
-                page.setU64(PageHeader.size + 16 * index, listed[cursor + index].page)
-                page.setU64(PageHeader.size + 16 * index + 8, listed[cursor + index].freedAt)
+                page.setFreeListEntry(index, page: listed[cursor + index].page, freedAt: listed[cursor + index].freedAt)
             }
             page.count = count
             cursor += count

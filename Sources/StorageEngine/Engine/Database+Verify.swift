@@ -47,8 +47,10 @@ extension Database {
         var catalog: [(String, UInt64, UInt64)] = []
         if state.catalogRoot != 0 {
             depth = try walker.walk(root: state.catalogRoot) { key, value in
-                guard value.count == 16 else { throw StorageError.corrupt("V6: catalog entry of \(value.count) bytes") }
-                catalog.append((String(decoding: key, as: UTF8.self), get64(Array(value), 0), get64(Array(value), 8)))
+                guard let entry = CatalogEntry(decoding: Array(value)) else {
+                    throw StorageError.corrupt("V6: catalog entry of \(value.count) bytes")
+                }
+                catalog.append((String(decoding: key, as: UTF8.self), entry.root, entry.count))
             }
         }
         for (name, root, count) in catalog {
@@ -135,19 +137,20 @@ private struct Walker {
             }
             guard page.count >= 1 else { throw StorageError.corrupt("V4: page \(number) is an empty leaf") }
             for index in 0..<page.count {
-                let key = page.leafKey(index)
+                let cell = page.leafCell(index)
+                let key = Array(cell.key)
                 try check(key)
                 if let previous, !previous.lexicographicallyPrecedes(key) {
                     throw StorageError.corrupt("V3: keys out of order at page \(number) cell \(index)")
                 }
                 previous = key
-                if page.leafIsOverflow(index) {
-                    let length = page.leafValueLength(index)
+                if cell.isOverflow {
+                    let length = cell.valueLength
                     guard !geometry.isInline(keyLength: key.count, valueLength: length) else {
                         throw StorageError.corrupt(
                             "V6: page \(number) cell \(index) overflows a value that fits inline")
                     }
-                    for overflow in try core.overflowPages(first: page.leafOverflowPage(index), length: length) {
+                    for overflow in try core.overflowPages(first: cell.overflowPage, length: length) {
                         try mark(overflow, "overflow page")
                     }
                 }
@@ -159,7 +162,7 @@ private struct Walker {
             }
             var separators: [[UInt8]] = []
             for index in 0..<page.count {
-                let key = page.branchKey(index)
+                let key = Array(page.branchCell(index).key)
                 try check(key)
                 if let last = separators.last, !last.lexicographicallyPrecedes(key) {
                     throw StorageError.corrupt("V3: separators out of order in page \(number)")

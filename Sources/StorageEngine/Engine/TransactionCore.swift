@@ -81,14 +81,7 @@ final class WriterState {
 
     /// A fresh page of `kind`, from the reusable free pages or past the end of the file.
     func allocate(_ kind: PageKind) -> Page {
-        let number: UInt64
-        if let reused = reusable.popLast() {
-            number = reused
-            taken.append(reused)
-        } else {
-            number = pageCount
-            pageCount += 1
-        }
+        let number = takePageNumber()
         let page = Page(size: geometry.pageSize, zeroed: false)
         page.format(kind, number: number)
         page.transaction = transaction
@@ -101,20 +94,24 @@ final class WriterState {
     @inline(__always)
     func writable(_ page: Page) -> Page {
         if page.transaction == transaction { return page }
-        let number: UInt64
-        if let reused = reusable.popLast() {
-            number = reused
-            taken.append(reused)
-        } else {
-            number = pageCount
-            pageCount += 1
-        }
+        let number = takePageNumber()
         let copy = page.copy()
         copy.number = number
         copy.transaction = transaction
         dirty[number] = copy
         free(page.number)
         return copy
+    }
+
+    /// The smallest reusable free page, else a new page past the end of the file.
+    @inline(__always)
+    private func takePageNumber() -> UInt64 {
+        if let reused = reusable.popLast() {
+            taken.append(reused)
+            return reused
+        }
+        pageCount += 1
+        return pageCount - 1
     }
 
     /// Frees `number`: at once if this transaction allocated it, else at commit.
@@ -228,14 +225,14 @@ final class TransactionCore {
         }
         let key = Array(name.utf8)
         guard !key.isEmpty, key.count <= 255 else { throw StorageError(.invalidTreeName, "tree name \"\(name)\"") }
-        guard let entry = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
-        guard entry.count == 16 else {
-            throw StorageError.corrupt("catalog entry for \"\(name)\" is \(entry.count) bytes")
+        guard let stored = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
+        guard let entry = CatalogEntry(decoding: stored) else {
+            throw StorageError.corrupt("catalog entry for \"\(name)\" is \(stored.count) bytes")
         }
-        let root = get64(entry, 0)
+        let root = entry.root
         let limit = writer?.pageCount ?? snapshot.pageCount
         guard root < limit else { throw StorageError.corrupt("tree \"\(name)\" has root page \(root) past the end") }
-        let tree = TreeState(name: name, root: root, count: get64(entry, 8))
+        let tree = TreeState(name: name, root: root, count: entry.count)
         trees[name] = tree
         catalogCache?.store(name, transaction: snapshot.transaction, store: store, root: root, count: tree.count)
         return tree
