@@ -61,6 +61,7 @@ extension TransactionCore {
     func put(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
         let writer = try requireWriter()
         guard !tree.deleted else { throw StorageError(.treeDeleted, "tree \"\(tree.name)\" was deleted") }
+        internalCheck(writer.changeProblem(tree, catalog: catalog))
         try checkKey(key)
         guard value.count <= Int(Int32.max) else {
             throw StorageError(.valueTooLarge, "value of \(value.count) bytes; at most \(Int32.max)")
@@ -72,6 +73,7 @@ extension TransactionCore {
         // The cell is built once in scratch space and copied into place.
         let cell = CellImage(
             base: writer.scratch, count: LeafCell.write(writer.scratch, key: key, value: value, overflowPage: overflow))
+        internalCheck(cell.count <= geometry.maximumCell, "B1: a cell of \(cell.count) bytes")
         tree.version &+= 1
         tree.changed = true
         guard tree.root != 0 else {
@@ -94,6 +96,7 @@ extension TransactionCore {
             makePathWritable(writer, tree: tree)
         }
         writer.appendHint = nil
+        internalCheck(pathProblem(writer, key: key))
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         if found {
             try freeOverflow(of: leaf.leafCell(index), writer)
@@ -102,6 +105,7 @@ extension TransactionCore {
             tree.count &+= 1
         }
         if leaf.insertCell(cell, at: index) {
+            internalCheck(leaf.insertionOrderProblem(at: index))
             if index == leaf.count - 1 && isRightmostPath(writer) { writer.appendHint = (tree, tree.version) }
             return !found
         }
@@ -115,6 +119,7 @@ extension TransactionCore {
         for page in try overflowPages(first: cell.overflowPage, length: cell.valueLength) { writer.free(page) }
     }
 
+    /// Writes `value` into a new overflow chain; returns its first page.
     private func writeOverflow(_ writer: WriterState, _ value: UnsafeRawBufferPointer) -> UInt64 {
         guard let base = value.baseAddress else { preconditionFailure("an overflowed value is longer than a cell") }
         let chunk = geometry.overflowPayload
@@ -142,7 +147,12 @@ extension TransactionCore {
         let separator = withExtendedLifetime(source) {
             leaf.setCells(cells[0..<split])
             right.setCells(cells[split...])
-            return truncatedSeparator(left: LeafCell(cells[split - 1].base).key, right: LeafCell(cells[split].base).key)
+            let leftKey = LeafCell(cells[split - 1].base).key
+            let rightKey = LeafCell(cells[split].base).key
+            let separator = truncatedSeparator(left: leftKey, right: rightKey)
+            internalCheck(
+                separator.withUnsafeBytes { separatorProblem(left: leftKey, separator: $0, right: rightKey) })
+            return separator
         }
         insertSeparator(
             writer, tree: tree, level: writer.pathPages.count - 2, separator: separator, child: right.number)
@@ -211,6 +221,7 @@ extension TransactionCore {
     func remove(_ tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
         let writer = try requireWriter()
         guard !tree.deleted else { throw StorageError(.treeDeleted, "tree \"\(tree.name)\" was deleted") }
+        internalCheck(writer.changeProblem(tree, catalog: catalog))
         guard key.count >= 1, key.count <= geometry.maximumKey, tree.root != 0 else { return false }
         writer.appendHint = nil
         let (index, found) = try descend(writer, root: tree.root, key: key)
@@ -218,6 +229,7 @@ extension TransactionCore {
         tree.version &+= 1
         tree.changed = true
         makePathWritable(writer, tree: tree)
+        internalCheck(pathProblem(writer, key: key))
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         try freeOverflow(of: leaf.leafCell(index), writer)
         leaf.removeCell(at: index)
@@ -260,6 +272,7 @@ extension TransactionCore {
             left = writer.writable(left)
             parent.setChild(leftIndex, left.number)
         }
+        internalCheck(writer.ownershipProblem(left))
         if !node.isLeaf {
             // The separator comes down between the two halves, over the right node's leftmost child.
             let size = BranchCell.write(writer.scratch, child: right.link, key: parent.branchCell(leftIndex).key)

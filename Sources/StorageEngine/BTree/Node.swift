@@ -26,9 +26,26 @@ extension Page {
 
     // MARK: Cells
 
-    @inline(__always) func leafCell(_ index: Int) -> LeafCell { LeafCell(bytes + slot(index)) }
-    @inline(__always) func leafCell(atOffset offset: Int) -> LeafCell { LeafCell(bytes + offset) }
-    @inline(__always) func branchCell(_ index: Int) -> BranchCell { BranchCell(bytes + slot(index)) }
+    @inline(__always) func leafCell(_ index: Int) -> LeafCell {
+        let offset = slot(index)
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            checkCell(index, atOffset: offset, headerSize: LeafCell.headerSize)
+        #endif
+        return LeafCell(bytes + offset)
+    }
+    @inline(__always) func leafCell(atOffset offset: Int) -> LeafCell {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            checkCell(nil, atOffset: offset, headerSize: LeafCell.headerSize)
+        #endif
+        return LeafCell(bytes + offset)
+    }
+    @inline(__always) func branchCell(_ index: Int) -> BranchCell {
+        let offset = slot(index)
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            checkCell(index, atOffset: offset, headerSize: BranchCell.headerSize)
+        #endif
+        return BranchCell(bytes + offset)
+    }
 
     /// Leaf cell `index`, located through the search table when the page has one (no
     /// header or slot read).
@@ -59,6 +76,56 @@ extension Page {
     @inline(__always) func cellImage(_ index: Int) -> CellImage {
         let offset = slot(index)
         return CellImage(base: bytes + offset, count: cellSize(atOffset: offset))
+    }
+
+    /// The problem with reading slot `index`: past the cell count (§2.2).
+    func slotProblem(_ index: Int) -> String? {
+        guard index < 0 || index >= count else { return nil }
+        return "§2.2: slot \(index) of page \(number), which has \(count) cells"
+    }
+
+    /// The problem with a cell at `offset` whose header is `headerSize` bytes: it does not
+    /// lie in the content area (P1).
+    func cellProblem(atOffset offset: Int, headerSize: Int) -> String? {
+        guard offset < contentStart || offset + headerSize > size else { return nil }
+        return "P1: a cell at \(offset) of page \(number) lies outside its content \(contentStart)..<\(size)"
+    }
+
+    #if STORAGE_ENGINE_INTERNAL_CHECKS
+        /// Traps on ``slotProblem(_:)`` for `index` (when given) or on the
+        /// ``cellProblem(atOffset:headerSize:)`` of the cell at `offset`. Reads the header
+        /// without the checked accessors: this runs on every cell access.
+        @inline(__always) func checkCell(_ index: Int?, atOffset offset: Int, headerSize: Int) {
+            let header = UnsafeRawPointer(bytes)
+            if let index, index < 0 || index >= header.u16(at: PageHeader.count) {
+                internalCheckFailed(slotProblem(index) ?? "")
+            }
+            if offset < header.u32(at: PageHeader.contentStart) || offset + headerSize > size {
+                internalCheckFailed(cellProblem(atOffset: offset, headerSize: headerSize) ?? "")
+            }
+        }
+    #endif
+
+    /// The problem with the page's layout after a change: the slot array runs into the
+    /// cells, or the content start lies past the page (§2.2).
+    var layoutProblem: String? {
+        guard SlotArray.offset(of: count) > contentStart || contentStart > size else { return nil }
+        return "§2.2: page \(number) has \(count) slots and content from \(contentStart) of \(size) bytes"
+    }
+
+    /// The problem with the keys of a leaf or branch page: not strictly ascending (V3).
+    var keyOrderProblem: String? {
+        guard count > 1 else { return nil }
+        let leaf = isLeaf
+        var previous = leaf ? leafCell(0).key : branchCell(0).key
+        for index in 1..<count {
+            let key = leaf ? leafCell(index).key : branchCell(index).key
+            if compareKeys(previous, key) >= 0 {
+                return "V3: keys out of order at cell \(index) of page \(number)"
+            }
+            previous = key
+        }
+        return nil
     }
 
     // MARK: Search
@@ -112,6 +179,8 @@ extension Page {
     /// fragmented. Returns false when it does not fit.
     @inline(__always)
     func insertCell(_ cell: CellImage, at index: Int) -> Bool {
+        internalCheck(sharedWriteProblem)
+        internalCheck(index >= 0 && index <= count, "§2.2: insert at \(index) of \(count) cells")
         let needed = cell.count + SlotArray.slotSize
         if contiguousFree < needed {
             guard needed <= size - PageHeader.size - liveBytes else { return false }
@@ -127,11 +196,14 @@ extension Page {
         setSlot(index, offset)
         contentStart = offset
         count += 1
+        internalCheck(layoutProblem)
         return true
     }
 
     /// Removes cell `index`; its bytes become a hole until compaction.
     func removeCell(at index: Int) {
+        internalCheck(sharedWriteProblem)
+        internalCheck(slotProblem(index))
         let offset = slot(index)
         let slots = bytes + SlotArray.start
         if index + 1 < count {
@@ -141,6 +213,7 @@ extension Page {
         count -= 1
         if offset == contentStart { contentStart = offset + cellSize(atOffset: offset) }
         if count == 0 { contentStart = size }
+        internalCheck(layoutProblem)
     }
 
     /// Packs the cells at the end of the page, removing holes.
@@ -152,16 +225,19 @@ extension Page {
     /// Replaces this page's cells with copies of `cells`, packed at the end, keeping the
     /// header's kind, number, transaction and link.
     func setCells<C: Collection>(_ cells: C) where C.Element == CellImage {
+        internalCheck(sharedWriteProblem)
         var offset = size
         var index = 0
         for cell in cells {
             offset -= cell.count
+            internalCheck(offset >= SlotArray.offset(of: index + 1), "§2.2: cells overflow page \(number)")
             (bytes + offset).copyMemory(from: cell.base, byteCount: cell.count)
             setSlot(index, offset)
             index += 1
         }
         count = index
         contentStart = offset
+        internalCheck(layoutProblem)
     }
 
     /// Appends copies of `cells` after the existing ones; the caller has checked they fit.

@@ -126,6 +126,7 @@ extension Database {
     /// log is not reset underneath.
     func refreshLocked() throws {
         guard options.multiProcess else { return }
+        internalCheck(writerGate.isHeldByCurrentThread, "L4: a reload without the writer lock")
         let counter = try Database.readCounter(lockFile)
         guard counter != stateLock.withLock({ knownCounter }) else { return }
         let (meta, slot, _) = try Database.readMeta(dataFile, path: path, options: options)

@@ -59,6 +59,7 @@ extension Page {
 
     /// Makes this overflow page hold `count` bytes from `source`.
     func setOverflowPayload(_ source: UnsafeRawPointer, count: Int) {
+        internalCheck(writeProblem(at: OverflowPage.payloadOffset, width: count))
         (bytes + OverflowPage.payloadOffset).copyMemory(from: source, byteCount: count)
         contentStart = count
     }

@@ -22,6 +22,21 @@ struct CommitState: Equatable, Sendable {
     var catalogRoot: UInt64
     var freeListHead: UInt64
     var pageCount: UInt64
+
+    /// The problem with this state following `previous` as the next commit (W2): not the
+    /// next transaction, fewer pages, or a root at or past the page count.
+    func successorProblem(of previous: CommitState) -> String? {
+        guard transaction == previous.transaction + 1 else {
+            return "W2: transaction \(transaction) commits after \(previous.transaction)"
+        }
+        guard pageCount >= previous.pageCount else {
+            return "W2: the page count fell from \(previous.pageCount) to \(pageCount)"
+        }
+        guard catalogRoot < pageCount, freeListHead < pageCount else {
+            return "W2: roots \(catalogRoot), \(freeListHead) at or past the page count \(pageCount)"
+        }
+        return nil
+    }
 }
 
 /// Encodes and decodes the meta slots.

@@ -43,8 +43,8 @@ enum PageHeader {
     static let size = 40
 }
 
-/// A page-sized buffer. Unsafe accessors do not bounds-check: every offset they are
-/// given has been validated (on load) or computed by the engine.
+/// A page-sized buffer. Accessors check bounds only in builds with internal checks: every
+/// offset they are given has been validated (on load) or computed by the engine.
 final class Page: @unchecked Sendable {
     let bytes: UnsafeMutableRawPointer
     let size: Int
@@ -61,6 +61,11 @@ final class Page: @unchecked Sendable {
     /// The cell count and kind, copied next to ``prefixes`` when it is built.
     @exclusivity(unchecked) private(set) var tableCount = 0
     @exclusivity(unchecked) private(set) var tableIsLeaf = false
+    #if STORAGE_ENGINE_INTERNAL_CHECKS
+        /// Set once others may read the page (it is cached, published or sealed): from then
+        /// on it must not change (B4, SPEC.md §2.2).
+        @exclusivity(unchecked) private(set) var isShared = false
+    #endif
 
     /// A page of `size` bytes, zeroed unless the caller overwrites every byte next (a copy,
     /// a full read, or ``format(_:number:)``): clearing 4 KiB twice was a visible part of
@@ -108,14 +113,103 @@ final class Page: @unchecked Sendable {
         return page
     }
 
-    @inline(__always) func u8(_ offset: Int) -> UInt8 { UnsafeRawPointer(bytes).u8(at: offset) }
-    @inline(__always) func u16(_ offset: Int) -> Int { UnsafeRawPointer(bytes).u16(at: offset) }
-    @inline(__always) func u32(_ offset: Int) -> Int { UnsafeRawPointer(bytes).u32(at: offset) }
-    @inline(__always) func u64(_ offset: Int) -> UInt64 { UnsafeRawPointer(bytes).u64(at: offset) }
-    @inline(__always) func setU8(_ offset: Int, _ value: UInt8) { bytes.setU8(at: offset, value) }
-    @inline(__always) func setU16(_ offset: Int, _ value: Int) { bytes.setU16(at: offset, value) }
-    @inline(__always) func setU32(_ offset: Int, _ value: Int) { bytes.setU32(at: offset, value) }
-    @inline(__always) func setU64(_ offset: Int, _ value: UInt64) { bytes.setU64(at: offset, value) }
+    @inline(__always) func u8(_ offset: Int) -> UInt8 {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 1 > size { fieldCheckFailed(at: offset, width: 1) }
+        #endif
+        return UnsafeRawPointer(bytes).u8(at: offset)
+    }
+    @inline(__always) func u16(_ offset: Int) -> Int {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 2 > size { fieldCheckFailed(at: offset, width: 2) }
+        #endif
+        return UnsafeRawPointer(bytes).u16(at: offset)
+    }
+    @inline(__always) func u32(_ offset: Int) -> Int {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 4 > size { fieldCheckFailed(at: offset, width: 4) }
+        #endif
+        return UnsafeRawPointer(bytes).u32(at: offset)
+    }
+    @inline(__always) func u64(_ offset: Int) -> UInt64 {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 8 > size { fieldCheckFailed(at: offset, width: 8) }
+        #endif
+        return UnsafeRawPointer(bytes).u64(at: offset)
+    }
+    @inline(__always) func setU8(_ offset: Int, _ value: UInt8) {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 1 > size || isShared { fieldCheckFailed(at: offset, width: 1) }
+        #endif
+        bytes.setU8(at: offset, value)
+    }
+    @inline(__always) func setU16(_ offset: Int, _ value: Int) {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 2 > size || isShared { fieldCheckFailed(at: offset, width: 2) }
+        #endif
+        bytes.setU16(at: offset, value)
+    }
+    @inline(__always) func setU32(_ offset: Int, _ value: Int) {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 4 > size || isShared { fieldCheckFailed(at: offset, width: 4) }
+        #endif
+        bytes.setU32(at: offset, value)
+    }
+    @inline(__always) func setU64(_ offset: Int, _ value: UInt64) {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 8 > size || isShared { fieldCheckFailed(at: offset, width: 8) }
+        #endif
+        bytes.setU64(at: offset, value)
+    }
+
+    // MARK: Internal checks
+
+    /// Marks the page as read by others from now on: cached, published or sealed (B4).
+    @inline(__always) func markShared() {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            isShared = true
+        #endif
+    }
+
+    /// Whether the page is final: sealed (or shared, which a writer's page is only once
+    /// sealed). Builds without internal checks do not track it and answer true.
+    var isSealed: Bool {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            return isShared
+        #else
+            return true
+        #endif
+    }
+
+    /// The problem with a field of `width` bytes at `offset`: outside the page (P1).
+    func fieldProblem(at offset: Int, width: Int) -> String? {
+        guard offset < 0 || offset + width > size else { return nil }
+        return "P1: a \(width)-byte field at \(offset) lies outside the \(size)-byte page"
+    }
+
+    /// The problem with changing the page now: others may read it (B4). Only builds with
+    /// internal checks know.
+    var sharedWriteProblem: String? {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if isShared {
+                return "B4: page \(UnsafeRawPointer(bytes).u64(at: PageHeader.number)) changed after it was shared"
+            }
+        #endif
+        return nil
+    }
+
+    /// The problem with writing `width` bytes at `offset`: outside the page, or shared.
+    func writeProblem(at offset: Int, width: Int) -> String? {
+        fieldProblem(at: offset, width: width) ?? sharedWriteProblem
+    }
+
+    #if STORAGE_ENGINE_INTERNAL_CHECKS
+        /// Traps on ``writeProblem(at:width:)`` (which includes ``fieldProblem(at:width:)``).
+        /// The accessors test the condition inline: they run on every field access.
+        @inline(never) func fieldCheckFailed(at offset: Int, width: Int) -> Never {
+            internalCheckFailed(writeProblem(at: offset, width: width) ?? "")
+        }
+    #endif
 
     var number: UInt64 {
         get { u64(PageHeader.number) }
@@ -142,6 +236,7 @@ final class Page: @unchecked Sendable {
 
     /// Clears the page and sets up an empty page of `kind` numbered `number`.
     func format(_ kind: PageKind, number: UInt64) {
+        internalCheck(sharedWriteProblem)
         memset(bytes, 0, size)
         setU8(PageHeader.kind, kind.rawValue)
         self.number = number
@@ -150,8 +245,10 @@ final class Page: @unchecked Sendable {
 
     /// Computes and stores the checksum; called once, when the page is written.
     func seal(transaction: UInt64) {
+        internalCheck(structureProblem)
         self.transaction = transaction
         setU64(PageHeader.checksum, storedChecksumOfContents)
+        markShared()
     }
 
     var storedChecksumOfContents: UInt64 {
@@ -173,6 +270,17 @@ final class Page: @unchecked Sendable {
                 "page \(expected): written by transaction \(transaction), newer than \(maximumTransaction)")
         }
         try validateStructure(label: expected)
+    }
+
+    /// What ``validateStructure(label:)`` finds wrong with a page this process built (P1):
+    /// a page the engine writes must pass what it demands of pages it reads.
+    var structureProblem: String? {
+        do {
+            try validateStructure(label: UnsafeRawPointer(bytes).u64(at: PageHeader.number))
+            return nil
+        } catch {
+            return "P1: \(error)"
+        }
     }
 
     /// Checks that every count, offset and length inside the page stays inside it.

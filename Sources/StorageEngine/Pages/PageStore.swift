@@ -42,7 +42,12 @@ final class PageStore: @unchecked Sendable {
     @inline(__always)
     func pageLocked(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
         let index = Int(number)
-        if index < cache.count, let page = cache[index] { return page }
+        if index < cache.count, let page = cache[index] {
+            #if STORAGE_ENGINE_INTERNAL_CHECKS
+                if page.number != number { internalCheckFailed("P1: the cache holds page \(page.number) as \(number)") }
+            #endif
+            return page
+        }
         return try loadLocked(number, maximumTransaction: maximumTransaction)
     }
 
@@ -184,6 +189,7 @@ final class PageStore: @unchecked Sendable {
             searchSlots.append(contentsOf: repeatElement(SearchSlot(), count: growth))
         }
         if cache[index] == nil { cachedCount += 1 }
+        page.markShared()
         cache[index] = page
         searchSlots[index] = SearchSlot(page)
         if cachedCount > capacity { evictLocked() }

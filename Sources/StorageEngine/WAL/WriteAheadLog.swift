@@ -121,6 +121,7 @@ final class WriteAheadLog: @unchecked Sendable {
     /// of the page images, in the order of `pages`.
     func append(freed: [UInt64], pages: [Page], commit state: CommitState) throws -> [UInt64] {
         precondition(hasHeader && !(pages.isEmpty && freed.isEmpty))
+        internalCheck(Self.pageImagesProblem(pages, commit: state))
         var offsets: [UInt64] = []
         offsets.reserveCapacity(pages.count)
         var writer = FrameWriter(log: self, position: end, chain: chain)
@@ -165,6 +166,23 @@ final class WriteAheadLog: @unchecked Sendable {
         allocatedEnd = max(allocatedEnd, position)
         if position >= allocatedEnd { try preallocate(from: position) }
         return offsets
+    }
+
+    /// The problem with the page images of one commit (§2.3, W2): not in ascending page
+    /// order, outside `1..<pageCount`, or not sealed by the committing transaction (P1;
+    /// builds with internal checks know a page is sealed without hashing it again).
+    static func pageImagesProblem(_ pages: [Page], commit state: CommitState) -> String? {
+        var previous: UInt64 = 0
+        for page in pages {
+            guard page.number > previous, page.number < state.pageCount else {
+                return "§2.3: page image \(page.number) after \(previous), with \(state.pageCount) pages"
+            }
+            guard page.transaction == state.transaction, page.isSealed else {
+                return "P1: page \(page.number) is not sealed by transaction \(state.transaction)"
+            }
+            previous = page.number
+        }
+        return nil
     }
 
     /// Gathers frames in the log's buffer and writes them in large pieces.
