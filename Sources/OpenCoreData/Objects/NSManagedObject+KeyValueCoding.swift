@@ -190,7 +190,7 @@ extension NSManagedObject {
         for slot in dirtySlots.indices where dirtySlots[slot] {
             result[layout.properties[slot].name] = publicValue(slot) ?? NSNull()
         }
-        if insertedFlag {
+        if state.isInserted {
             for slot in values.indices where values[slot] != nil && result[layout.properties[slot].name] == nil {
                 result[layout.properties[slot].name] = publicValue(slot)
             }

@@ -5,18 +5,15 @@ import Foundation
 extension NSManagedObject {
     /// Loads the object's values when it is a fault.
     @inline(__always) func fireFaultIfNeeded() {
-        if faultFlag { fireFault() }
+        if state.isFault { fireFault() }
     }
 
     private func fireFault() {
         if let context = managedObjectContext {
             context.fulfillFault(self)
         }
-        if faultFlag {
-            // Nothing to load from: the object's row is gone. Its values read as defaults.
-            faultFlag = false
-            values = layout.defaultValues
-        }
+        // Nothing to load from: the object's row is gone. Its values read as defaults.
+        if state.isFault { ObjectLifecycle.loadDefaults(self) }
     }
 
     /// The current value of `slot`, relationships resolved into objects.
@@ -56,8 +53,7 @@ extension NSManagedObject {
     func storeSlot(_ slot: Int, _ value: Any?) {
         fireFaultIfNeeded()
         guard slot < values.count else { return }
-        values[slot] = value
-        markDirty(slot)
+        ObjectLifecycle.change(self, slot: slot, to: value)
     }
 
     /// Stores `value` in attribute `slot` when `Value` is exactly the attribute's canonical
@@ -66,20 +62,11 @@ extension NSManagedObject {
     @inline(__always)
     @usableFromInline
     func storeCanonical<Value>(_ value: Value, slot: Int) -> Bool {
-        guard !faultFlag, slot < values.count, slot < layout.canonicalTypeBySlot.count,
+        guard !state.isFault, slot < values.count, slot < layout.canonicalTypeBySlot.count,
             let expected = layout.canonicalTypeBySlot[slot], expected == ObjectIdentifier(Value.self)
         else { return false }
-        values[slot] = value
-        markDirty(slot)
+        ObjectLifecycle.change(self, slot: slot, to: value)
         return true
-    }
-
-    func markDirty(_ slot: Int) {
-        // An inserted object is saved whole: no per-slot tracking until it is saved.
-        if insertedFlag { return }
-        if dirtySlots.isEmpty { dirtySlots = Array(repeating: false, count: layout.properties.count) }
-        dirtySlots[slot] = true
-        managedObjectContext?.objectDidChange(self)
     }
 
     // MARK: Relationships
