@@ -144,15 +144,14 @@ extension NSManagedObjectContext {
     /// A child's slot value as this context's value: objects replaced by this context's ones.
     private func translate(_ value: Any?, slot: Int, of object: NSManagedObject) -> Any? {
         guard object.layout.relationshipBySlot[slot] != nil else { return value }
+        // Collections first: casting a set to a class bridges it to an NSSet on Linux.
         switch value {
-        case let destination as NSManagedObject:
-            return self.object(with: destination.objectID)
         case let set as Set<NSManagedObject>:
             return Set(set.map { self.object(with: $0.objectID) })
         case let array as [NSManagedObject]:
             return array.map { self.object(with: $0.objectID) }
-        case let unresolved as UnresolvedRelationship:
-            return unresolved
+        case let destination as NSManagedObject:
+            return self.object(with: destination.objectID)
         default:
             return value
         }

@@ -59,7 +59,7 @@ extension NSMergePolicy {
                 if !dirty[slot] { values[slot] = stored[slot] }
             case .overwriteMergePolicyType:
                 // The whole object is written, except to-many relationships never resolved here.
-                if !(values[slot] is UnresolvedRelationship) { dirty[slot] = true }
+                if UnresolvedRelationship.from(values[slot]) == nil { dirty[slot] = true }
             case .rollbackMergePolicyType:
                 values[slot] = stored[slot]
                 dirty[slot] = false

@@ -241,7 +241,7 @@ extension NSManagedObject {
     }
 
     private func publicRelationship(_ value: Any?, _ relationship: NSRelationshipDescription) -> Any? {
-        if let unresolved = value as? UnresolvedRelationship {
+        if let unresolved = UnresolvedRelationship.from(value) {
             guard let context = managedObjectContext, let ids = unresolved.objectIDs else { return nil }
             let objects = ids.map { context.object(with: $0) }
             if !relationship.isToMany { return objects.first }

@@ -21,7 +21,7 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         guard slot < values.count else { return nil }
         let value = values[slot]
-        if layout.relationshipBySlot[slot] != nil, let unresolved = value as? UnresolvedRelationship {
+        if layout.relationshipBySlot[slot] != nil, let unresolved = UnresolvedRelationship.from(value) {
             return resolve(slot: slot, unresolved)
         }
         return value
@@ -43,7 +43,7 @@ extension NSManagedObject {
             resolved = Set(objects)
         }
         values[slot] = resolved
-        if let committedValue = committed?[slot] as? UnresolvedRelationship, committedValue === unresolved {
+        if let stored = committed, UnresolvedRelationship.from(stored[slot]) === unresolved {
             committed?[slot] = resolved
         }
         return resolved
@@ -232,7 +232,7 @@ extension NSManagedObject {
             return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
-        if let unresolved = values[slot] as? UnresolvedRelationship {
+        if let unresolved = UnresolvedRelationship.from(values[slot]) {
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = ids.map { map[$0] ?? $0 }
             return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null

@@ -15,6 +15,17 @@ final class UnresolvedRelationship {
     init(objectIDs: [NSManagedObjectID]?) {
         self.objectIDs = objectIDs
     }
+
+    /// `value` when it is an unresolved relationship. The exact type is compared first:
+    /// on Linux, casting a set to a class bridges the whole set to an NSSet before failing,
+    /// which made every to-many edit cost as much as copying the relationship.
+    @inline(__always)
+    static func from(_ value: Any?) -> UnresolvedRelationship? {
+        guard let value, ObjectIdentifier(type(of: value)) == ObjectIdentifier(UnresolvedRelationship.self) else {
+            return nil
+        }
+        return value as? UnresolvedRelationship
+    }
 }
 
 // The hot stored properties below skip dynamic exclusivity checks: an object is
@@ -142,7 +153,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     /// Whether the relationship `key` is not loaded yet (its destinations are faults to fetch).
     public func hasFault(forRelationshipNamed key: String) -> Bool {
         guard let slot = layout.slotsByName[key] else { return false }
-        return state.isFault || values[slot] is UnresolvedRelationship
+        return state.isFault || UnresolvedRelationship.from(values[slot]) != nil
     }
 
     // MARK: Validation (override to add rules; call super)
