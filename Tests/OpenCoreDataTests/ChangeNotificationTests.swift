@@ -217,6 +217,59 @@ import Testing
         #expect(company.isFault && context.updatedObjects.isEmpty && !context.hasChanges)
         #expect(company.name == "Saved")
     }
+
+    @Test func undeletingAChangedObjectKeepsItsChanges() throws {
+        let coordinator = try TestStack.coordinator()
+        let context = TestStack.context(coordinator)
+        let company = TCompany(context: context)
+        company.name = "Acme"
+        try context.save()
+        let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: context)
+        company.name = "Renamed"
+        context.delete(company)
+        context.insert(company)
+        #expect(!company.isDeleted && company.isUpdated && context.updatedObjects == [company])
+        context.processPendingChanges()
+        #expect(log.objects(NSUpdatedObjectsKey, in: 0) == [company])
+        #expect(log.objects(NSDeletedObjectsKey, in: 0).isEmpty, "no longer deleted")
+        try context.save()
+        let reader = TestStack.context(coordinator)
+        let stored = try reader.existingObject(with: company.objectID) as? TCompany
+        #expect(stored?.name == "Renamed", "the change made before the delete is saved")
+
+        company.name = "Again"
+        context.delete(company)
+        context.insert(company)
+        context.rollback()
+        #expect(company.name == "Renamed" && !company.hasChanges)
+    }
+
+    @Test func rollbackForgetsChangesReportedNowhere() throws {
+        let context = try TestStack.freshContext()
+        let company = TCompany(context: context)
+        company.name = "Acme"
+        try context.save()
+        let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: context)
+        company.name = "Renamed"
+        // Turned into a fault, the object leaves the updated objects but not the pending notice.
+        context.refresh(company, mergeChanges: false)
+        context.rollback()
+        company.name = "After rollback"
+        context.processPendingChanges()
+        #expect(log.all.count == 1)
+        #expect(log.objects(NSUpdatedObjectsKey, in: 0) == [company], "a change after the rollback is reported")
+    }
+
+    @Test func rollbackRemovesAnInsertedObjectDeletedSinceProcessing() throws {
+        let context = try TestStack.freshContext()
+        let company = TCompany(context: context)
+        company.name = "Gone"
+        context.delete(company)
+        context.rollback()
+        #expect(company.managedObjectContext == nil && !company.isInserted && !company.isDeleted)
+        #expect(context.registeredObject(for: company.objectID) == nil && context.registeredObjects.isEmpty)
+        #expect(!context.hasChanges)
+    }
 }
 
 /// A company whose willSave stamps a derived value (a change made during the save).

@@ -191,8 +191,15 @@ final class ObjectLifecycle {
         checkLegal(.undeleted, object)
         object.state.isDeleted = false
         deleted.remove(object)
+        noticeDeleted.remove(object)
         pendingDeletes.removeAll { $0 === object }
-        if object.state.isInserted { inserted.insert(object) }
+        if object.state.isInserted {
+            inserted.insert(object)
+        } else if object.hasDirtySlots {
+            // Deleting took it off the updated objects; its changes are still to be saved.
+            object.state.isListedUpdated = true
+            updated.insert(object)
+        }
         report(.undeleted, object)
     }
 
@@ -397,11 +404,14 @@ final class ObjectLifecycle {
     /// Discards every unsaved change: inserted objects leave the context, updated and
     /// deleted ones return to their last saved values.
     func rollback() {
+        // Inserted objects deleted since pending changes were last processed are in no set.
+        let insertedAndDeleted = pendingDeletes.filter { $0.state.isInserted }
         pendingDeletes.removeAll()
-        for object in inserted {
+        for object in Array(inserted) + insertedAndDeleted {
             checkLegal(.rolledBack, object)
             context.registry[object.objectID] = nil
             object.state.isInserted = false
+            object.state.isDeleted = false
             object.managedObjectContext = nil
             report(.rolledBack, object)
         }
@@ -411,16 +421,13 @@ final class ObjectLifecycle {
             object.dirtySlots = []
             object.state.isDeleted = false
             object.state.isListedUpdated = false
-            object.state.isNoticedUpdated = false
             report(.rolledBack, object)
             object.awake(fromSnapshotEvents: .rollback)
         }
         inserted = []
         updated = []
         deleted = []
-        noticeInserted = []
-        noticeUpdated = []
-        noticeDeleted = []
+        clearNotices()
     }
 
     // MARK: Notifications

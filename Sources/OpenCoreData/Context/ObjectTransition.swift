@@ -31,7 +31,8 @@
 //   refreshed        clean, updated, deleted                     the same, stored values taken
 //   turnedIntoFault  fault, clean, updated; deleted(Fault)       fault; deletedFault
 //   saved            inserted, updated; deleted(Fault)           clean; detached
-//   rolledBack       clean, updated, deleted(Fault); inserted    clean or fault; detached
+//   rolledBack       clean, updated, deleted(Fault); inserted,   clean or fault; detached
+//                    insertedDeleted
 //   invalidated      any but detached                            detached (another save deleted it)
 //   forgotten        any but detached                            detached (reset)
 //
@@ -61,7 +62,7 @@ enum ObjectTransition: CaseIterable, Sendable {
         case .refreshed: [.clean, .updated, .deleted]
         case .turnedIntoFault: [.fault, .clean, .updated, .deleted, .deletedFault]
         case .saved: [.inserted, .updated, .deleted, .deletedFault]
-        case .rolledBack: [.clean, .updated, .deleted, .deletedFault, .inserted]
+        case .rolledBack: [.clean, .updated, .deleted, .deletedFault, .inserted, .insertedDeleted]
         case .invalidated, .forgotten: Set(ObjectPhase.allCases).subtracting([.detached])
         }
     }
