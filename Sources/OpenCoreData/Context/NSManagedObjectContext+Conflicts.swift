@@ -205,13 +205,9 @@ struct ConflictsResolved: Error, @unchecked Sendable {
     /// policy that resolves nothing.
     func retryLimitError(attempts: Int) -> NSError {
         guard mergeConflicts.isEmpty else {
-            return CoreDataError.make(
-                NSManagedObjectMergeError,
-                "the save still conflicted after \(attempts) merges: other saves keep changing its objects",
-                userInfo: [
-                    NSPersistentStoreSaveConflictsErrorKey: mergeConflicts,
-                    NSAffectedObjectsErrorKey: mergeConflicts.map(\.sourceObject.objectID),
-                ])
+            return CoreDataError.mergeConflicts(
+                mergeConflicts,
+                "the save still conflicted after \(attempts) merges: other saves keep changing its objects")
         }
         return CoreDataError.make(
             NSManagedObjectConstraintMergeError,

@@ -111,9 +111,6 @@ extension NSManagedObject {
     /// The committed values in stored form, to tell which properties the store changed.
     fileprivate func cachedStoreValues() -> [StoreValue] {
         guard let committed else { return [] }
-        let current = values
-        values = committed
-        defer { values = current }
-        return (try? storeValues()) ?? []
+        return (try? committed.indices.map { try storeValue(committed[$0], slot: $0, mapping: [:]) }) ?? []
     }
 }

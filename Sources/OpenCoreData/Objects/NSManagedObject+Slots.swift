@@ -220,9 +220,16 @@ extension NSManagedObject {
 
     /// The stored form of one slot.
     func storeValue(slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws -> StoreValue {
+        try storeValue(values[slot], slot: slot, mapping: map)
+    }
+
+    /// The stored form of `value` held in `slot` (the current value, or a snapshot's).
+    func storeValue(_ value: Any?, slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws
+        -> StoreValue
+    {
         if let attributeType = layout.attributeTypeBySlot[slot] {
             if layout.transientBySlot[slot] { return .null }
-            guard let value = values[slot] else { return .null }
+            guard let value else { return .null }
             if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
                 let stored = StoreValue(canonical: value, of: attributeType)
             {
@@ -232,21 +239,21 @@ extension NSManagedObject {
             return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
-        if let unresolved = UnresolvedRelationship.from(values[slot]) {
+        if let unresolved = UnresolvedRelationship.from(value) {
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = ids.map { map[$0] ?? $0 }
             return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
         }
         if relationship.isToMany {
             let objects: [NSManagedObject]
-            switch values[slot] {
+            switch value {
             case let set as Set<NSManagedObject>: objects = Array(set)
             case let array as [NSManagedObject]: objects = array
             default: objects = []
             }
             return .objectIDs(objects.map { map[$0.objectID] ?? $0.objectID })
         }
-        guard let destination = values[slot] as? NSManagedObject else { return .null }
+        guard let destination = value as? NSManagedObject else { return .null }
         return .objectID(map[destination.objectID] ?? destination.objectID)
     }
 
