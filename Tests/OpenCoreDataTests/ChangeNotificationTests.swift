@@ -6,6 +6,15 @@ import OpenCoreData
 import Testing
 
 @Suite struct ChangeNotificationTests {
+    /// A fresh context holding a saved company named Acme.
+    static func savedAcme() throws -> (NSManagedObjectContext, TCompany) {
+        let context = try TestStack.freshContext()
+        let company = TCompany(context: context)
+        company.name = "Acme"
+        try context.save()
+        return (context, company)
+    }
+
     @Test func processingReportsTheChangesSinceTheLastProcessing() throws {
         let context = try TestStack.freshContext()
         let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: context)
@@ -72,10 +81,7 @@ import Testing
     }
 
     @Test func rollbackDropsTheChangesNotYetReported() throws {
-        let context = try TestStack.freshContext()
-        let company = TCompany(context: context)
-        company.name = "Acme"
-        try context.save()
+        let (context, company) = try Self.savedAcme()
         let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: context)
         company.name = "Changed"
         let temporary = TEmployee(context: context)
@@ -137,23 +143,11 @@ import Testing
     }
 
     @Test func mergingReportsRefreshedAndDeletedObjects() throws {
-        let coordinator = try TestStack.coordinator()
-        let main = TestStack.context(coordinator)
-        let company = TCompany(context: main)
-        company.name = "Acme"
-        let ada = TEmployee(context: main)
-        ada.company = company
-        try main.save()
-        let background = TestStack.context(coordinator)
-        let saves = NotificationLog([.NSManagedObjectContextDidSave], from: background)
-        try background.performAndWait {
-            let theirs = try background.existingObject(with: company.objectID) as! TCompany
-            theirs.name = "Renamed"
-            background.delete(try background.existingObject(with: ada.objectID))
-            try background.save()
-        }
+        let scenario = try SavedElsewhere()
+        let (main, company, ada) = (scenario.main, scenario.company, scenario.ada)
+        let note = try scenario.renameCompanyAndDeleteAda()
         let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: main)
-        main.mergeChanges(fromContextDidSave: try #require(saves.all.first))
+        main.mergeChanges(fromContextDidSave: note)
         #expect(log.all.count == 1)
         #expect(log.objects(NSRefreshedObjectsKey, in: 0) == [company])
         #expect(log.objects(NSDeletedObjectsKey, in: 0) == [ada])
@@ -219,11 +213,7 @@ import Testing
     }
 
     @Test func undeletingAChangedObjectKeepsItsChanges() throws {
-        let coordinator = try TestStack.coordinator()
-        let context = TestStack.context(coordinator)
-        let company = TCompany(context: context)
-        company.name = "Acme"
-        try context.save()
+        let (context, company) = try Self.savedAcme()
         let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: context)
         company.name = "Renamed"
         context.delete(company)
@@ -233,7 +223,7 @@ import Testing
         #expect(log.objects(NSUpdatedObjectsKey, in: 0) == [company])
         #expect(log.objects(NSDeletedObjectsKey, in: 0).isEmpty, "no longer deleted")
         try context.save()
-        let reader = TestStack.context(coordinator)
+        let reader = TestStack.context(try #require(context.persistentStoreCoordinator))
         let stored = try reader.existingObject(with: company.objectID) as? TCompany
         #expect(stored?.name == "Renamed", "the change made before the delete is saved")
 
@@ -245,10 +235,7 @@ import Testing
     }
 
     @Test func rollbackForgetsChangesReportedNowhere() throws {
-        let context = try TestStack.freshContext()
-        let company = TCompany(context: context)
-        company.name = "Acme"
-        try context.save()
+        let (context, company) = try Self.savedAcme()
         let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: context)
         company.name = "Renamed"
         // Turned into a fault, the object leaves the updated objects but not the pending notice.

@@ -113,35 +113,19 @@ final class LifecycleLog: ObjectLifecycleObserver {
     }
 
     @Test func mergesReportRefreshedAndInvalidatedObjects() throws {
-        let coordinator = try TestStack.coordinator()
-        let main = TestStack.context(coordinator)
-        let acme = TCompany(context: main)
-        acme.name = "Acme"
-        let ada = TEmployee(context: main)
-        try main.save()
+        let scenario = try SavedElsewhere()
+        let (main, acme, ada) = (scenario.main, scenario.company, scenario.ada)
         let log = LifecycleLog()
         log.name(acme, "acme")
         log.name(ada, "ada")
         main.lifecycle.observer = log
-        let background = TestStack.context(coordinator)
-        let saves = NotificationLog([.NSManagedObjectContextDidSave], from: background)
-        try background.performAndWait {
-            (try background.existingObject(with: acme.objectID) as! TCompany).name = "Renamed"
-            background.delete(try background.existingObject(with: ada.objectID))
-            try background.save()
-        }
-        main.mergeChanges(fromContextDidSave: try #require(saves.all.first))
+        main.mergeChanges(fromContextDidSave: try scenario.renameCompanyAndDeleteAda())
         #expect(log.take() == ["acme turnedIntoFault", "ada invalidated"])
         #expect(log.batches.count == 1 && log.batches[0].refreshed == [acme] && log.batches[0].deleted == [ada])
 
         acme.name = "Mine"
         #expect(log.take() == ["acme loaded", "acme.name Renamed -> Mine"])
-        try background.performAndWait {
-            let theirs = try background.existingObject(with: acme.objectID) as! TCompany
-            theirs.name = "Theirs"
-            try background.save()
-        }
-        main.mergeChanges(fromContextDidSave: try #require(saves.all.last))
+        main.mergeChanges(fromContextDidSave: try scenario.save { _ in try scenario.theirs(acme).name = "Theirs" })
         #expect(log.take() == ["acme refreshed"], "unsaved changes are kept: the stored values are merged in")
         #expect(acme.name == "Mine")
     }
