@@ -177,6 +177,21 @@ final class LifecycleLog: ObjectLifecycleObserver {
         #expect(log.take().isEmpty)
     }
 
+    @Test func objectsRegisteredAfterTheObserverAreObserved() throws {
+        let (context, company) = try ChangeNotificationTests.savedAcme()
+        context.reset()
+        let log = LifecycleLog()
+        context.lifecycle.observer = log
+        let fault = try #require(context.object(with: company.objectID) as? TCompany)
+        log.name(fault, "acme")
+        fault.name = "Renamed"
+        let fresh = TCompany(context: context)
+        log.name(fresh, "fresh")
+        fresh.name = "Fresh"
+        #expect(
+            log.take() == ["acme loaded", "acme.name Acme -> Renamed", "Company inserted", "fresh.name nil -> Fresh"])
+    }
+
     @Test func phasesFollowTheFlags() throws {
         let context = try TestStack.freshContext()
         let detached = TCompany(

@@ -37,7 +37,9 @@ struct ObjectState {
     fileprivate(set) var isListedUpdated = false
     /// Listed as updated for the next ObjectsDidChange notification.
     fileprivate(set) var isNoticedUpdated = false
-    /// Its context has an observer, so changes of it are reported even while it is inserted.
+    /// Its context has an observer, so changes of it are reported even while it is
+    /// inserted (kept for the inserted objects' fast path; other objects' changes always
+    /// reach the observer).
     fileprivate(set) var isObserved = false
 }
 
@@ -108,7 +110,7 @@ final class ObjectLifecycle {
 
     private static func record(_ object: NSManagedObject, slot: Int, _ value: Any?) {
         let context = object.managedObjectContext
-        let observer = object.state.isObserved ? context?.lifecycle.observer : nil
+        let observer = context?.lifecycle.observer
         let oldValue = observer == nil ? nil : object.values[slot]
         object.values[slot] = value
         if !object.state.isInserted {
