@@ -23,6 +23,8 @@
 // each change with the old and new value: undo reverts one by passing the old value
 // back through the same call (which it is told of in turn, for redo), and since each
 // side of an inverse is its own change, reverting in reverse order restores both sides.
+// An insert is reverted by delete(_:) (the object is discarded at the next processing),
+// a delete by undelete(_:): the same paths, reported in turn.
 import Foundation
 
 /// An object's lifecycle flags. Only ObjectLifecycle (this file) sets them.
