@@ -142,7 +142,7 @@ extension NSManagedObject {
                 result[name] = values[slot] ?? NSNull()
                 continue
             }
-            switch (try? storeValue(values[slot], slot: slot, mapping: [:])) ?? .null {
+            switch (try? storeValue(slot: slot, of: values, mapping: [:])) ?? .null {
             case .objectID(let id): result[name] = id
             case .objectIDs(let ids): result[name] = ids
             default: result[name] = NSNull()

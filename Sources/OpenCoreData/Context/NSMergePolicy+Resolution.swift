@@ -111,6 +111,6 @@ extension NSManagedObject {
     /// The committed values in stored form, to tell which properties the store changed.
     fileprivate func cachedStoreValues() -> [StoreValue] {
         guard let committed else { return [] }
-        return (try? committed.indices.map { try storeValue(committed[$0], slot: $0, mapping: [:]) }) ?? []
+        return (try? committed.indices.map { try storeValue(slot: $0, of: committed, mapping: [:]) }) ?? []
     }
 }

@@ -112,17 +112,24 @@ final class ObjectLifecycle {
 
     private static func record(_ object: NSManagedObject, slot: Int, _ value: Any?) {
         let context = object.managedObjectContext
-        let observer = context?.lifecycle.observer
-        let oldValue = observer == nil ? nil : object.values[slot]
-        object.values[slot] = value
-        if !object.state.isInserted {
-            if object.dirtySlots.isEmpty {
-                object.dirtySlots = Array(repeating: false, count: object.layout.properties.count)
-            }
-            object.dirtySlots[slot] = true
-            context?.lifecycle.objectDidChange(object)
+        guard let observer = context?.lifecycle.observer else {
+            store(object, slot: slot, value, context: context)
+            return
         }
-        observer?.object(object, didChangeSlot: slot, from: oldValue, to: value)
+        let oldValue = object.values[slot]
+        store(object, slot: slot, value, context: context)
+        observer.object(object, didChangeSlot: slot, from: oldValue, to: value)
+    }
+
+    @inline(__always)
+    private static func store(_ object: NSManagedObject, slot: Int, _ value: Any?, context: NSManagedObjectContext?) {
+        object.values[slot] = value
+        guard !object.state.isInserted else { return }
+        if object.dirtySlots.isEmpty {
+            object.dirtySlots = Array(repeating: false, count: object.layout.properties.count)
+        }
+        object.dirtySlots[slot] = true
+        context?.lifecycle.objectDidChange(object)
     }
 
     private func objectDidChange(_ object: NSManagedObject) {

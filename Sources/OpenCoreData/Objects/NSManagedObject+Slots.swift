@@ -210,26 +210,29 @@ extension NSManagedObject {
     /// or a child context. `map` replaces IDs (temporary to permanent at save).
     func storeValues(mapping map: [NSManagedObjectID: NSManagedObjectID] = [:]) throws -> [StoreValue] {
         fireFaultIfNeeded()
+        let current = values
         var result: [StoreValue] = []
-        result.reserveCapacity(values.count)
-        for slot in values.indices {
-            result.append(try storeValue(slot: slot, mapping: map))
+        result.reserveCapacity(current.count)
+        for slot in current.indices {
+            result.append(try storeValue(slot: slot, of: current, mapping: map))
         }
         return result
     }
 
     /// The stored form of one slot.
     func storeValue(slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws -> StoreValue {
-        try storeValue(values[slot], slot: slot, mapping: map)
+        try storeValue(slot: slot, of: values, mapping: map)
     }
 
-    /// The stored form of `value` held in `slot` (the current value, or a snapshot's).
-    func storeValue(_ value: Any?, slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws
+    /// The stored form of `slot` of `values` (the current values, or a snapshot's). The
+    /// array, not the slot's value, is passed: reading the value in place spares a copy
+    /// of it per slot on every save.
+    func storeValue(slot: Int, of values: [Any?], mapping map: [NSManagedObjectID: NSManagedObjectID]) throws
         -> StoreValue
     {
         if let attributeType = layout.attributeTypeBySlot[slot] {
             if layout.transientBySlot[slot] { return .null }
-            guard let value else { return .null }
+            guard let value = values[slot] else { return .null }
             if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
                 let stored = StoreValue(canonical: value, of: attributeType)
             {
@@ -239,21 +242,21 @@ extension NSManagedObject {
             return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
-        if let unresolved = UnresolvedRelationship.from(value) {
+        if let unresolved = UnresolvedRelationship.from(values[slot]) {
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = ids.map { map[$0] ?? $0 }
             return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
         }
         if relationship.isToMany {
             let objects: [NSManagedObject]
-            switch value {
+            switch values[slot] {
             case let set as Set<NSManagedObject>: objects = Array(set)
             case let array as [NSManagedObject]: objects = array
             default: objects = []
             }
             return .objectIDs(objects.map { map[$0.objectID] ?? $0.objectID })
         }
-        guard let destination = value as? NSManagedObject else { return .null }
+        guard let destination = values[slot] as? NSManagedObject else { return .null }
         return .objectID(map[destination.objectID] ?? destination.objectID)
     }
 
