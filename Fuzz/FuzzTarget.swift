@@ -15,6 +15,7 @@ struct FuzzTarget: Sendable {
         .randomSelfCheck,
         .predicateLanguage,
         .predicateDifferential,
+        .predicateStrings,
         .engineFile, .engineDifferential, .engineKillChild,
         .binaryStoreFile,
     ]

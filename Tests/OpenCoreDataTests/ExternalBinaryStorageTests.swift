@@ -188,6 +188,27 @@ enum BlobFixtures {
         #expect(try BlobFixtures.blobEntries(url).isEmpty)
     }
 
+    @Test func deletesUnderHistoryTrackingFreeTheirBlobs() throws {
+        // A tracked delete reads the row's blobs for its tombstone; the blobs must still go.
+        var random = SeededRandom(environmentOr: 0xB10B_000A)
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: BlobFixtures.model)
+        try coordinator.addPersistentStore(
+            ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+            options: [PageFileStoreDurabilityOption: "off", NSPersistentHistoryTrackingKey: true])
+        let store = try BlobFixtures.store(coordinator)
+        let context = PageFileFixtures.context(coordinator)
+        let big = BlobFixtures.bytes(&random, 100_000)
+        let photo = BlobFixtures.photo(context, "a", big, thumbnail: BlobFixtures.bytes(&random, 10))
+        try context.save()
+        context.delete(photo)
+        try context.save()
+        let report = try store.verify()
+        #expect(report.isClean, "\(report.problems) \(random.replayHint)")
+        try PageFileFixtures.close(coordinator)
+        #expect(try BlobFixtures.blobEntries(url).isEmpty)
+    }
+
     @Test func countsScansAndIDFetchesDoNotReadBlobs() throws {
         var random = SeededRandom(environmentOr: 0xB10B_0003)
         let url = try PageFileFixtures.temporaryURL()

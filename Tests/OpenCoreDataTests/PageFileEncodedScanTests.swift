@@ -152,7 +152,7 @@ struct PageFileEncodedScanTests {
             var bytes: [UInt8] = []
             for _ in 0..<random.int(in: 0...5) { bytes += random.pick(pieces) }
             let expected = String(validating: bytes, as: UTF8.self)
-            let actual = bytes.withUnsafeBytes { ByteReader.validatedString($0) }
+            let actual = bytes.withUnsafeBytes { StoreByteReader.validatedString($0) }
             #expect(actual == expected, "\(bytes) (\(random.replayHint))")
         }
     }
@@ -175,7 +175,7 @@ struct PageFileEncodedScanTests {
             let expected = Result { () throws -> [Int] in
                 try bytes.withUnsafeBytes { buffer in
                     // Row format 2: the version, then values to the end (SPEC.md §3.2).
-                    var reader = ByteReader(bytes: buffer)
+                    var reader = StoreByteReader(row: buffer)
                     _ = try reader.varint()
                     var found: [Int] = []
                     while !reader.isAtEnd {

@@ -25,7 +25,7 @@ struct PredicateLexerASCIITests {
         #expect(predicate.validationError == nil)
         #expect(
             predicate.predicateFormat
-                == "(name ==[c] \"Ann\" AND age >= 3) OR (#size BETWEEN {1, 2} AND $v.x != nil AND ANY kids.@count > 2)"
+                == "name ==[c] \"Ann\" AND age >= 3 OR #size BETWEEN {1, 2} AND $v.x != nil AND ANY kids.@count > 2"
         )
     }
 }

@@ -96,7 +96,8 @@ import Testing
         #expect(try comparison("SOME a == 1").comparisonPredicateModifier == .any)
         #expect(try comparison("ALL a == 1").comparisonPredicateModifier == .all)
         let none = NSPredicate(format: "NONE a == 1")
-        #expect(none.predicateFormat == "NOT (ANY a == 1)")
+        #expect(none.predicateFormat == "NOT ANY a == 1")
+        #expect(NSPredicate(format: none.predicateFormat) == none)
     }
 
     @Test func keywordsInAnyCase() {

@@ -157,3 +157,87 @@ struct PredicateFormatGenerator {
         #expect(NSExpression(format: "a + 1") == NSExpression(format: "a+1"))
     }
 }
+
+@Suite struct PredicateFormatPropertyTests {
+    func expectRoundTrip(
+        _ predicate: NSPredicate, printing expected: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(predicate.validationError == nil, sourceLocation: sourceLocation)
+        let printed = predicate.predicateFormat
+        if let expected { #expect(printed == expected, sourceLocation: sourceLocation) }
+        let reparsed = NSPredicate(format: printed)
+        #expect(reparsed.validationError == nil, "\(printed.prefix(200))", sourceLocation: sourceLocation)
+        #expect(reparsed == predicate, "\(printed.prefix(200))", sourceLocation: sourceLocation)
+    }
+
+    /// Chains printed one pair of parentheses per operator and nested past the parser's 64
+    /// levels; keys `%K` brought printed as `#first name`.
+    @Test func printerRegressions() {
+        let sum = "a" + String(repeating: " + a", count: 150) + " == 1"
+        expectRoundTrip(NSPredicate(format: sum), printing: sum)
+        expectRoundTrip(NSPredicate(format: "a - (b - c) == a - b - c"), printing: "a - (b - c) == a - b - c")
+        expectRoundTrip(NSPredicate(format: "a * b + c / d ** 2 ** 3 == (a + b) * c"))
+        expectRoundTrip(NSPredicate(format: "(a ** b) ** c == a ** b ** c"), printing: "(a ** b) ** c == a ** b ** c")
+        let power = "a" + String(repeating: " ** a", count: 40) + " > 1"
+        expectRoundTrip(NSPredicate(format: power), printing: power)
+        let sets = "{1, 2}" + String(repeating: " UNION tags MINUS tags", count: 80) + " CONTAINS 1"
+        expectRoundTrip(NSPredicate(format: sets), printing: sets)
+        let nots = String(repeating: "NOT ", count: 60) + "a == 1"
+        expectRoundTrip(NSPredicate(format: nots), printing: nots)
+        expectRoundTrip(NSPredicate(format: "NOT (a == 1 OR b == 2)"), printing: "NOT (a == 1 OR b == 2)")
+        expectRoundTrip(NSPredicate(format: "a == 1 OR b == 2 AND c == 3"), printing: "a == 1 OR b == 2 AND c == 3")
+        expectRoundTrip(NSPredicate(format: "(a == 1 OR b == 2) AND c == 3"))
+        expectRoundTrip(NSPredicate(format: "(a == 1 AND b == 2) AND c == 3"))
+        expectRoundTrip(NSPredicate(format: "-a * 2 == (-1).@count"))
+        for key in ["first name", "a..b", ".a", "a.", "1abc", "@", "@1", "a-b", "x.#y", "'", "\"", "%@", "\0", "日本"] {
+            expectRoundTrip(NSPredicate(format: "%K == 1", key))
+        }
+        expectRoundTrip(NSPredicate(format: "%K == 1", "first name"), printing: "#\"first name\" == 1")
+        #expect(NSPredicate(format: "#'first name' == 1") == NSPredicate(format: "%K == 1", "first name"))
+        #expect(NSPredicate(format: "#\"\" == 1").validationError == nil)
+    }
+
+    /// An expression chain at the 200-level bound under a comparison made a predicate of
+    /// 201 levels that parsed but could neither evaluate nor print.
+    @Test func predicatesPastTheDepthBoundDoNotParse() {
+        let chain = "a" + String(repeating: " + a", count: 199)
+        #expect(NSExpression(format: chain).validationError == nil)
+        let predicate = NSPredicate(format: chain + " == 1")
+        #expect(predicate.validationError?.message.contains("nests deeper than 200 levels") == true)
+    }
+
+    /// Every format that parses — generated, mutated, with random arguments — prints a
+    /// `predicateFormat` that parses back to an equal predicate which prints the same.
+    @Test func everyParsedFormatRoundTrips() {
+        var generator = PredicateFuzzGenerator(random: SeededRandom(environmentOr: 20_261_124))
+        var parsed = 0
+        var failures: [String] = []
+        for iteration in 0..<12_000 {
+            var format: String
+            var arguments: [Any]
+            if iteration % 3 == 0 {
+                (format, arguments) = generator.stressFormat()
+            } else {
+                format = generator.predicate(generator.random.int(in: 0...4))
+                if generator.random.chance(0.6) { format = generator.mutate(format) }
+                arguments = (0..<generator.random.int(in: 0...3)).map { _ in generator.argument() }
+            }
+            let predicate = NSPredicate(format: format, argumentArray: arguments)
+            guard predicate.validationError == nil else { continue }
+            parsed += 1
+            let printed = predicate.predicateFormat
+            let reparsed = NSPredicate(format: printed)
+            func short(_ text: String) -> String { String(text.prefix(160)).debugDescription }
+            if let error = reparsed.validationError {
+                failures.append("\(short(format)) \(arguments) printed \(short(printed)): \(error.message)")
+            } else if reparsed != predicate {
+                failures.append("\(short(format)) \(arguments) printed \(short(printed)): reparsed unequal")
+            } else if reparsed.predicateFormat != printed {
+                failures.append("\(short(format)) printed \(short(printed)) then \(short(reparsed.predicateFormat))")
+            }
+        }
+        #expect(parsed > 4_000)
+        let listed = failures.prefix(40).joined(separator: "\n")
+        #expect(failures.isEmpty, "\(failures.count) of \(parsed):\n\(listed)")
+    }
+}

@@ -21,6 +21,8 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     open var persistentStoreDescriptions: [NSPersistentStoreDescription]
     private let viewContextLock = NSLock()
     private var viewContextStorage: NSManagedObjectContext?
+    /// Why `init(name:)` found no model: what `loadPersistentStores` reports.
+    private var modelLookupError: NSError?
 
     /// A container for `model` named `name`.
     public init(name: String, managedObjectModel model: NSManagedObjectModel) {
@@ -32,17 +34,49 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// A container named `name` for the model of the same name, found the way an app
+    /// finds its model: `name.momd`, `name.mom`, `name.xcdatamodeld` or `name.xcdatamodel`
+    /// in `Bundle.main`'s resources, then in SwiftPM resource bundles beside the
+    /// executable, then in the current directory (compiled `.momd`/`.mom` models cannot be
+    /// read: ship the `.xcdatamodeld`).
+    ///
+    /// When no readable model is found the container gets an empty model, a line naming
+    /// the places searched goes to standard error, and ``loadPersistentStores(completionHandler:)``
+    /// reports `NSFileReadNoSuchFileError` (260) with the same text for every description.
+    ///
+    /// ```swift
+    /// let container = NSPersistentContainer(name: "Company")  // finds Company.xcdatamodeld
+    /// container.loadPersistentStores { _, error in if let error { fatalError("\(error)") } }
+    /// ```
+    public convenience init(name: String) {
+        let found = ModelFileLocator.findModel(named: name)
+        self.init(name: name, managedObjectModel: found.model ?? NSManagedObjectModel())
+        if found.model == nil {
+            let message =
+                "NSPersistentContainer(name: \"\(name)\") found no readable model named \(name); searched: "
+                + found.searched.joined(separator: "; ")
+            ModelFileLog.write(message)
+            modelLookupError = CoreDataError.make(NSFileReadNoSuchFileError, message)
+        }
+    }
+
     /// The directory of default store files: Application Support, or `~/.local/share` on Linux.
     open class func defaultDirectoryURL() -> URL {
         FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
             ?? FileManager.default.temporaryDirectory
     }
 
-    /// Adds a store for each description, calling `block` once per description with any error.
+    /// Adds a store for each description, calling `block` once per description with any
+    /// error (for a container whose `init(name:)` found no model: that error, and no store
+    /// is added).
     ///
     /// A description with `shouldAddStoreAsynchronously` is added on a background queue
     /// and `block` runs there later; the others are added before this method returns.
     open func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, Error?) -> Void) {
+        if let modelLookupError {
+            for description in persistentStoreDescriptions { block(description, modelLookupError) }
+            return
+        }
         for description in persistentStoreDescriptions {
             if description.shouldAddStoreAsynchronously {
                 let handler = UncheckedBox(block)

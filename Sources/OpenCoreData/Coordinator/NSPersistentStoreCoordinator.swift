@@ -85,13 +85,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Adds a store of `storeType` at `url` (nil for the in-memory store).
     ///
     /// - Throws: `NSPersistentStoreInvalidTypeError` (134000) for an unknown store type;
-    ///   the store's error when it cannot open.
+    ///   `NSPersistentStoreIncompatibleSchemaError` (134020) for a model with a property no
+    ///   store can hold yet (a derived or composite attribute); the store's error when it
+    ///   cannot open.
     @discardableResult
     open func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at url: URL?,
         options: [AnyHashable: Any]?
     ) throws -> NSPersistentStore {
         let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
+        if let error = managedObjectModel.unsupportedStoreFeatureError(storeType: storeType) { throw error }
         let store = type.init(
             persistentStoreCoordinator: self, configurationName: configuration,
             at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)

@@ -228,7 +228,7 @@ extension NSManagedObjectContext {
             // A changed object is matched on its unsaved values below; refreshing first
             // lets stored values it has not changed take part.
             if request.shouldRefreshRefetchedObjects, parent == nil, let object = registry[row.objectID],
-                !object.faultFlag
+                !object.isFault
             {
                 refreshRefetched(object, from: row)
             }
@@ -278,7 +278,7 @@ extension NSManagedObjectContext {
         for index in candidates.indices where candidates[index].object == nil {
             let id = candidates[index].objectID
             let object = self.object(with: id)
-            if object.faultFlag, parent == nil, let row = candidates[index].row {
+            if object.isFault, parent == nil, let row = candidates[index].row {
                 fill(object, values: row.values, version: row.version)
             }
             candidates[index].object = object
@@ -291,7 +291,7 @@ extension NSManagedObjectContext {
     private func isReadThroughRows(_ candidates: [FetchCandidate]) -> Bool {
         for candidate in candidates {
             guard candidate.object == nil, candidate.row != nil else { return false }
-            if let object = registry[candidate.objectID], !object.faultFlag { return false }
+            if let object = registry[candidate.objectID], !object.isFault { return false }
         }
         return true
     }
@@ -313,7 +313,7 @@ extension NSManagedObjectContext {
         records.reserveCapacity(candidates.count)
         for (index, candidate) in candidates.enumerated() {
             let object = candidate.object ?? registry[candidate.objectID]
-            if let object, !object.faultFlag || candidate.row == nil {
+            if let object, !object.isFault || candidate.row == nil {
                 records.append(FetchSortRecord(index: index, object: object))
             } else if let row = candidate.row {
                 records.append(FetchSortRecord(index: index, row: row, makeView: makeView))

@@ -62,7 +62,7 @@ extension NSManagedObjectContext {
 
     /// Gives every fault among `objects` without a pending row its row, in one store call.
     private func attachRows(toFaults objects: [NSManagedObject]) throws {
-        try attachRows(to: objects.filter { $0.faultFlag }.map(\.objectID))
+        try attachRows(to: objects.filter { $0.isFault }.map(\.objectID))
     }
 
     /// Registers `objectIDs` and gives those that are faults without a fetched row their row, in one store call.
@@ -70,7 +70,7 @@ extension NSManagedObjectContext {
         var needed: [NSManagedObject] = []
         for id in objectIDs where !id.isTemporaryID {
             let object = self.object(with: id)
-            guard object.faultFlag else { continue }
+            guard object.isFault else { continue }
             if case .row = object.pendingFault { continue }
             needed.append(object)
         }
@@ -83,7 +83,7 @@ extension NSManagedObjectContext {
 
     /// The destination IDs of relationship `slot` of `source`, read without firing it.
     private func destinationIDs(of source: NSManagedObject, slot: Int) throws -> [NSManagedObjectID] {
-        if source.faultFlag {
+        if source.isFault {
             guard case .row(let row) = source.pendingFault, slot < row.values.count else { return [] }
             switch row.values[slot] {
             case .objectID(let id): return [id]

@@ -59,7 +59,7 @@ final class FetchRequestMatcher {
     ///   object's entity lacks, `PredicateLanguageError` when a comparison cannot be made.
     func matches(_ object: NSManagedObject) throws -> Bool {
         let objectEntity = object.objectID.entity
-        guard includes(objectEntity), !object.deletedFlag else { return false }
+        guard includes(objectEntity), !object.isDeleted else { return false }
         guard let predicate else { return true }
         let key = ObjectIdentifier(objectEntity)
         if let compiled = predicates[key] { return try compiled.evaluate(record: object) }

@@ -81,12 +81,22 @@ extension PersistentHistoryRecord {
             throw CoreDataError.make(NSCoreDataError, "\(what) is damaged: only \(bytes.count) bytes")
         }
         let bodyEnd = bytes.count - 8
-        var trailer = StoreByteReader(bytes, from: bodyEnd, what: what)
-        let stored = try trailer.fixed64()
-        guard stored == StorageChecksum.xxh64(Array(bytes[..<bodyEnd])) else {
+        let body = Array(bytes[..<bodyEnd])
+        let stored = try bytes.withUnsafeBytes { raw in
+            var trailer = StoreByteReader(raw, from: bodyEnd, what: what)
+            return try trailer.fixed64()
+        }
+        guard stored == StorageChecksum.xxh64(body) else {
             throw CoreDataError.make(NSCoreDataError, "\(what) is damaged: its checksum does not match")
         }
-        var reader = StoreByteReader(Array(bytes[..<bodyEnd]), what: what)
+        self = try body.withUnsafeBytes { raw in
+            var reader = StoreByteReader(raw, what: what)
+            return try Self(reading: &reader, what: what)
+        }
+    }
+
+    /// Decodes the body of a record whose checksum was checked.
+    private init(reading reader: inout StoreByteReader, what: String) throws {
         let version = try reader.byte()
         guard version == Self.formatVersion else {
             throw reader.damaged("format version \(version) is not supported (this library reads version 1)")

@@ -44,7 +44,9 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         super.init()
     }
 
+    override var versionHashKind: String { "attribute" }
+
     override var versionHashComponents: [String] {
-        super.versionHashComponents + ["attribute", String(attributeType.rawValue), valueTransformerName ?? ""]
+        super.versionHashComponents + [String(attributeType.rawValue)]
     }
 }

@@ -125,10 +125,20 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         return false
     }
 
-    /// The entity's version hash: it changes when anything that affects storage changes.
+    /// The entity's version hash: it changes when anything that affects storage
+    /// changes, and only then.
+    ///
+    /// Computed from the inputs Core Data documents: the name, the superentity's version
+    /// hash, `isAbstract`, the ``versionHashModifier`` and the version hashes of the
+    /// entity's own properties (transient ones included). The class name, indexes,
+    /// constraints and user info are not part of it. The exact bytes are in SPEC.md
+    /// (§3.10).
     open var versionHash: Data {
-        var components = [name ?? "", String(isAbstract), superentity?.name ?? "", versionHashModifier ?? ""]
-        for property in properties.sorted(by: { $0.name < $1.name }) where !property.isTransient {
+        var components = [
+            "entity", name ?? "", VersionHash.flag(isAbstract), superentity?.versionHash.base64EncodedString() ?? "",
+            versionHashModifier ?? "",
+        ]
+        for property in properties.sorted(by: { $0.name < $1.name }) {
             components.append(property.versionHash.base64EncodedString())
         }
         return VersionHash.digest(components)

@@ -3,9 +3,10 @@ import Foundation
 
 /// A set of entities: the schema of a persistent store.
 ///
-/// Build it in code, then hand it to a coordinator or container. Once a coordinator
-/// uses it, it is immutable (a change stops the program with a message, where Core
-/// Data raises) and safe to share between threads.
+/// Build it in code or read it from an Xcode model file
+/// (``init(contentsOf:)``), then hand it to a coordinator or container. Once a
+/// coordinator uses it, it is immutable (a change stops the program with a message,
+/// where Core Data raises) and safe to share between threads.
 ///
 /// ```swift
 /// let model = NSManagedObjectModel()
@@ -23,10 +24,15 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         willSet { assertEditable() }
         didSet { for entity in entities { entity.managedObjectModel = self } }
     }
-    /// Version identifiers of your choosing (informational).
+    /// Version identifiers of your choosing (informational); a model file's
+    /// `userDefinedModelVersionIdentifier`.
     open var versionIdentifiers: Set<AnyHashable> = [] {
         willSet { assertEditable() }
     }
+    /// The named configurations and their entities (ModelConfigurations.swift).
+    var configurationEntities: [String: [NSEntityDescription]] = [:]
+    /// The fetch request templates by name (ModelFetchRequestTemplates.swift).
+    var fetchRequestTemplates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
 
     /// Creates an empty model.
     public override init() {
@@ -48,20 +54,28 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         return result
     }
 
-    /// The names of the model's configurations (this implementation has only the default one).
-    open var configurations: [String] { [] }
-
-    /// The entities of the configuration `name` (all of them: only the default configuration exists).
-    open func entities(forConfigurationName name: String?) -> [NSEntityDescription]? { entities }
+    /// A digest of every entity's version hash, as Base64 text: equal for two models
+    /// whose stores are interchangeable, different otherwise. Staged migration names
+    /// model versions by it.
+    open var versionChecksum: String {
+        var components = ["model"]
+        for (name, hash) in entityVersionHashesByName.sorted(by: { $0.key < $1.key }) {
+            components += [name, hash.base64EncodedString()]
+        }
+        return VersionHash.digest(components).base64EncodedString()
+    }
 
     /// Whether a store whose metadata is `metadata` holds data of this model.
     ///
-    /// Compares the entity version hashes under `NSStoreModelVersionHashesKey`.
+    /// Compares the entity version hashes under `NSStoreModelVersionHashesKey` with the
+    /// model's, for every entity: stores hold the rows of every entity, whatever their
+    /// configuration. Hashes a store recorded before OpenCoreData followed Core Data's
+    /// version-hash inputs are recognized too (SPEC.md §3.10, V5).
     open func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any])
         -> Bool
     {
         guard let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Data] else { return false }
-        return hashes == entityVersionHashesByName
+        return hashes == entityVersionHashesByName || hashes == VersionHash.firstFormHashes(of: self)
     }
 
     // MARK: Freezing
@@ -101,7 +115,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         return entities.first { $0.managedObjectClassName == name }
     }
 
-    private func assertEditable() {
+    func assertEditable() {
         if isFrozen {
             preconditionFailure(
                 "OpenCoreData: cannot change a managed object model in use by a persistent store coordinator")

@@ -23,6 +23,15 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     open var isIndexed: Bool = false {
         willSet { assertEditable("isIndexed") }
     }
+    /// Whether Spotlight indexes the value (informational: there is no Spotlight here).
+    open var isIndexedBySpotlight: Bool = false {
+        willSet { assertEditable("isIndexedBySpotlight") }
+    }
+    /// Whether the value is also kept in an external record file (informational,
+    /// deprecated in Core Data).
+    open var isStoredInExternalRecord: Bool = false {
+        willSet { assertEditable("isStoredInExternalRecord") }
+    }
     /// Your own information about the property.
     open var userInfo: [AnyHashable: Any]? {
         willSet { assertEditable("userInfo") }
@@ -58,14 +67,32 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
         validationWarnings = warnings ?? []
     }
 
-    /// The property's version hash: it changes when anything that affects storage changes.
+    /// The property's version hash: it changes when anything that affects storage
+    /// changes, and only then.
+    ///
+    /// Computed from the inputs Core Data documents: the name, `isOptional`,
+    /// `isTransient`, whether the property is read-only, the ``versionHashModifier``,
+    /// and for an attribute its type, for a relationship its destination entity's name,
+    /// its inverse's name, `minCount`, `maxCount` and `isOrdered`. Default values,
+    /// validation predicates, indexing flags, the value transformer and user info are
+    /// not part of it, so changing them needs no migration. The exact bytes are in
+    /// SPEC.md (§3.10).
     open var versionHash: Data {
         VersionHash.digest(versionHashComponents)
     }
 
-    /// The text the version hash is computed from.
+    /// Whether objects cannot set the value (derived attributes, fetched properties).
+    var isReadOnly: Bool { false }
+
+    /// The first component of the version hash: what kind of property this is.
+    var versionHashKind: String { "property" }
+
+    /// The text the version hash is computed from (SPEC.md §3.10).
     var versionHashComponents: [String] {
-        [name, String(isOptional), String(isTransient), versionHashModifier ?? ""]
+        [
+            versionHashKind, name, VersionHash.flag(isOptional), VersionHash.flag(isTransient),
+            VersionHash.flag(isReadOnly), versionHashModifier ?? "",
+        ]
     }
 
     func assertEditable(_ what: String) {

@@ -40,10 +40,12 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
         super.init()
     }
 
+    override var versionHashKind: String { "relationship" }
+
     override var versionHashComponents: [String] {
         super.versionHashComponents + [
-            "relationship", destinationEntity?.name ?? "", inverseRelationship?.name ?? "",
-            String(minCount), String(maxCount), String(isOrdered),
+            destinationEntity?.name ?? "", inverseRelationship?.name ?? "", String(minCount), String(maxCount),
+            VersionHash.flag(isOrdered),
         ]
     }
 }

@@ -1,5 +1,7 @@
 // Stable digests for version hashes: the same description always gives the same
 // bytes, on every platform and run. Not cryptographic; it detects model changes.
+// Stores record these bytes in their metadata, so the components and the digest are an
+// on-disk format: SPEC.md §3.10, pinned by VersionHashTests.
 import Foundation
 
 enum VersionHash {
@@ -21,5 +23,46 @@ enum VersionHash {
             }
         }
         return Data(bytes)
+    }
+
+    /// A Boolean component.
+    static func flag(_ value: Bool) -> String { value ? "1" : "0" }
+
+    // MARK: The first hashes (before model files)
+
+    // Stores written before the hashes followed Core Data's documented inputs recorded
+    // these; a model whose first-form hashes equal a store's still opens it (SPEC.md
+    // §3.10, V5).
+
+    /// The entity hashes of `model` in their first form.
+    static func firstFormHashes(of model: NSManagedObjectModel) -> [String: Data] {
+        var result: [String: Data] = [:]
+        for entity in model.entities {
+            guard let name = entity.name else { continue }
+            var components = [name, String(entity.isAbstract), entity.superentity?.name ?? ""]
+            components.append(entity.versionHashModifier ?? "")
+            for property in entity.properties.sorted(by: { $0.name < $1.name }) where !property.isTransient {
+                components.append(firstFormHash(of: property).base64EncodedString())
+            }
+            result[name] = digest(components)
+        }
+        return result
+    }
+
+    private static func firstFormHash(of property: NSPropertyDescription) -> Data {
+        var components = [
+            property.name, String(property.isOptional), String(property.isTransient),
+            property.versionHashModifier ?? "",
+        ]
+        if let attribute = property as? NSAttributeDescription {
+            components += ["attribute", String(attribute.attributeType.rawValue), attribute.valueTransformerName ?? ""]
+        } else if let relationship = property as? NSRelationshipDescription {
+            components += [
+                "relationship", relationship.destinationEntity?.name ?? "",
+                relationship.inverseRelationship?.name ?? "",
+                String(relationship.minCount), String(relationship.maxCount), String(relationship.isOrdered),
+            ]
+        }
+        return digest(components)
     }
 }

@@ -1,6 +1,6 @@
 // Byte-level string operators for ASCII operands: what `==`, BEGINSWITH, ENDSWITH and
-// CONTAINS (with [c] and [d]) reduce to when both sides are ASCII, without folding
-// copies or Foundation's Unicode search.
+// CONTAINS (with [c] and [d]) reduce to when both sides are ASCII, without the folded
+// copies of the general path (`FoldedString`).
 //
 // Why the reduction is exact: ASCII has no diacritics and one case mapping (A-Z to
 // a-z), which is what `StringComparisonOptions.fold` already does to ASCII, and every
@@ -31,8 +31,9 @@ struct ASCIIStringMatcher {
         self.caseInsensitive = options.caseInsensitive
     }
 
+    /// `byte` with A-Z mapped to a-z.
     @inline(__always)
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
+    static func lowercased(_ byte: UInt8) -> UInt8 {
         byte &- 0x41 < 26 ? byte | 0x20 : byte
     }
 
@@ -53,7 +54,8 @@ struct ASCIIStringMatcher {
     /// Whether `subject` contains the (non-empty) pattern; nil when `subject` is not plain ASCII.
     func isContained(in subject: String) -> Bool? { test(.isContained, subject) }
 
-    private func test(_ test: Test, _ subject: String) -> Bool? {
+    /// `test` on `subject`; nil when `subject` is not plain ASCII without CR.
+    func test(_ test: Test, _ subject: String) -> Bool? {
         var subject = subject
         return subject.withUTF8 { self.test(test, utf8: UnsafeRawBufferPointer($0)) }
     }

@@ -50,9 +50,9 @@ struct ComparisonOperation {
         case .beginsWith, .endsWith, .like, .matches:
             guard let (subject, pattern) = try strings(left, right) else { return false }
             switch type {
-            case .beginsWith: return !pattern.isEmpty && options.fold(subject).hasPrefix(options.fold(pattern))
-            case .endsWith: return !pattern.isEmpty && options.fold(subject).hasSuffix(options.fold(pattern))
-            case .like: return LikePattern(options.fold(pattern)).matches(options.fold(subject))
+            case .beginsWith: return StringSearch(.isPrefix, pattern: pattern, options: options).matches(subject)
+            case .endsWith: return StringSearch(.isSuffix, pattern: pattern, options: options).matches(subject)
+            case .like: return LikePattern(pattern, options: options).matches(subject)
             default:
                 let expression = try RegularExpressionPattern(
                     options.diacriticInsensitive ? options.fold(pattern) : pattern,
@@ -94,7 +94,7 @@ struct ComparisonOperation {
         case .string(let text):
             switch element {
             case .null: return false
-            case .string(let part): return !part.isEmpty && options.fold(text).contains(options.fold(part))
+            case .string(let part): return StringSearch(.isContained, pattern: part, options: options).matches(text)
             default:
                 throw PredicateLanguageError.typeMismatch(
                     "\(name) on a string needs a string, not a \(element.kindName)")
@@ -110,17 +110,18 @@ struct ComparisonOperation {
         let right = PredicateValue(constant)
         switch (type, right) {
         case (.equalTo, .string(let text)), (.notEqualTo, .string(let text)):
-            let folded = options.fold(text)
             let wanted = type == .equalTo
             let ascii = ASCIIStringMatcher(pattern: text, options: options)
+            let folded = options.folds ? FoldedString(text, options: options).scalars : []
+            func equals(_ subject: String) -> Bool {
+                options.folds ? FoldedString(subject, options: options).scalars == folded : subject == text
+            }
             return { value in
                 if let subject = FastValue.string(value) {
                     if let equal = ascii?.equals(subject) { return equal == wanted }
-                    return (options.fold(subject) == folded) == wanted
+                    return equals(subject) == wanted
                 }
-                if case .string(let subject) = PredicateValue(value) {
-                    return (options.fold(subject) == folded) == wanted
-                }
+                if case .string(let subject) = PredicateValue(value) { return equals(subject) == wanted }
                 return !wanted
             }
         case (.equalTo, .integer(let number)), (.notEqualTo, .integer(let number)):
@@ -163,11 +164,11 @@ struct ComparisonOperation {
                 }
             }
         case (.like, .string(let pattern)):
-            let compiled = LikePattern(options.fold(pattern))
+            let compiled = LikePattern(pattern, options: options)
             return { value in
                 switch PredicateValue(value) {
                 case .null: return false
-                case .string(let subject): return compiled.matches(options.fold(subject))
+                case .string(let subject): return compiled.matches(subject)
                 case let other: throw PredicateLanguageError.typeMismatch("LIKE needs strings, not a \(other.kindName)")
                 }
             }
@@ -184,37 +185,21 @@ struct ComparisonOperation {
                 }
             }
         case (.beginsWith, .string(let part)), (.endsWith, .string(let part)):
-            let folded = options.fold(part)
-            let prefix = type == .beginsWith
-            let ascii = ASCIIStringMatcher(pattern: part, options: options)
+            let search = StringSearch(type == .beginsWith ? .isPrefix : .isSuffix, pattern: part, options: options)
             return { value in
-                if let subject = FastValue.string(value) {
-                    if let ascii, let found = prefix ? ascii.isPrefix(of: subject) : ascii.isSuffix(of: subject) {
-                        return found
-                    }
-                    guard !folded.isEmpty else { return false }
-                    let text = options.fold(subject)
-                    return prefix ? text.hasPrefix(folded) : text.hasSuffix(folded)
-                }
+                if let subject = FastValue.string(value) { return search.matches(subject) }
                 switch PredicateValue(value) {
                 case .null: return false
-                case .string(let subject):
-                    guard !folded.isEmpty else { return false }
-                    let text = options.fold(subject)
-                    return prefix ? text.hasPrefix(folded) : text.hasSuffix(folded)
+                case .string(let subject): return search.matches(subject)
                 case let other:
                     throw PredicateLanguageError.typeMismatch("\(name) needs strings, not a \(other.kindName)")
                 }
             }
         case (.contains, .string(let part)):
             // A substring test when the left side is a string; collections take the general path.
-            let folded = options.fold(part)
-            let ascii = ASCIIStringMatcher(pattern: part, options: options)
+            let search = StringSearch(.isContained, pattern: part, options: options)
             return { value in
-                if let subject = FastValue.string(value) {
-                    if let found = ascii?.isContained(in: subject) { return found }
-                    return !part.isEmpty && options.fold(subject).contains(folded)
-                }
+                if let subject = FastValue.string(value) { return search.matches(subject) }
                 return try evaluate(PredicateValue(value), right)
             }
         case (.in, .collection(let elements, _)):

@@ -59,10 +59,15 @@ enum PredicateFormatter {
         }
     }
 
+    // Parentheses only where the grammar needs them: each pair is a nesting level the
+    // parser counts, so a chain of NOTs or operators must print no deeper than it parsed.
     private static func format(_ compound: NSCompoundPredicate) -> String {
+        /// A subpredicate of AND or OR: parenthesized when it is itself an AND or OR that
+        /// would otherwise merge into the chain (same type) or bind looser (OR inside AND).
         func operand(_ predicate: NSPredicate) -> String {
             if let inner = predicate.resolved as? NSCompoundPredicate, inner.compoundPredicateType != .not,
-                inner.subpredicates.count > 1
+                inner.subpredicates.count > 1,
+                inner.compoundPredicateType == compound.compoundPredicateType || inner.compoundPredicateType == .or
             {
                 return "(" + format(inner) + ")"
             }
@@ -72,7 +77,11 @@ enum PredicateFormatter {
         case .not:
             guard let first = compound.subpredicates.first else { return "NOT TRUEPREDICATE" }
             let inner = first.resolved
-            if inner is NSComparisonPredicate || inner is NSCompoundPredicate { return "NOT (" + format(inner) + ")" }
+            if let operand = inner as? NSCompoundPredicate, operand.compoundPredicateType != .not,
+                operand.subpredicates.count > 1
+            {
+                return "NOT (" + format(operand) + ")"
+            }
             return "NOT " + format(inner)
         case .and:
             if compound.subpredicates.isEmpty { return "TRUEPREDICATE" }
@@ -87,6 +96,31 @@ enum PredicateFormatter {
         "add:to:": "+", "from:subtract:": "-", "multiply:by:": "*", "divide:by:": "/", "raise:toPower:": "**",
     ]
 
+    /// How tightly an expression's printed form binds, loosest first (the parser's levels).
+    private enum Precedence: Int, Comparable {
+        case set = 1
+        case additive
+        case multiplicative
+        case power
+        case primary
+
+        static func < (left: Precedence, right: Precedence) -> Bool { left.rawValue < right.rawValue }
+
+        init(_ expression: NSExpression) {
+            switch expression.node {
+            case .union, .intersect, .minus: self = .set
+            case .function(let name, let arguments) where arguments.count == 2:
+                switch name {
+                case "add:to:", "from:subtract:": self = .additive
+                case "multiply:by:", "divide:by:": self = .multiplicative
+                case "raise:toPower:": self = .power
+                default: self = .primary
+                }
+            default: self = .primary
+            }
+        }
+    }
+
     static func format(_ expression: NSExpression) -> String {
         guard expression.depth <= PredicateCompiler.maximumDepth else {
             return "<expression nested deeper than \(PredicateCompiler.maximumDepth) levels>"
@@ -96,10 +130,10 @@ enum PredicateFormatter {
         case .evaluatedObject: return "SELF"
         case .variable(let name): return "$" + name
         case .keyPath(let path): return formatKeyPath(path)
-        case .member(let base, let path): return operand(base) + "." + formatKeyPath(path)
+        case .member(let base, let path): return postfixBase(base) + "." + formatKeyPath(path)
         case .function(let name, let arguments):
             if let symbol = infix[name], arguments.count == 2 {
-                return operand(arguments[0]) + " " + symbol + " " + operand(arguments[1])
+                return binary(expression, arguments[0], symbol, arguments[1])
             }
             if name == "castObject:toType:" { return "CAST(" + arguments.map(format).joined(separator: ", ") + ")" }
             return name + "(" + arguments.map(format).joined(separator: ", ") + ")"
@@ -114,13 +148,13 @@ enum PredicateFormatter {
             case .size: index = "SIZE"
             case .expression(let position): index = format(position)
             }
-            return operand(base) + "[" + index + "]"
+            return postfixBase(base) + "[" + index + "]"
         case .aggregate(let elements): return "{" + elements.map(format).joined(separator: ", ") + "}"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(" + format(collection) + ", $" + variable + ", " + format(predicate) + ")"
-        case .union(let left, let right): return operand(left) + " UNION " + operand(right)
-        case .intersect(let left, let right): return operand(left) + " INTERSECT " + operand(right)
-        case .minus(let left, let right): return operand(left) + " MINUS " + operand(right)
+        case .union(let left, let right): return binary(expression, left, "UNION", right)
+        case .intersect(let left, let right): return binary(expression, left, "INTERSECT", right)
+        case .minus(let left, let right): return binary(expression, left, "MINUS", right)
         case .conditional(let predicate, let yes, let no):
             return "TERNARY(" + format(predicate) + ", " + format(yes) + ", " + format(no) + ")"
         case .anyKey: return "ANYKEY"
@@ -129,27 +163,44 @@ enum PredicateFormatter {
         }
     }
 
-    /// An operand of an infix operator, parenthesized when it is itself an infix expression.
-    private static func operand(_ expression: NSExpression) -> String {
-        switch expression.node {
-        case .function(let name, let arguments) where infix[name] != nil && arguments.count == 2:
-            return "(" + format(expression) + ")"
-        case .union, .intersect, .minus:
-            return "(" + format(expression) + ")"
-        case .constant(let value):
-            let text = formatConstant(value)
-            return text.hasPrefix("-") ? "(" + text + ")" : text
-        default:
-            return format(expression)
+    /// `left symbol right`, each side parenthesized only when it binds looser than the
+    /// operator, or as loosely on the side the operator does not group toward (`**`
+    /// groups to the right, the others to the left).
+    private static func binary(
+        _ expression: NSExpression, _ left: NSExpression, _ symbol: String, _ right: NSExpression
+    )
+        -> String
+    {
+        let precedence = Precedence(expression)
+        let rightAssociative = precedence == .power
+        func side(_ operand: NSExpression, grouping: Bool) -> String {
+            let inner = Precedence(operand)
+            let text = format(operand)
+            return inner < precedence || (inner == precedence && !grouping) ? "(" + text + ")" : text
         }
+        return side(left, grouping: !rightAssociative) + " " + symbol + " " + side(right, grouping: rightAssociative)
     }
 
+    /// The base of `.key` or `[index]`: parenthesized unless it is a primary that does not
+    /// start with a sign or a digit (`-1.a` would read as `-(1.a)`, `1.a` as a number).
+    private static func postfixBase(_ expression: NSExpression) -> String {
+        let text = format(expression)
+        if Precedence(expression) < .primary { return "(" + text + ")" }
+        if case .constant = expression.node, let first = text.unicodeScalars.first,
+            first == "-" || ("0"..."9").contains(first)
+        {
+            return "(" + text + ")"
+        }
+        return text
+    }
+
+    /// A key path: words as they are, reserved words as `#word`, any other key (spaces,
+    /// punctuation, empty, a leading digit: what `%K` may bring) as `#"quoted"`.
     private static func formatKeyPath(_ path: String) -> String {
         PredicateCompiler.components(path).map { component in
-            if component.hasPrefix("@") { return component }
-            if ExpressionFunctions.reservedWords.contains(component.uppercased()) || !isIdentifier(component) {
-                return "#" + component
-            }
+            if component.hasPrefix("@"), isIdentifier(String(component.dropFirst())) { return component }
+            if !isIdentifier(component) { return "#" + quote(component) }
+            if ExpressionFunctions.reservedWords.contains(component.uppercased()) { return "#" + component }
             return component
         }.joined(separator: ".")
     }

@@ -1,12 +1,14 @@
 // Splits a predicate format string into tokens. Positions count Unicode scalars from
 // 0, so an error can point at the offending character. Keywords are recognized by the
-// parser (case-insensitively); `#word` marks a word as a key, never a keyword.
+// parser (case-insensitively); `#word` marks a word as a key, never a keyword, and
+// `#"any text"` is a key that is no word (OpenCoreData's extension, so that keys `%K`
+// brought print and parse back).
 import Foundation
 
 /// One token of a format string.
 struct PredicateToken {
     enum Kind: Equatable {
-        /// A bare word; `escaped` when written `#word`.
+        /// A bare word; `escaped` when written `#word` or `#"quoted"`.
         case identifier(String, escaped: Bool)
         /// A collection operator such as `@count`.
         case collectionOperator(String)
@@ -61,10 +63,15 @@ struct PredicateLexer {
                 kind = .identifier(lexWord(), escaped: false)
             } else if scalar == "#" {
                 index += 1
-                guard let next = peek(), isIdentifierStart(next) else {
-                    throw malformed(start, "'#' must be followed by a key")
+                if let next = peek(), next == "\"" || next == "'" {
+                    // `#"first name"`: a key that is no word, as predicateFormat prints what `%K` brought.
+                    kind = .identifier(try lexString(quote: next), escaped: true)
+                } else {
+                    guard let next = peek(), isIdentifierStart(next) else {
+                        throw malformed(start, "'#' must be followed by a key or a quoted key")
+                    }
+                    kind = .identifier(lexWord(), escaped: true)
                 }
-                kind = .identifier(lexWord(), escaped: true)
             } else if scalar == "$" {
                 index += 1
                 guard let next = peek(), isIdentifierStart(next) else {

@@ -32,6 +32,13 @@ struct PredicateParser {
             var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
             let predicate = try parser.parseOr()
             try parser.expectEnd()
+            // Expressions are held to the bound as they are built; the comparisons, NOTs and
+            // compounds above them add levels too, and a taller tree would neither evaluate nor print.
+            guard predicate.depth <= PredicateCompiler.maximumDepth else {
+                throw PredicateLanguageError(
+                    .malformedFormat(position: 0),
+                    "the predicate nests deeper than \(PredicateCompiler.maximumDepth) levels")
+            }
             return predicate
         }
     }

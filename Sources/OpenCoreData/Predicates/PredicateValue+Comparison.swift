@@ -17,19 +17,6 @@ struct StringComparisonOptions: Equatable {
     }
 
     var folds: Bool { caseInsensitive || diacriticInsensitive }
-
-    /// `string` with case and/or diacritics removed as the options ask.
-    func fold(_ string: String) -> String {
-        guard folds else { return string }
-        // ASCII has no diacritics and one case mapping: skip Foundation's folding.
-        if !localeSensitive && string.utf8.allSatisfy({ $0 < 0x80 }) {
-            return caseInsensitive ? string.lowercased() : string
-        }
-        var options: String.CompareOptions = []
-        if caseInsensitive { options.insert(.caseInsensitive) }
-        if diacriticInsensitive { options.insert(.diacriticInsensitive) }
-        return string.folding(options: options, locale: localeSensitive ? .current : nil)
-    }
 }
 
 extension PredicateValue {
@@ -39,7 +26,8 @@ extension PredicateValue {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
         case (.string(let left), .string(let right)):
-            return options.folds ? options.fold(left) == options.fold(right) : left == right
+            guard options.folds else { return left == right }
+            return FoldedString(left, options: options).scalars == FoldedString(right, options: options).scalars
         case (.date(let left), .date(let right)): return left == right
         case (.data(let left), .data(let right)): return left == right
         case (.uuid(let left), .uuid(let right)): return left == right

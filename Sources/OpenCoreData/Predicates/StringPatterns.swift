@@ -5,21 +5,34 @@
 import Foundation
 
 /// A compiled LIKE pattern: `*` any run, `?` one character, `\` escapes the next.
+///
+/// Literal characters fold as the options ask and match whole clusters of the folded
+/// text (`FoldedString`); `?` is one cluster of the text.
 struct LikePattern {
     enum Element: Equatable {
-        case literal(Character)
+        case literal([UInt32])
         case anyCharacter
         case anyRun
     }
 
     let elements: [Element]
+    let options: StringComparisonOptions
 
-    init(_ pattern: String) {
+    init(_ pattern: String, options: StringComparisonOptions) {
         var elements: [Element] = []
         var escaping = false
+        func literal(_ character: Character) {
+            var scalars: [UInt32] = []
+            if case .literal(let run) = elements.last {
+                scalars = run
+                elements.removeLast()
+            }
+            options.appendFolded(character, to: &scalars)
+            if !scalars.isEmpty { elements.append(.literal(scalars)) }
+        }
         for character in pattern {
             if escaping {
-                elements.append(.literal(character))
+                literal(character)
                 escaping = false
             } else if character == "\\" {
                 escaping = true
@@ -28,46 +41,54 @@ struct LikePattern {
             } else if character == "?" {
                 elements.append(.anyCharacter)
             } else {
-                elements.append(.literal(character))
+                literal(character)
             }
         }
-        if escaping { elements.append(.literal("\\")) }
+        if escaping { literal("\\") }
         self.elements = elements
+        self.options = options
     }
 
     /// Whether the whole of `text` matches.
-    func matches(_ text: String) -> Bool {
-        let characters = Array(text)
-        var textIndex = 0
-        var patternIndex = 0
-        var starPattern = -1
-        var starText = 0
-        while textIndex < characters.count {
-            if patternIndex < elements.count {
-                switch elements[patternIndex] {
+    func matches(_ text: String) -> Bool { matches(FoldedString(text, options: options)) }
+
+    /// Whether the whole of `text` matches. A literal run matches whole clusters and so
+    /// has one width from a given start; hence the leftmost match of each part between
+    /// stars ends earliest, and backtracking to the last star alone is complete.
+    ///
+    /// Complexity: O(text × pattern) scalars.
+    func matches(_ text: FoldedString) -> Bool {
+        let end = text.scalars.count
+        var offset = 0
+        var elementIndex = 0
+        var starElement = -1
+        var starOffset = 0
+        while offset < end {
+            if elementIndex < elements.count {
+                switch elements[elementIndex] {
                 case .anyRun:
-                    starPattern = patternIndex
-                    starText = textIndex
-                    patternIndex += 1
+                    starElement = elementIndex
+                    starOffset = offset
+                    elementIndex += 1
                     continue
                 case .anyCharacter:
-                    patternIndex += 1
-                    textIndex += 1
+                    elementIndex += 1
+                    offset = text.nextBoundary(after: offset)
                     continue
-                case .literal(let character) where character == characters[textIndex]:
-                    patternIndex += 1
-                    textIndex += 1
+                case .literal(let run) where text.hasRun(run, at: offset):
+                    elementIndex += 1
+                    offset += run.count
                     continue
                 default: break
                 }
             }
-            guard starPattern >= 0 else { return false }
-            patternIndex = starPattern + 1
-            starText += 1
-            textIndex = starText
+            guard starElement >= 0 else { return false }
+            elementIndex = starElement + 1
+            starOffset = text.nextBoundary(after: starOffset)
+            offset = starOffset
         }
-        while patternIndex < elements.count, elements[patternIndex] == .anyRun { patternIndex += 1 }
-        return patternIndex == elements.count
+        while elementIndex < elements.count, elements[elementIndex] == .anyRun { elementIndex += 1 }
+        return elementIndex == elements.count
     }
 }
 

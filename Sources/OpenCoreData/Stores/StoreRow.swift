@@ -111,6 +111,21 @@ public struct StoreSaveRequest: Sendable {
 
     /// Whether the request changes nothing.
     public var isEmpty: Bool { insertedRows.isEmpty && updatedRows.isEmpty && deletedObjects.isEmpty }
+
+    /// Checks, before a store changes anything, that it may apply the request: it is not
+    /// read-only and every inserted row has an ID of it.
+    ///
+    /// - Throws: `NSPersistentStoreSaveError` (134030) naming the problem.
+    func checkApplicable(to store: NSPersistentStore) throws {
+        if store.isReadOnly {
+            throw CoreDataError.make(
+                NSPersistentStoreSaveError, "the store at \(store.url?.path ?? "(no file)") was added read-only")
+        }
+        for inserted in insertedRows where inserted.objectID.persistentStore !== store {
+            throw CoreDataError.make(
+                NSPersistentStoreSaveError, "inserted row \(inserted.objectID) does not have an ID of this store")
+        }
+    }
 }
 
 /// What a store reports back from a save: the new version of each updated row.

@@ -66,3 +66,52 @@ public struct StoreConstraintConflict: Sendable {
         self.conflictingObjectIDs = conflictingObjectIDs
     }
 }
+
+extension StoreSaveRequest {
+    /// Optimistic locking as every store checks it: each row the request updates or
+    /// deletes must still be at the version the saving context read. An update of a row
+    /// that is gone is a conflict too; a delete of one is not (it is already done).
+    ///
+    /// - Parameters:
+    ///   - storedRow: The stored row of an object (`deleting`: the request deletes it), or
+    ///     nil when the store has none.
+    ///   - persistedRow: The row as a conflict reports it (a store that keeps parts of rows
+    ///     elsewhere, such as blobs, resolves them here).
+    /// - Throws: `NSManagedObjectMergeError` (133020) with a ``StoreVersionConflict`` for
+    ///   every stale or missing row, all at once; 133000 for an update of a missing row when
+    ///   versions are not checked.
+    func checkVersions(
+        storedRow: (_ objectID: NSManagedObjectID, _ deleting: Bool) throws -> StoreRow?,
+        persistedRow: (StoreRow) throws -> StoreRow = { $0 }
+    ) throws {
+        var conflicts: [StoreVersionConflict] = []
+        for update in updatedRows {
+            guard let row = try storedRow(update.objectID, false) else {
+                conflicts.append(try StoreVersionConflict.rowGone(for: update, in: self))
+                continue
+            }
+            if checksVersions, row.version != update.expectedVersion {
+                conflicts.append(
+                    StoreVersionConflict(
+                        objectID: update.objectID, persistedRow: try persistedRow(row),
+                        expectedVersion: update.expectedVersion))
+            }
+        }
+        for deleted in deletedObjects {
+            guard let row = try storedRow(deleted.objectID, true) else { continue }
+            if checksVersions, row.version != deleted.expectedVersion {
+                conflicts.append(
+                    StoreVersionConflict(
+                        objectID: deleted.objectID, persistedRow: try persistedRow(row),
+                        expectedVersion: deleted.expectedVersion))
+            }
+        }
+        guard !conflicts.isEmpty else { return }
+        throw CoreDataError.make(
+            NSManagedObjectMergeError,
+            "optimistic locking failure: \(conflicts.count) object(s) changed in the store since they were read",
+            userInfo: [
+                NSAffectedObjectsErrorKey: conflicts.map(\.objectID), NSPersistentStoreSaveConflictsErrorKey: conflicts,
+            ])
+    }
+}

@@ -1,18 +1,111 @@
-// Uniqueness constraints, shared by every store: which keys clash, the 133021 error a
-// clash raises, and how an upsert folds an inserted row into the row already holding its
-// key. The page-file store keeps the keys in unique index trees; the in-memory store
-// keeps them in dictionaries for the length of a save. The rules are the same.
+// Uniqueness constraints, shared by every store: which constraints an entity has, which
+// keys clash, the 133021 error a clash raises, and how an upsert folds an inserted row
+// into the row already holding its key. The page-file store keeps the keys in unique
+// index trees; the in-memory store keeps them in dictionaries for the length of a save.
+// The rules are the same; the stores meet in the small StoreUniquenessConstraint protocol.
 import Foundation
 
-enum StoreUniqueness {
-    /// The uniqueness constraints of `entity`, inherited ones included, as unique index
-    /// descriptions (their `key(for:primaryKey:)` is nil when a value is nil: no clash).
-    static func constraints(of entity: NSEntityDescription) -> [PageFileIndex] {
-        PageFileIndex.indexes(of: entity).filter(\.isUnique)
+/// A uniqueness constraint as a store checks it: the slots it covers and the key their
+/// values make. The page-file store's unique indexes are ones; so are ``StoreUniqueKey``s.
+protocol StoreUniquenessConstraint {
+    /// The constraint's name among its entity's (its property names joined by `+`).
+    var name: String { get }
+    /// The constrained attribute slots, in the constraint's order.
+    var slots: [Int] { get }
+    /// The key of a row's `values`: equal keys clash; nil when a value is nil (no clash,
+    /// as in SQL).
+    func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]?
+}
+
+/// One uniqueness constraint of an entity: its exact key is each value's row encoding
+/// (strings in Unicode normalization form C), length-prefixed.
+struct StoreUniqueKey: StoreUniquenessConstraint {
+    let name: String
+    let slots: [Int]
+
+    func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
+        var key = StoreByteWriter()
+        guard StoreUniqueKey.appendKey(of: values, slots: slots, to: &key) else { return nil }
+        return key.bytes
     }
 
+    /// Appends the exact key of `values` at `slots`; false when a value is nil.
+    static func appendKey(of values: [StoreValue], slots: [Int], to key: inout StoreByteWriter) -> Bool {
+        for slot in slots {
+            var value = slot < values.count ? values[slot] : .null
+            if case .null = value { return false }
+            // Equal strings in either normalization form are one key.
+            if case .string(let string) = value { value = .string(string.precomposedStringWithCanonicalMapping) }
+            appendExact(value, to: &key)
+        }
+        return true
+    }
+
+    /// Appends `value`'s exact row encoding, length-prefixed: an element compared for
+    /// equality only, where no two distinct numbers share a key (SPEC.md §3.4).
+    static func appendExact(_ value: StoreValue, to key: inout StoreByteWriter) {
+        var element = StoreByteWriter()
+        PageFileRowCodec.appendValue(value, declaredEntity: nil, to: &element)
+        key.lengthPrefixed(element.bytes)
+    }
+
+    /// The constraints of `entity`, inherited ones included: from the root entity down,
+    /// each set of slots once.
+    static func constraints(of entity: NSEntityDescription) -> [StoreUniqueKey] {
+        var seen: Set<[Int]> = []
+        var result: [StoreUniqueKey] = []
+        for ancestor in lineage(of: entity) {
+            for constraint in declared(by: ancestor, in: entity.layout) where seen.insert(constraint.slots).inserted {
+                result.append(StoreUniqueKey(name: constraint.name, slots: constraint.slots))
+            }
+        }
+        return result
+    }
+
+    /// The constraints `declaring` (one entity of a lineage) declares, resolved in `layout`;
+    /// a constraint naming something other than an attribute of the layout is left out.
+    static func declared(by declaring: NSEntityDescription, in layout: EntityLayout)
+        -> [(name: String, slots: [Int], attributeTypes: [NSAttributeType])]
+    {
+        declaring.uniquenessConstraints.compactMap { constraint in
+            let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+            guard let resolved = layout.attributeSlots(named: names) else { return nil }
+            return (names.joined(separator: "+"), resolved.slots, resolved.attributeTypes)
+        }
+    }
+
+    /// `entity` and its superentities, the root first.
+    static func lineage(of entity: NSEntityDescription) -> [NSEntityDescription] {
+        var chain: [NSEntityDescription] = []
+        var current: NSEntityDescription? = entity
+        while let candidate = current {
+            chain.insert(candidate, at: 0)
+            current = candidate.superentity
+        }
+        return chain
+    }
+}
+
+extension EntityLayout {
+    /// The slots and types of the attributes `names`; nil when there are none or one is
+    /// not an attribute.
+    func attributeSlots(named names: [String]) -> (slots: [Int], attributeTypes: [NSAttributeType])? {
+        var slots: [Int] = []
+        var types: [NSAttributeType] = []
+        for name in names {
+            guard let slot = slotsByName[name], let attribute = attributeBySlot[slot] else { return nil }
+            slots.append(slot)
+            types.append(attribute.attributeType)
+        }
+        return slots.isEmpty ? nil : (slots, types)
+    }
+}
+
+enum StoreUniqueness {
     /// The details of `row` clashing on `constraint` with `databaseRow`, the row holding the key.
-    static func conflict(row: StoreRow, constraint: PageFileIndex, databaseRow: StoreRow?) -> StoreConstraintConflict {
+    static func conflict(row: StoreRow, constraint: some StoreUniquenessConstraint, databaseRow: StoreRow?)
+        -> StoreConstraintConflict
+    {
         let layout = row.objectID.entity.layout
         var storedValues: [String: StoreValue] = [:]
         for slot in constraint.slots where slot < row.values.count {

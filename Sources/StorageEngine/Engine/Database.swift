@@ -294,8 +294,8 @@ public final class Database: @unchecked Sendable {
                 throw StorageError.corrupt("page \(next): expected a free-list page, found kind \(page.kindByte)")
             }
             for index in 0..<page.count {
-                let entry = FreeEntry(
-                    page: page.u64(PageHeader.size + 16 * index), freedAt: page.u64(PageHeader.size + 16 * index + 8))
+                let (freePage, freedAt) = page.freeListEntry(index)
+                let entry = FreeEntry(page: freePage, freedAt: freedAt)
                 guard entry.page >= 1, entry.page < core.snapshot.pageCount, entry.freedAt <= core.snapshot.transaction
                 else {
                     throw StorageError.corrupt("page \(next): free-list entry \(index) out of range")
@@ -359,6 +359,8 @@ public final class Database: @unchecked Sendable {
     /// A read transaction that keeps its snapshot until ``ReadTransaction/close()`` (or
     /// until it is deallocated): Core Data's query generation. Pages it reaches are not
     /// reused while it is open, so close it when done.
+    /// - Throws: ``StorageError``: `closed`, `poisoned`; in multi-process mode `busy` when
+    ///   another handle holds the database past ``Options/busyTimeout``, `io`.
     public func snapshot() throws -> ReadTransaction {
         try beginRead()
     }
@@ -472,6 +474,9 @@ public final class Database: @unchecked Sendable {
 
     /// Checkpoints (unless disabled or poisoned) and closes the files. Open snapshots fail
     /// afterwards. Calling it again does nothing.
+    /// - Throws: ``StorageError``: `busy` when a writer holds the database past
+    ///   ``Options/busyTimeout``; what the closing checkpoint throws (the files are closed
+    ///   anyway, and the next open recovers).
     public func close() throws {
         let alreadyClosed = stateLock.withLock { isClosed }
         if alreadyClosed { return }

@@ -138,47 +138,37 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     /// A new file system holding what would be on disk after a power loss now, under
     /// `model`. This one is unchanged.
     public func afterCrash(model: CrashModel, random: inout some RandomNumberGenerator) -> SimulatedFileSystem {
-        let result = SimulatedFileSystem()
         withState { state in
-            var mapped: [ObjectIdentifier: Inode] = [:]
-            var newDirectory: [String: Inode] = [:]
-            for (name, inode) in state.durableDirectory {
-                if let existing = mapped[ObjectIdentifier(inode)] {
-                    newDirectory[name] = existing
-                    continue
-                }
-                let copy = Inode()
-                copy.durable = Self.crashImage(of: inode, model: model, random: &random)
-                copy.current = copy.durable
-                mapped[ObjectIdentifier(inode)] = copy
-                newDirectory[name] = copy
-            }
-            result.withState {
-                $0.directory = newDirectory
-                $0.durableDirectory = newDirectory
-            }
+            Self.copying(state.durableDirectory) { Self.crashImage(of: $0, model: model, random: &random) }
         }
-        return result
     }
 
     /// A copy with every file's volatile image made durable (the state a clean process
     /// exit followed by an orderly shutdown leaves).
     public func snapshotOfCurrentState() -> SimulatedFileSystem {
+        withState { state in Self.copying(state.directory) { $0.current } }
+    }
+
+    /// A new file system with the files of `directory` (names of one file stay one file),
+    /// each holding `image` of the original, durably and currently.
+    private static func copying(_ directory: [String: Inode], image: (Inode) -> [UInt8]) -> SimulatedFileSystem {
+        var copies: [ObjectIdentifier: Inode] = [:]
+        var newDirectory: [String: Inode] = [:]
+        for (name, inode) in directory {
+            if let existing = copies[ObjectIdentifier(inode)] {
+                newDirectory[name] = existing
+                continue
+            }
+            let copy = Inode()
+            copy.durable = image(inode)
+            copy.current = copy.durable
+            copies[ObjectIdentifier(inode)] = copy
+            newDirectory[name] = copy
+        }
         let result = SimulatedFileSystem()
-        withState { state in
-            var mapped: [ObjectIdentifier: Inode] = [:]
-            var newDirectory: [String: Inode] = [:]
-            for (name, inode) in state.directory {
-                let copy = mapped[ObjectIdentifier(inode)] ?? Inode()
-                copy.durable = inode.current
-                copy.current = inode.current
-                mapped[ObjectIdentifier(inode)] = copy
-                newDirectory[name] = copy
-            }
-            result.withState {
-                $0.directory = newDirectory
-                $0.durableDirectory = newDirectory
-            }
+        result.withState {
+            $0.directory = newDirectory
+            $0.durableDirectory = newDirectory
         }
         return result
     }
@@ -240,8 +230,8 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
             }
             image.withUnsafeMutableBytes { destination in
                 bytes.withUnsafeBytes { source in
-                    guard let base = source.baseAddress else { return }
-                    destination.baseAddress!.advanced(by: offset).copyMemory(from: base, byteCount: source.count)
+                    guard let base = source.baseAddress, let target = destination.baseAddress else { return }
+                    (target + offset).copyMemory(from: base, byteCount: source.count)
                 }
             }
         case .truncate(let size):
@@ -280,6 +270,8 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     }
 
     /// Opens (or creates) the file at `path`.
+    /// - Throws: ``StorageError`` `io` (or `noSpace`) when the file cannot be opened; a
+    ///   crashed file system throws until it is replaced.
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         try withState { state in
             if state.crashed { throw Crash() }
@@ -297,6 +289,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     }
 
     /// Removes the file at `path`, if any.
+    /// - Throws: ``StorageError`` `io` when the file exists and cannot be removed, or an injected fault.
     public func removeFile(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.remove, in: &state) { throw Self.error(for: fault, .remove) }
@@ -305,6 +298,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     }
 
     /// Renames `source` over `destination`.
+    /// - Throws: ``StorageError`` `io` when the rename fails, or an injected fault.
     public func renameFile(atPath source: String, toPath destination: String) throws {
         try withState { state in
             if let fault = try begin(.rename, in: &state) { throw Self.error(for: fault, .rename) }
@@ -315,6 +309,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     }
 
     /// Makes the directory entries durable.
+    /// - Throws: ``StorageError`` `io` when the directory cannot be opened or synced, or an injected fault.
     public func synchronizeDirectory(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.directorySync, in: &state) { throw Self.error(for: fault, .directorySync) }
@@ -342,7 +337,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
             guard start < inode.current.count else { return 0 }
             let count = min(buffer.count, inode.current.count - start)
             inode.current.withUnsafeBytes { source in
-                buffer.baseAddress!.copyMemory(from: source.baseAddress! + start, byteCount: count)
+                guard let target = buffer.baseAddress, let base = source.baseAddress else { return }
+                target.copyMemory(from: base + start, byteCount: count)
             }
             return count
         }
@@ -351,8 +347,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         try system.withState { state in
             var data = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-                if let base = bytes.baseAddress {
-                    buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+                if let base = bytes.baseAddress, let target = buffer.baseAddress {
+                    target.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
                 }
                 count = bytes.count
             }

@@ -22,10 +22,13 @@ public protocol StorageFileSystem: Sendable {
     /// Whether a file exists at `path`.
     func fileExists(atPath path: String) -> Bool
     /// Removes the file at `path` (no error when it does not exist).
+    /// - Throws: ``StorageError`` `io` when it exists and cannot be removed.
     func removeFile(atPath path: String) throws
     /// Atomically replaces `destination` with `source`.
+    /// - Throws: ``StorageError`` `io` when the rename fails.
     func renameFile(atPath source: String, toPath destination: String) throws
     /// Makes the directory's entries (creations, renames, removals) durable.
+    /// - Throws: ``StorageError`` `io` when the directory cannot be synced.
     func synchronizeDirectory(atPath path: String) throws
 }
 
@@ -33,16 +36,22 @@ public protocol StorageFileSystem: Sendable {
 public protocol StorageFile: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes at `offset`, looping over short reads; returns the
     /// number read, fewer only at the end of the file.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
     /// Writes all of `bytes` at `offset`, looping over short writes.
+    /// - Throws: ``StorageError`` `io` or `noSpace`, or `closed` after ``close()``.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
     /// The file's size in bytes.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func size() throws -> UInt64
     /// Sets the file's size.
+    /// - Throws: ``StorageError`` `io` or `noSpace`, or `closed` after ``close()``.
     func truncate(to size: UInt64) throws
     /// Makes written bytes durable. A failure must not be retried: the caller poisons.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func synchronize(_ kind: SyncKind) throws
     /// Takes a lock on one byte without waiting; returns false when another holder has it.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func tryLock(byte: UInt64, exclusive: Bool) throws -> Bool
     /// Releases a lock taken with ``tryLock(byte:exclusive:)``.
     func unlock(byte: UInt64)

@@ -85,10 +85,13 @@ enum BinaryStoreFile {
 
     // MARK: Decoding
 
-    /// Checks the header, size and checksum of `bytes` and returns a reader at the body.
+    /// Checks the header, size and checksum of `bytes` and calls `body` with a reader at
+    /// the file's body.
     ///
-    /// - Throws: `NSFileReadCorruptFileError` (259) naming the problem.
-    static func openBody(_ bytes: [UInt8], path: String) throws -> StoreByteReader {
+    /// - Throws: `NSFileReadCorruptFileError` (259) naming the problem, or `body`'s error.
+    static func withBody<Result>(
+        _ bytes: [UInt8], path: String, _ body: (inout StoreByteReader) throws -> Result
+    ) throws -> Result {
         func corrupt(_ problem: String) -> NSError {
             CoreDataError.make(corruptFileError, "\(path) is not a usable binary store file: \(problem)")
         }
@@ -98,30 +101,34 @@ enum BinaryStoreFile {
         guard bytes.count >= headerSize + trailerSize else {
             throw corrupt("it is truncated to \(bytes.count) bytes")
         }
-        var header = StoreByteReader(bytes, from: magic.count, what: path, errorCode: corruptFileError)
-        let version = UInt16(try header.byte()) | UInt16(try header.byte()) << 8
-        guard version == formatVersion else {
-            throw corrupt("its format version is \(version); this library reads version \(formatVersion)")
+        return try bytes.withUnsafeBytes { raw in
+            var header = StoreByteReader(raw, from: magic.count, what: path, errorCode: corruptFileError)
+            let version = UInt16(try header.byte()) | UInt16(try header.byte()) << 8
+            guard version == formatVersion else {
+                throw corrupt("its format version is \(version); this library reads version \(formatVersion)")
+            }
+            let flags = UInt16(try header.byte()) | UInt16(try header.byte()) << 8
+            guard flags == 0 else { throw corrupt("it has unknown flags \(flags)") }
+            try header.skip(4)
+            let bodyLength = try header.fixed64()
+            guard bodyLength == UInt64(bytes.count - headerSize - trailerSize) else {
+                throw corrupt(
+                    "its header promises \(bodyLength) body bytes but the file holds \(bytes.count) bytes in all")
+            }
+            let end = bytes.count - trailerSize
+            var trailer = StoreByteReader(raw, from: end, what: path, errorCode: corruptFileError)
+            guard try trailer.fixed64() == StorageChecksum.xxh64(Array(bytes[..<end])) else {
+                throw corrupt("its checksum does not match (the file is damaged)")
+            }
+            var reader = StoreByteReader(
+                UnsafeRawBufferPointer(rebasing: raw[headerSize..<end]), what: path, errorCode: corruptFileError)
+            return try body(&reader)
         }
-        let flags = UInt16(try header.byte()) | UInt16(try header.byte()) << 8
-        guard flags == 0 else { throw corrupt("it has unknown flags \(flags)") }
-        _ = try header.take(4)
-        let bodyLength = try header.fixed64()
-        guard bodyLength == UInt64(bytes.count - headerSize - trailerSize) else {
-            throw corrupt("its header promises \(bodyLength) body bytes but the file holds \(bytes.count) bytes in all")
-        }
-        let end = bytes.count - trailerSize
-        var trailer = StoreByteReader(bytes, from: end, what: path, errorCode: corruptFileError)
-        guard try trailer.fixed64() == StorageChecksum.xxh64(Array(bytes[..<end])) else {
-            throw corrupt("its checksum does not match (the file is damaged)")
-        }
-        return StoreByteReader(Array(bytes[headerSize..<end]), what: path, errorCode: corruptFileError)
     }
 
     /// The metadata of a file, checked but without its rows.
     static func decodeMetadata(_ bytes: [UInt8], path: String) throws -> [String: Any] {
-        var reader = try openBody(bytes, path: path)
-        return try StoreMetadataCoding.decode(from: &reader)
+        try withBody(bytes, path: path) { try StoreMetadataCoding.decode(from: &$0) }
     }
 
     /// The whole file; `prepare` sees the metadata first and may refuse it (a model check)
@@ -130,7 +137,15 @@ enum BinaryStoreFile {
         _ bytes: [UInt8], path: String, store: NSPersistentStore, model: NSManagedObjectModel,
         prepare: ([String: Any]) throws -> Void
     ) throws -> Image {
-        var reader = try openBody(bytes, path: path)
+        try withBody(bytes, path: path) { reader in
+            try decodeBody(&reader, path: path, store: store, model: model, prepare: prepare)
+        }
+    }
+
+    private static func decodeBody(
+        _ reader: inout StoreByteReader, path: String, store: NSPersistentStore, model: NSManagedObjectModel,
+        prepare: ([String: Any]) throws -> Void
+    ) throws -> Image {
         let metadata = try StoreMetadataCoding.decode(from: &reader)
         try prepare(metadata)
         let nextKey = try reader.signed()
@@ -164,10 +179,10 @@ enum BinaryStoreFile {
             guard !id.entity.isAbstract else {
                 throw reader.damaged("a row of abstract entity \(id.entity.name ?? "")")
             }
-            let bytes = Array(try reader.lengthPrefixed())
+            let bytes = try reader.lengthPrefixed()
             let decoded: (version: Int64, values: [StoreValue])
             do {
-                decoded = try bytes.withUnsafeBytes { try rowCodec.decode($0, entity: id.entity) }
+                decoded = try rowCodec.decode(bytes, entity: id.entity)
             } catch {
                 throw reader.damaged("the row of \(id) is damaged: \((error as NSError).localizedDescription)")
             }

@@ -12,11 +12,11 @@ extension NSInMemoryStore {
     ///   ``StoreConstraintConflict`` for every update taking another row's key and every
     ///   insert clash the request does not allow to become an upsert.
     func uniquenessUpserts(for request: StoreSaveRequest) throws -> [NSManagedObjectID: NSManagedObjectID] {
-        var constraintsByEntity: [ObjectIdentifier: [PageFileIndex]] = [:]
+        var constraintsByEntity: [ObjectIdentifier: [StoreUniqueKey]] = [:]
         for entity in request.insertedRows.map(\.objectID.entity) + request.updatedRows.map(\.objectID.entity) {
             let identifier = ObjectIdentifier(entity)
             if constraintsByEntity[identifier] == nil {
-                constraintsByEntity[identifier] = StoreUniqueness.constraints(of: entity)
+                constraintsByEntity[identifier] = StoreUniqueKey.constraints(of: entity)
             }
         }
         guard constraintsByEntity.values.contains(where: { !$0.isEmpty }) else { return [:] }
@@ -26,12 +26,9 @@ extension NSInMemoryStore {
         func current(_ objectID: NSManagedObjectID) -> StoreRow? {
             working[objectID] ?? rowsByEntity[ObjectIdentifier(objectID.entity)]?[objectID.key]
         }
-        func clash(_ row: StoreRow, _ constraints: [PageFileIndex]) -> (owner: NSManagedObjectID, index: PageFileIndex)?
-        {
-            guard let (key, index) = keys.owner(of: row, constraints: constraints) else {
-                return nil
-            }
-            return (newObjectID(for: row.objectID.entity, key: key), index)
+        func clash(_ row: StoreRow, _ constraints: [StoreUniqueKey]) -> (NSManagedObjectID, StoreUniqueKey)? {
+            guard let (key, constraint) = keys.owner(of: row, constraints: constraints) else { return nil }
+            return (newObjectID(for: row.objectID.entity, key: key), constraint)
         }
         var clashes: [StoreConstraintConflict] = []
         for update in request.updatedRows {
@@ -106,16 +103,16 @@ private struct UniqueKeyTable {
     }
 
     private mutating func load(
-        _ entity: NSEntityDescription, constraints: [PageFileIndex]
+        _ entity: NSEntityDescription, constraints: [StoreUniqueKey]
     ) {
         let identifier = ObjectIdentifier(entity)
         guard ownersByEntity[identifier] == nil else { return }
         var owners: [String: [[UInt8]: Int64]] = [:]
-        for constraint in constraints { owners[constraint.treeName] = [:] }
+        for constraint in constraints { owners[constraint.name] = [:] }
         for (key, row) in stored[identifier] ?? [:] where !deleted.contains(row.objectID) {
             for constraint in constraints {
                 guard let bytes = constraint.key(for: row.values, primaryKey: key) else { continue }
-                owners[constraint.treeName]?[bytes] = key
+                owners[constraint.name]?[bytes] = key
             }
         }
         ownersByEntity[identifier] = owners
@@ -123,13 +120,13 @@ private struct UniqueKeyTable {
 
     /// The primary key holding one of `row`'s unique keys, when it is another row.
     mutating func owner(
-        of row: StoreRow, constraints: [PageFileIndex]
-    ) -> (Int64, PageFileIndex)? {
+        of row: StoreRow, constraints: [StoreUniqueKey]
+    ) -> (Int64, StoreUniqueKey)? {
         load(row.objectID.entity, constraints: constraints)
         let owners = ownersByEntity[ObjectIdentifier(row.objectID.entity)] ?? [:]
         for constraint in constraints {
             guard let bytes = constraint.key(for: row.values, primaryKey: row.objectID.key),
-                let owner = owners[constraint.treeName]?[bytes], owner != row.objectID.key
+                let owner = owners[constraint.name]?[bytes], owner != row.objectID.key
             else { continue }
             return (owner, constraint)
         }
@@ -138,27 +135,27 @@ private struct UniqueKeyTable {
 
     /// Gives `row`'s unique keys to it.
     mutating func add(
-        _ row: StoreRow, constraints: [PageFileIndex]
+        _ row: StoreRow, constraints: [StoreUniqueKey]
     ) {
         load(row.objectID.entity, constraints: constraints)
         let identifier = ObjectIdentifier(row.objectID.entity)
         for constraint in constraints {
             guard let bytes = constraint.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            ownersByEntity[identifier]?[constraint.treeName]?[bytes] = row.objectID.key
+            ownersByEntity[identifier]?[constraint.name]?[bytes] = row.objectID.key
         }
     }
 
     /// Frees `row`'s own unique keys (never another row's).
     mutating func remove(
-        _ row: StoreRow, constraints: [PageFileIndex]
+        _ row: StoreRow, constraints: [StoreUniqueKey]
     ) {
         load(row.objectID.entity, constraints: constraints)
         let identifier = ObjectIdentifier(row.objectID.entity)
         for constraint in constraints {
             guard let bytes = constraint.key(for: row.values, primaryKey: row.objectID.key),
-                ownersByEntity[identifier]?[constraint.treeName]?[bytes] == row.objectID.key
+                ownersByEntity[identifier]?[constraint.name]?[bytes] == row.objectID.key
             else { continue }
-            ownersByEntity[identifier]?[constraint.treeName]?[bytes] = nil
+            ownersByEntity[identifier]?[constraint.name]?[bytes] = nil
         }
     }
 }

@@ -81,47 +81,9 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
-        if isReadOnly {
-            throw CoreDataError.make(NSPersistentStoreSaveError, "the in-memory store was added read-only")
-        }
         // Check everything first so a failing save changes nothing.
-        for inserted in request.insertedRows where inserted.objectID.persistentStore !== self {
-            throw CoreDataError.make(
-                NSPersistentStoreSaveError, "inserted row \(inserted.objectID) does not have an ID of this store")
-        }
-        var conflicts: [NSManagedObjectID] = []
-        var conflictDetails: [StoreVersionConflict] = []
-        for update in request.updatedRows {
-            guard let row = storedRow(for: update.objectID) else {
-                conflictDetails.append(try StoreVersionConflict.rowGone(for: update, in: request))
-                conflicts.append(update.objectID)
-                continue
-            }
-            if request.checksVersions, row.version != update.expectedVersion {
-                conflicts.append(update.objectID)
-                conflictDetails.append(
-                    StoreVersionConflict(
-                        objectID: update.objectID, persistedRow: row, expectedVersion: update.expectedVersion))
-            }
-        }
-        for deleted in request.deletedObjects {
-            if let row = storedRow(for: deleted.objectID), request.checksVersions,
-                row.version != deleted.expectedVersion
-            {
-                conflicts.append(deleted.objectID)
-                conflictDetails.append(
-                    StoreVersionConflict(
-                        objectID: deleted.objectID, persistedRow: row, expectedVersion: deleted.expectedVersion))
-            }
-        }
-        if !conflicts.isEmpty {
-            throw CoreDataError.make(
-                NSManagedObjectMergeError,
-                "optimistic locking failure: \(conflicts.count) object(s) changed in the store since they were read",
-                userInfo: [
-                    NSAffectedObjectsErrorKey: conflicts, NSPersistentStoreSaveConflictsErrorKey: conflictDetails,
-                ])
-        }
+        try request.checkApplicable(to: self)
+        try request.checkVersions(storedRow: { objectID, _ in storedRow(for: objectID) })
         let replaced = try uniquenessUpserts(for: request)
         // Built before the rows change: a delete's tombstone needs the row it removes.
         var historyRecord =

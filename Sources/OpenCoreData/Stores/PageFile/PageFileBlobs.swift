@@ -60,29 +60,30 @@ extension PageFileStore {
     }
 
     static func blobHeader(length: Int, checksum: UInt64) -> [UInt8] {
-        var bytes: [UInt8] = [blobFormatVersion]
-        PageFileRowCodec.appendUInt64(&bytes, UInt64(length))
-        PageFileRowCodec.appendUInt64(&bytes, checksum)
-        return bytes
+        var header = StoreByteWriter()
+        header.byte(blobFormatVersion)
+        header.fixed64(UInt64(length))
+        header.fixed64(checksum)
+        return header.bytes
     }
 
     /// Length and checksum of a header value; nil when it is not one.
     static func parseBlobHeader(_ bytes: [UInt8]) -> (length: Int, checksum: UInt64)? {
         guard bytes.count == blobHeaderSize, bytes[0] == blobFormatVersion else { return nil }
-        var length: UInt64 = 0
-        var checksum: UInt64 = 0
-        for index in 0..<8 {
-            length |= UInt64(bytes[1 + index]) << UInt64(index * 8)
-            checksum |= UInt64(bytes[9 + index]) << UInt64(index * 8)
+        return bytes.withUnsafeBytes { raw in
+            var reader = StoreByteReader(raw, from: 1, what: "a blob header")
+            guard let length = try? reader.fixed64(), let checksum = try? reader.fixed64(),
+                length <= UInt64(Int.max / 2)
+            else { return nil }
+            return (Int(length), checksum)
         }
-        guard length <= UInt64(Int.max / 2) else { return nil }
-        return (Int(length), checksum)
     }
+}
 
-    // MARK: Writing
+extension PageFileWriter {
 
     /// Replaces the blob of (`primaryKey`, `name`) with `data`.
-    func writeBlob(_ data: Data, primaryKey: Int64, name: String, in transaction: WriteTransaction) throws {
+    func writeBlob(_ data: Data, primaryKey: Int64, name: String) throws {
         let tree = try transaction.openTree(named: PageFileStore.blobTreeName)
         let prefix = PageFileStore.blobPrefix(primaryKey, name)
         try removeBlob(prefix: prefix, in: tree)
@@ -115,16 +116,23 @@ extension PageFileStore {
     }
 
     /// Removes the blob of (`primaryKey`, `name`), if any.
-    func removeBlob(primaryKey: Int64, name: String, in transaction: WriteTransaction) throws {
+    func removeBlob(primaryKey: Int64, name: String) throws {
         guard let tree = try transaction.tree(named: PageFileStore.blobTreeName) else { return }
         try removeBlob(prefix: PageFileStore.blobPrefix(primaryKey, name), in: tree)
     }
 
-    /// Removes the blobs of a deleted row (those its stored values point to).
-    func removeBlobs(of row: StoreRow, info: EntityInfo, in transaction: WriteTransaction) throws {
+    /// Removes the blobs of a deleted row: those its stored values point to, whether `row`
+    /// holds them unresolved or already read (a tracked delete reads them for its tombstone).
+    func removeBlobs(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
         for blob in info.blobSlots where blob.slot < row.values.count {
-            if case .unresolved = row.values[blob.slot] {
-                try removeBlob(primaryKey: row.objectID.key, name: blob.name, in: transaction)
+            switch row.values[blob.slot] {
+            case .unresolved:
+                try removeBlob(primaryKey: row.objectID.key, name: blob.name)
+            case .binary(let data) where blob.externalizes && data.count > PageFileStore.externalBinaryThreshold:
+                // Read from the blob tree or kept inline: removing an absent blob does nothing.
+                try removeBlob(primaryKey: row.objectID.key, name: blob.name)
+            default:
+                continue
             }
         }
     }
@@ -132,42 +140,48 @@ extension PageFileStore {
     /// `row`'s values as they are encoded: large values of externalizing slots go to the
     /// blob tree and read `.unresolved` (tag 14); a slot that held a blob and now holds
     /// something else must have been cleared by the caller (``releaseReplacedBlobs``).
-    func externalizedValues(of row: StoreRow, info: EntityInfo, in transaction: WriteTransaction) throws
-        -> [StoreValue]
-    {
+    func externalizedValues(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws -> [StoreValue] {
         var values = row.values
         for blob in info.blobSlots where blob.externalizes && blob.slot < values.count {
             guard case .binary(let data) = values[blob.slot], data.count > PageFileStore.externalBinaryThreshold
             else { continue }
-            try writeBlob(data, primaryKey: row.objectID.key, name: blob.name, in: transaction)
+            try writeBlob(data, primaryKey: row.objectID.key, name: blob.name)
             values[blob.slot] = .unresolved
         }
         return values
     }
 
     /// Before `slots` of the stored `row` take new values: frees the blobs they held.
-    func releaseReplacedBlobs(
-        of row: StoreRow, slots: some Sequence<Int>, info: EntityInfo,
-        in transaction: WriteTransaction
-    ) throws {
+    func releaseReplacedBlobs(of row: StoreRow, slots: some Sequence<Int>, info: PageFileCatalog.EntityInfo) throws {
         guard !info.blobSlots.isEmpty else { return }
         for slot in slots where slot < row.values.count {
             guard case .unresolved = row.values[slot], let blob = info.blobSlots.first(where: { $0.slot == slot })
             else { continue }
-            try removeBlob(primaryKey: row.objectID.key, name: blob.name, in: transaction)
+            try removeBlob(primaryKey: row.objectID.key, name: blob.name)
         }
     }
 
-    // MARK: Reading
+    /// Removes every blob whose prefix is not in `live` (after a migration rewrote the rows).
+    func removeBlobs(except live: Set<[UInt8]>) throws {
+        guard let blobs = try transaction.tree(named: PageFileStore.blobTreeName) else { return }
+        var doomed: [[UInt8]] = []
+        try blobs.scan { key, _ in
+            if key.count < 4 || !live.contains(Array(key[..<(key.count - 4)])) { doomed.append(Array(key)) }
+            return true
+        }
+        for key in doomed { _ = try blobs.removeValue(forKey: key) }
+    }
+}
 
+extension PageFileRowReader {
     /// The bytes of the blob of (`primaryKey`, `name`).
     ///
     /// - Throws: `NSFileReadCorruptFileError` when it is missing, incomplete or fails its checksum.
-    func readBlob(primaryKey: Int64, name: String, in transaction: ReadTransaction) throws -> Data {
+    func blob(primaryKey: Int64, name: String) throws -> Data {
         let problem = { (what: String) in
             CoreDataError.make(
                 NSFileReadCorruptFileError,
-                "the external value of '\(name)' of row \(primaryKey) in \(self.url?.path ?? "?") \(what)")
+                "the external value of '\(name)' of row \(primaryKey) in \(catalog.path) \(what)")
         }
         guard let tree = try transaction.tree(named: PageFileStore.blobTreeName) else { throw problem("is missing") }
         let prefix = PageFileStore.blobPrefix(primaryKey, name)
@@ -198,32 +212,24 @@ extension PageFileStore {
     }
 
     /// Replaces `.unresolved` binary values of `row` with their blobs.
-    func resolveBlobs(_ row: inout StoreRow, info: EntityInfo, in transaction: ReadTransaction) throws {
+    func resolveBlobs(_ row: inout StoreRow, info: PageFileCatalog.EntityInfo) throws {
         for blob in info.blobSlots where blob.slot < row.values.count {
             if case .unresolved = row.values[blob.slot] {
                 row.values[blob.slot] = .binary(
-                    try readBlob(primaryKey: row.objectID.key, name: blob.name, in: transaction))
+                    try self.blob(primaryKey: row.objectID.key, name: blob.name))
             }
         }
     }
 
     /// Resolves the blobs of every row of an entity that has blob slots.
-    func resolveBlobs(_ rows: inout [StoreRow], in transaction: ReadTransaction) throws {
-        guard hasBlobSlots else { return }
-        var last: (entity: ObjectIdentifier, info: EntityInfo)?
+    func resolveBlobs(_ rows: inout [StoreRow]) throws {
+        guard catalog.hasBlobSlots else { return }
+        var last: (entity: ObjectIdentifier, info: PageFileCatalog.EntityInfo)?
         for index in rows.indices {
             let entity = ObjectIdentifier(rows[index].objectID.entity)
-            if last?.entity != entity { last = (entity, try info(for: rows[index].objectID.entity)) }
+            if last?.entity != entity { last = (entity, try catalog.info(for: rows[index].objectID.entity)) }
             guard let info = last?.info, !info.blobSlots.isEmpty else { continue }
-            try resolveBlobs(&rows[index], info: info, in: transaction)
+            try resolveBlobs(&rows[index], info: info)
         }
-    }
-
-    /// Whether evaluating `predicate` may read a blob attribute of `info`'s entity
-    /// (conservatively: its text names one), so candidate rows must be resolved first.
-    func predicateReadsBlobs(_ predicate: NSPredicate?, info: EntityInfo) -> Bool {
-        guard let predicate, !info.blobSlots.isEmpty else { return false }
-        let text = predicate.predicateFormat
-        return info.blobSlots.contains { text.contains($0.name) }
     }
 }

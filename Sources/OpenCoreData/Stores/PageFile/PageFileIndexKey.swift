@@ -217,7 +217,7 @@ enum PageFileKey {
 }
 
 /// One secondary index of an entity: its tree, its attribute slots, and whether it is unique.
-struct PageFileIndex {
+struct PageFileIndex: StoreUniquenessConstraint {
     /// The index's name in the catalog (`index.<Entity>.<name>`).
     let treeName: String
     let name: String
@@ -228,6 +228,9 @@ struct PageFileIndex {
     /// A reference index (`rel.<Entity>.<to-one>`) maps (destination key, key) to nothing:
     /// the inverse to-many of the to-one in `slots[0]` reads it (SPEC.md §3.2 R1).
     var isReference = false
+    /// The index's position among every index of its catalog: the writer keeps its
+    /// pending entries by it, not by tree name.
+    var ordinal = 0
     /// The longest values part of an index key; longer ones are cut and hashed.
     static let maximumValueBytes = 880
 
@@ -247,41 +250,32 @@ struct PageFileIndex {
             default: return nil
             }
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for slot in slots {
-            let value = slot < values.count ? values[slot] : .null
-            if isUnique {
-                // Exact bytes: equality only, and no two distinct numbers share a key.
-                if case .null = value { return nil }
-                var normalized = value
-                if case .string(let string) = value {
-                    normalized = .string(string.precomposedStringWithCanonicalMapping)
+        var key = StoreByteWriter()
+        key.bytes.reserveCapacity(32)
+        if isUnique {
+            // Exact bytes: equality only, and no two distinct numbers share a key.
+            guard StoreUniqueKey.appendKey(of: values, slots: slots, to: &key) else { return nil }
+        } else {
+            for slot in slots {
+                let value = slot < values.count ? values[slot] : .null
+                if !PageFileKey.append(value, to: &key.bytes) {
+                    // Equality-only element: the value's exact row encoding, behind a tag above 0x30.
+                    key.byte(0x40)
+                    StoreUniqueKey.appendExact(value, to: &key)
                 }
-                var encoded: [UInt8] = []
-                PageFileRowCodec.appendValue(&encoded, normalized, declaredEntity: nil)
-                PageFileRowCodec.appendBytes(&bytes, encoded)
-                continue
-            }
-            if !PageFileKey.append(value, to: &bytes) {
-                // Equality-only element: the value's exact row encoding, behind a tag above 0x30.
-                bytes.append(0x40)
-                var encoded: [UInt8] = []
-                PageFileRowCodec.appendValue(&encoded, value, declaredEntity: nil)
-                PageFileRowCodec.appendBytes(&bytes, encoded)
             }
         }
-        if bytes.count > PageFileIndex.maximumValueBytes {
+        if key.bytes.count > PageFileIndex.maximumValueBytes {
             // Too long for an engine key: a prefix and a 64-bit FNV-1a hash of the whole (SPEC.md §3.4 K4).
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            bytes.removeLast(bytes.count - (PageFileIndex.maximumValueBytes - 8))
+            for byte in key.bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            key.bytes.removeLast(key.bytes.count - (PageFileIndex.maximumValueBytes - 8))
             for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
+                key.byte(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
             }
         }
-        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &bytes) }
-        return bytes
+        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &key.bytes) }
+        return key.bytes
     }
 
     /// The indexes of `entity`: `isIndexed` attributes, `indexes` (compound) and
@@ -291,17 +285,7 @@ struct PageFileIndex {
         let entityName = entity.name ?? "entity"
         var result: [PageFileIndex] = []
         var seen: Set<String> = []
-        func add(_ name: String, _ names: [String], unique: Bool) {
-            var slots: [Int] = []
-            var types: [NSAttributeType] = []
-            for propertyName in names {
-                guard let slot = layout.slotsByName[propertyName], let attribute = layout.attributeBySlot[slot] else {
-                    return
-                }
-                slots.append(slot)
-                types.append(attribute.attributeType)
-            }
-            guard !slots.isEmpty else { return }
+        func add(_ name: String, slots: [Int], types: [NSAttributeType], unique: Bool) {
             let signature = (unique ? "u:" : "i:") + slots.map(String.init).joined(separator: ",")
             guard seen.insert(signature).inserted else { return }
             let kind = unique ? "unique" : "index"
@@ -310,22 +294,17 @@ struct PageFileIndex {
                     treeName: "\(kind).\(entityName).\(name)", name: name, slots: slots, attributeTypes: types,
                     isUnique: unique))
         }
-        var chain: [NSEntityDescription] = []
-        var current: NSEntityDescription? = entity
-        while let candidate = current {
-            chain.insert(candidate, at: 0)
-            current = candidate.superentity
+        func add(_ name: String, _ names: [String]) {
+            guard let resolved = layout.attributeSlots(named: names) else { return }
+            add(name, slots: resolved.slots, types: resolved.attributeTypes, unique: false)
         }
-        for ancestor in chain {
-            for constraint in ancestor.uniquenessConstraints {
-                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                add(names.joined(separator: "+"), names, unique: true)
+        for ancestor in StoreUniqueKey.lineage(of: entity) {
+            for constraint in StoreUniqueKey.declared(by: ancestor, in: layout) {
+                add(constraint.name, slots: constraint.slots, types: constraint.attributeTypes, unique: true)
             }
-            for index in ancestor.indexes {
-                add(index.name, index.elements.compactMap(\.propertyName), unique: false)
-            }
+            for index in ancestor.indexes { add(index.name, index.elements.compactMap(\.propertyName)) }
             for property in ancestor.properties where property.isIndexed && property is NSAttributeDescription {
-                add(property.name, [property.name], unique: false)
+                add(property.name, [property.name])
             }
         }
         for case let relationship as NSRelationshipDescription in layout.properties

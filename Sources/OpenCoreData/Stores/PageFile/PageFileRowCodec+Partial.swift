@@ -15,7 +15,7 @@ extension PageFileRowCodec {
         if quickSlotOffsets(bytes, into: &offsets) { return }
         // Damaged (or unusual): walk again with the checked reader, which names the damage.
         offsets.removeAll(keepingCapacity: true)
-        var reader = ByteReader(bytes: bytes)
+        var reader = StoreByteReader(row: bytes)
         _ = try reader.varint()  // the row version
         while !reader.isAtEnd {
             offsets.append(reader.offset)
@@ -28,18 +28,7 @@ extension PageFileRowCodec {
     private static func quickSlotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int]) -> Bool {
         let end = bytes.count
         var offset = 0
-        @inline(__always) func varint(_ offset: inout Int) -> Int? {
-            var value = 0
-            var shift = 0
-            while offset < end, shift < 63 {
-                let byte = bytes[offset]
-                offset += 1
-                value |= Int(byte & 0x7F) << shift
-                if byte < 0x80 { return value >= 0 ? value : nil }
-                shift += 7
-            }
-            return nil
-        }
+        @inline(__always) func varint(_ offset: inout Int) -> Int? { StoreByteReader.length(in: bytes, at: &offset) }
         @inline(__always) func skip(_ length: Int, _ offset: inout Int) -> Bool {
             guard length <= end - offset else { return false }
             offset += length
@@ -79,11 +68,11 @@ extension PageFileRowCodec {
     }
 
     /// Moves `reader` past one tagged value.
-    static func skipValue(_ reader: inout ByteReader) throws {
+    static func skipValue(_ reader: inout StoreByteReader) throws {
         let raw = try reader.byte()
         if raw >= smallIntegerBase { return }
         if raw >= shortStringBase { return try reader.skip(Int(raw - shortStringBase)) }
-        guard let tag = Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
+        guard let tag = Tag(rawValue: raw) else { throw reader.damaged("unknown value tag \(raw)") }
         switch tag {
         case .null, .booleanFalse, .booleanTrue, .externalBinary, .externalToMany: return
         case .integer, .wholeSecondDate: _ = try reader.varint()
@@ -93,34 +82,23 @@ extension PageFileRowCodec {
         case .string, .decimal, .binary, .uri: try reader.skipLengthPrefixed()
         case .objectID: try skipReference(&reader)
         case .objectIDs:
-            let count = try reader.varint()
-            guard count <= UInt64(reader.remaining) else {
-                throw reader.corrupt("object ID count \(count) exceeds the row")
-            }
-            for _ in 0..<Int(count) { try skipReference(&reader) }
+            let count = try reader.count(atMost: reader.remaining / 2)
+            for _ in 0..<count { try skipReference(&reader) }
         }
     }
 
-    private static func skipReference(_ reader: inout ByteReader) throws {
+    private static func skipReference(_ reader: inout StoreByteReader) throws {
         try reader.skipLengthPrefixed()
         _ = try reader.varint()
     }
 
     /// The UTF-8 bytes of the string stored at `offset`, or nil when that value is not a string.
     static func stringBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws -> UnsafeRawBufferPointer? {
-        var reader = ByteReader(bytes: bytes)
-        reader.offset = offset
+        var reader = StoreByteReader(row: bytes, from: offset)
         let raw = try reader.byte()
-        let length: UInt64
-        if raw >= shortStringBase, raw < smallIntegerBase {
-            length = UInt64(raw - shortStringBase)
-        } else if raw == Tag.string.rawValue {
-            length = try reader.varint()
-        } else {
-            return nil
-        }
-        guard length <= UInt64(reader.remaining) else { throw reader.corrupt("length \(length) exceeds the row") }
-        return UnsafeRawBufferPointer(rebasing: bytes[reader.offset..<(reader.offset + Int(length))])
+        if raw >= shortStringBase, raw < smallIntegerBase { return try reader.take(Int(raw - shortStringBase)) }
+        guard raw == Tag.string.rawValue else { return nil }
+        return try reader.lengthPrefixed()
     }
 
     /// The value stored at `offset` of `bytes` (an offset from ``slotOffsets(_:into:)``).
@@ -129,38 +107,7 @@ extension PageFileRowCodec {
     func decodeValue(
         _ bytes: UnsafeRawBufferPointer, at offset: Int, declaredEntity: NSEntityDescription?
     ) throws -> StoreValue {
-        var reader = ByteReader(bytes: bytes)
-        reader.offset = offset
+        var reader = StoreByteReader(row: bytes, from: offset)
         return try decodeValue(&reader, declaredEntity: declaredEntity)
-    }
-}
-
-extension ByteReader {
-    /// The string whose UTF-8 is `raw`, or nil when `raw` is not valid UTF-8.
-    ///
-    /// `String(validating:as:)` runs unspecialized on Linux (generic metadata lookups on every
-    /// call, about half the cost of decoding a row); decoding with repair and comparing the
-    /// bytes back is exact — a repaired string differs from its input at the first invalid
-    /// byte — and stays on the standard library's fast path.
-    static func validatedString(_ raw: UnsafeRawBufferPointer) -> String? {
-        guard let base = raw.baseAddress, !raw.isEmpty else { return "" }
-        let units = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
-        var string = String(decoding: units, as: UTF8.self)
-        let valid = string.withUTF8 { decoded in
-            guard let start = decoded.baseAddress, decoded.count == units.count else { return false }
-            return memcmp(start, base, units.count) == 0
-        }
-        return valid ? string : nil
-    }
-
-    mutating func skip(_ count: Int) throws {
-        guard count >= 0, count <= remaining else { throw corrupt("length \(count) exceeds the row") }
-        offset += count
-    }
-
-    mutating func skipLengthPrefixed() throws {
-        let length = try varint()
-        guard length <= UInt64(remaining) else { throw corrupt("length \(length) exceeds the row") }
-        offset += Int(length)
     }
 }

@@ -59,126 +59,47 @@ struct PageFileRowCodec {
     static func encode(values: [StoreValue], version: Int64, layout: EntityLayout, externalToMany: Bool = false)
         -> [UInt8]
     {
-        var bytes: [UInt8] = []
+        var writer = StoreByteWriter()
         // Room for typical rows (short strings, numbers) without regrowing.
-        bytes.reserveCapacity(16 + values.count * 12)
-        appendVarint(&bytes, UInt64(bitPattern: version))
+        writer.bytes.reserveCapacity(16 + values.count * 12)
+        writer.varint(UInt64(bitPattern: version))
         for (slot, value) in values.enumerated() {
             let transient = slot < layout.transientBySlot.count && layout.transientBySlot[slot]
             let relationship = slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot] : nil
             if case .unresolved = value, !transient {
                 if externalToMany, relationship != nil {
-                    bytes.append(Tag.externalToMany.rawValue)
+                    writer.byte(Tag.externalToMany.rawValue)
                     continue
                 }
                 if slot < layout.attributeBySlot.count, layout.attributeBySlot[slot] != nil {
                     // An attribute left unresolved is one whose value stays in the blob tree.
-                    bytes.append(Tag.externalBinary.rawValue)
+                    writer.byte(Tag.externalBinary.rawValue)
                     continue
                 }
             }
             let declared = relationship?.destinationEntity
-            appendValue(&bytes, transient ? .null : value, declaredEntity: declared)
+            appendValue(transient ? .null : value, declaredEntity: declared, to: &writer)
         }
-        return bytes
+        return writer.bytes
     }
 
-    static func appendValue(_ bytes: inout [UInt8], _ value: StoreValue, declaredEntity: NSEntityDescription?) {
-        switch value {
-        case .null, .unresolved: bytes.append(Tag.null.rawValue)
-        case .integer(let number):
-            if number >= 0, number < 128 {
-                bytes.append(smallIntegerBase | UInt8(number))
-                return
-            }
-            bytes.append(Tag.integer.rawValue)
-            appendVarint(&bytes, zigzag(number))
-        case .double(let number):
-            bytes.append(Tag.double.rawValue)
-            appendUInt64(&bytes, number.bitPattern)
-        case .float(let number):
-            bytes.append(Tag.float.rawValue)
-            let bits = number.bitPattern
-            for shift in stride(from: 0, to: 32, by: 8) {
-                bytes.append(UInt8(truncatingIfNeeded: bits >> UInt32(shift)))
-            }
-        case .boolean(let flag): bytes.append(flag ? Tag.booleanTrue.rawValue : Tag.booleanFalse.rawValue)
-        case .string(let string):
-            // Straight from the string's UTF-8 (no intermediate array).
-            let count = string.utf8.count
-            if count < Int(smallIntegerBase - shortStringBase) {
-                bytes.append(shortStringBase | UInt8(count))
-                bytes.append(contentsOf: string.utf8)
-                return
-            }
-            bytes.append(Tag.string.rawValue)
-            appendVarint(&bytes, UInt64(count))
-            bytes.append(contentsOf: string.utf8)
-        case .decimal(let decimal):
-            bytes.append(Tag.decimal.rawValue)
-            appendBytes(&bytes, Array(decimal.description.utf8))
-        case .date(let date):
-            let seconds = date.timeIntervalSinceReferenceDate
-            // Exactly representable whole seconds round-trip through an integer.
-            if seconds.rounded(.towardZero) == seconds, seconds.magnitude < 9_007_199_254_740_992,
-                seconds != 0 || seconds.sign == .plus
-            {
-                bytes.append(Tag.wholeSecondDate.rawValue)
-                appendVarint(&bytes, zigzag(Int64(seconds)))
-                return
-            }
-            bytes.append(Tag.date.rawValue)
-            appendUInt64(&bytes, seconds.bitPattern)
-        case .binary(let data):
-            bytes.append(Tag.binary.rawValue)
-            appendBytes(&bytes, Array(data))
-        case .uuid(let uuid):
-            bytes.append(Tag.uuid.rawValue)
-            withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
-        case .uri(let url):
-            bytes.append(Tag.uri.rawValue)
-            appendBytes(&bytes, Array(url.absoluteString.utf8))
-        case .objectID(let id):
-            bytes.append(Tag.objectID.rawValue)
-            appendReference(&bytes, id, declaredEntity: declaredEntity)
-        case .objectIDs(let ids):
-            bytes.append(Tag.objectIDs.rawValue)
-            appendVarint(&bytes, UInt64(ids.count))
-            for id in ids { appendReference(&bytes, id, declaredEntity: declaredEntity) }
-        }
+    /// Appends one tagged value in its row form.
+    static func appendValue(_ value: StoreValue, declaredEntity: NSEntityDescription?, to writer: inout StoreByteWriter)
+    {
+        writer.tagged(value, compact: true, declaredEntity: declaredEntity, reference: appendReference)
     }
 
+    /// An object ID's payload in a row: its entity's name (empty for `declaredEntity`), then its key.
     private static func appendReference(
-        _ bytes: inout [UInt8], _ id: NSManagedObjectID, declaredEntity: NSEntityDescription?
+        _ writer: inout StoreByteWriter, _ id: NSManagedObjectID, _ declaredEntity: NSEntityDescription?
     ) {
         if let declaredEntity, id.entity === declaredEntity {
-            bytes.append(0)
+            writer.byte(0)
         } else {
-            appendBytes(&bytes, Array((id.entity.name ?? "").utf8))
+            writer.string(id.entity.name ?? "")
         }
-        appendVarint(&bytes, zigzag(id.key))
+        writer.signed(id.key)
     }
-
-    static func appendUInt64(_ bytes: inout [UInt8], _ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    static func appendVarint(_ bytes: inout [UInt8], _ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
-    }
-
-    static func appendBytes(_ bytes: inout [UInt8], _ payload: [UInt8]) {
-        appendVarint(&bytes, UInt64(payload.count))
-        bytes.append(contentsOf: payload)
-    }
-
-    static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
-    static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1))) }
 
     // MARK: Decoding
 
@@ -189,7 +110,7 @@ struct PageFileRowCodec {
         _ bytes: UnsafeRawBufferPointer, entity: NSEntityDescription?,
         declaredEntities: [NSEntityDescription?]? = nil
     ) throws -> (version: Int64, values: [StoreValue]) {
-        var reader = ByteReader(bytes: bytes)
+        var reader = StoreByteReader(row: bytes)
         let version = Int64(bitPattern: try reader.varint())
         let layout = entity?.layout
         var values: [StoreValue] = []
@@ -207,71 +128,52 @@ struct PageFileRowCodec {
         // More values than the entity has properties: bytes past the row's end (migration
         // rewrites every row when the model changes).
         guard values.count <= layout.properties.count else {
-            throw reader.corrupt("\(values.count) values for \(layout.properties.count) properties")
+            throw reader.damaged("\(values.count) values for \(layout.properties.count) properties")
         }
         // A row written before the entity gained properties reads them as null.
         while values.count < layout.properties.count { values.append(.null) }
         return (version, values)
     }
 
-    func decodeValue(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
+    func decodeValue(_ reader: inout StoreByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {
         let raw = try reader.byte()
         if raw >= PageFileRowCodec.smallIntegerBase { return .integer(Int64(raw - PageFileRowCodec.smallIntegerBase)) }
         if raw >= PageFileRowCodec.shortStringBase {
             return .string(try reader.string(length: Int(raw - PageFileRowCodec.shortStringBase)))
         }
-        guard let tag = Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
+        guard let tag = Tag(rawValue: raw) else { throw reader.damaged("unknown value tag \(raw)") }
         switch tag {
         case .null: return .null
-        case .integer: return .integer(PageFileRowCodec.unzigzag(try reader.varint()))
-        case .double: return .double(Double(bitPattern: try reader.uint64()))
-        case .float: return .float(Float(bitPattern: try reader.uint32()))
+        case .integer: return .integer(try reader.signed())
+        case .double: return .double(Double(bitPattern: try reader.fixed64()))
+        case .float: return .float(Float(bitPattern: try reader.fixed32()))
         case .booleanFalse: return .boolean(false)
         case .booleanTrue: return .boolean(true)
         case .string: return .string(try reader.string())
-        case .decimal:
-            let text = try reader.string()
-            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw reader.corrupt("'\(text)' is not a decimal number")
-            }
-            return .decimal(decimal)
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.uint64())))
+        case .decimal: return .decimal(try reader.decimal())
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed64())))
         case .wholeSecondDate:
-            return .date(Date(timeIntervalSinceReferenceDate: Double(PageFileRowCodec.unzigzag(try reader.varint()))))
+            return .date(Date(timeIntervalSinceReferenceDate: Double(try reader.signed())))
         case .externalToMany:
             // Checked without the model, a to-many kept outside reads as empty (as held ones
             // do), so only blob references stay `.unresolved`.
             return skipsReferences ? .objectIDs([]) : .unresolved
         case .binary: return .binary(Data(try reader.lengthPrefixed()))
-        case .uuid:
-            let raw = try reader.take(16)
-            let uuid = raw.withUnsafeBytes { buffer in
-                UUID(
-                    uuid: (
-                        buffer[0], buffer[1], buffer[2], buffer[3], buffer[4], buffer[5], buffer[6], buffer[7],
-                        buffer[8], buffer[9], buffer[10], buffer[11], buffer[12], buffer[13], buffer[14], buffer[15]
-                    ))
-            }
-            return .uuid(uuid)
-        case .uri:
-            let text = try reader.string()
-            guard let url = URL(string: text) else { throw reader.corrupt("'\(text)' is not a URL") }
-            return .uri(url)
+        case .uuid: return .uuid(try reader.uuid())
+        case .uri: return .uri(try reader.url())
         case .objectID:
             if skipsReferences {
                 // Checked without the model: the destination's key stands for the reference.
                 _ = try reader.string()
-                return .integer(PageFileRowCodec.unzigzag(try reader.varint()))
+                return .integer(try reader.signed())
             }
             return try reference(&reader, declaredEntity: declaredEntity).map { .objectID($0) } ?? .null
         case .objectIDs:
-            let count = try reader.varint()
-            guard count <= UInt64(reader.remaining) else {
-                throw reader.corrupt("object ID count \(count) exceeds the row")
-            }
+            // Each reference takes at least two bytes.
+            let count = try reader.count(atMost: reader.remaining / 2)
             var ids: [NSManagedObjectID] = []
-            ids.reserveCapacity(skipsReferences ? 0 : Int(count))
-            for _ in 0..<Int(count) {
+            ids.reserveCapacity(skipsReferences ? 0 : count)
+            for _ in 0..<count {
                 if let id = try reference(&reader, declaredEntity: declaredEntity) { ids.append(id) }
             }
             return .objectIDs(ids)
@@ -279,7 +181,7 @@ struct PageFileRowCodec {
         }
     }
 
-    private func reference(_ reader: inout ByteReader, declaredEntity: NSEntityDescription?) throws
+    private func reference(_ reader: inout StoreByteReader, declaredEntity: NSEntityDescription?) throws
         -> NSManagedObjectID?
     {
         let name = try reader.string()
@@ -290,84 +192,8 @@ struct PageFileRowCodec {
         let entity: NSEntityDescription?
         if name.isEmpty { entity = declaredEntity } else { entity = entityNamed(name) }
         guard let entity else {
-            throw reader.corrupt("an object reference names entity '\(name)', which the model does not have")
+            throw reader.damaged("an object reference names entity '\(name)', which the model does not have")
         }
-        return makeObjectID(entity, PageFileRowCodec.unzigzag(try reader.varint()))
-    }
-}
-
-/// A bounds-checked reader over bytes read from the file: every read past the end throws.
-struct ByteReader {
-    let bytes: UnsafeRawBufferPointer
-    var offset = 0
-
-    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-
-    var remaining: Int { bytes.count - offset }
-    var isAtEnd: Bool { offset == bytes.count }
-
-    func corrupt(_ message: String) -> NSError {
-        CoreDataError.make(NSFileReadCorruptFileError, "damaged row in the store: \(message) (at byte \(offset))")
-    }
-
-    mutating func byte() throws -> UInt8 {
-        guard offset < bytes.count else { throw corrupt("unexpected end of row") }
-        defer { offset += 1 }
-        return bytes[offset]
-    }
-
-    mutating func uint64() throws -> UInt64 {
-        guard remaining >= 8 else { throw corrupt("unexpected end of row") }
-        var value: UInt64 = 0
-        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << UInt64(index * 8) }
-        offset += 8
-        return value
-    }
-
-    mutating func uint32() throws -> UInt32 {
-        guard remaining >= 4 else { throw corrupt("unexpected end of row") }
-        var value: UInt32 = 0
-        for index in 0..<4 { value |= UInt32(bytes[offset + index]) << UInt32(index * 8) }
-        offset += 4
-        return value
-    }
-
-    mutating func varint() throws -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let next = try byte()
-            guard shift < 64 else { throw corrupt("integer longer than 10 bytes") }
-            value |= UInt64(next & 0x7F) << shift
-            if next < 0x80 { return value }
-            shift += 7
-        }
-    }
-
-    mutating func take(_ count: Int) throws -> [UInt8] {
-        guard count >= 0, count <= remaining else { throw corrupt("length \(count) exceeds the row") }
-        defer { offset += count }
-        return Array(bytes[offset..<(offset + count)])
-    }
-
-    mutating func lengthPrefixed() throws -> [UInt8] {
-        let length = try varint()
-        guard length <= UInt64(remaining) else { throw corrupt("length \(length) exceeds the row") }
-        return try take(Int(length))
-    }
-
-    mutating func string() throws -> String {
-        let length = try varint()
-        guard length <= UInt64(remaining) else { throw corrupt("length \(length) exceeds the row") }
-        return try string(length: Int(length))
-    }
-
-    /// The next `length` bytes as a string (a short string's length is in its tag).
-    mutating func string(length: Int) throws -> String {
-        guard length >= 0, length <= remaining else { throw corrupt("length \(length) exceeds the row") }
-        let raw = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
-        offset += length
-        guard let string = ByteReader.validatedString(raw) else { throw corrupt("invalid UTF-8 in a string") }
-        return string
+        return makeObjectID(entity, try reader.signed())
     }
 }

@@ -81,11 +81,4 @@ extension PageFileStore: PersistentHistoryJournal {
         }
         return (max(last, purged), purged)
     }
-
-    /// Appends `record` as the next sequence, in the save's transaction.
-    func appendHistory(_ record: PersistentHistoryRecord, in transaction: WriteTransaction) throws {
-        let current = try PageFileStore.historyBounds(in: transaction).current
-        try transaction.openTree(named: PageFileStore.historyTreeName).setValue(
-            record.encoded(), forKey: PageFileKey.sequence(current + 1))
-    }
 }

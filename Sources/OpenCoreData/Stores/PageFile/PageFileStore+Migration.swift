@@ -1,8 +1,9 @@
 // Lightweight migration of the default store (SPEC.md §3.3 M2): when the model's version
 // hashes differ and the store was added with automatic, inferred migration, rows are
 // rewritten by property name in one write transaction — kept properties keep their
-// values, new attributes take their defaults, removed ones are dropped — and every index
-// is rebuilt. Any failure leaves the file unchanged.
+// values, new attributes take their defaults, removed ones are dropped — through the
+// store's writer, which rebuilds every index as it writes them. Any failure leaves the
+// file unchanged.
 import Foundation
 import StorageEngine
 
@@ -42,7 +43,7 @@ extension PageFileStore {
         var migrated = metadata
         migrated[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
         migrated[PageFileStore.schemaKey] = PageFileStore.schema(of: model)
-        let codec = self.codec
+        let (catalog, codec) = (self.catalog, self.codec)
         try database.write { transaction in
             let oldCatalog = try transaction.tree(named: PageFileStore.metaTreeName)?.value(
                 forKey: PageFileStore.catalogKey
@@ -51,6 +52,9 @@ extension PageFileStore {
             where name.hasPrefix("index.") || name.hasPrefix("unique.") || name.hasPrefix("rel.") {
                 _ = try transaction.deleteTree(named: name)
             }
+            var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
+            // Blobs some migrated row still refers to, by prefix: the others are removed.
+            var liveBlobs: Set<[UInt8]> = []
             for (entityName, oldNames) in schema.sorted(by: { $0.key < $1.key }) {
                 let treeName = "rows.\(entityName)"
                 guard let entity = model.entitiesByName[entityName] else {
@@ -58,41 +62,43 @@ extension PageFileStore {
                     continue
                 }
                 guard let tree = try transaction.tree(named: treeName) else { continue }
-                try migrateRows(of: entity, in: tree, oldNames: oldNames, codec: codec, path: path)
+                let rows = try migratedRows(
+                    of: entity, in: tree, oldNames: oldNames, reader: writer.reader, liveBlobs: &liveBlobs, path: path)
+                try write(rows, of: entity, to: &writer)
             }
             setStoredMetadata(migrated)
             self.nextKey = nextKey
             try writeMetadata(in: transaction)
-            try writeCatalog(in: transaction)
-            try migrateBlobs(in: transaction, codec: codec)
-            try rebuildIndexes(in: transaction, codec: codec, path: path)
-            try migrateJoins(oldCatalog: oldCatalog ?? "", in: transaction, codec: codec)
+            try writer.writeCatalog()
+            try writer.removeBlobs(except: liveBlobs)
+            try migrateJoins(oldCatalog: oldCatalog ?? "", with: &writer)
+            try writer.finish()
         }
         return migrated
     }
 
-    private func migrateRows(
-        of entity: NSEntityDescription, in tree: Tree, oldNames: [String], codec: PageFileRowCodec, path: String
-    ) throws {
+    /// The rows of `tree`, stored under `oldNames`, as rows of `entity`: values mapped by
+    /// property name, defaults for new attributes, to-manys kept outside the row, and the
+    /// external values of slots that can no longer hold one read back inline.
+    private func migratedRows(
+        of entity: NSEntityDescription, in tree: Tree, oldNames: [String], reader: PageFileRowReader,
+        liveBlobs: inout Set<[UInt8]>, path: String
+    ) throws -> [StoreRow] {
         let layout = entity.layout
+        let info = try reader.catalog.info(for: entity)
         let declared: [NSEntityDescription?] = oldNames.map {
             (layout.propertiesByName[$0] as? NSRelationshipDescription)?.destinationEntity
         }
         let oldSlotByName = Dictionary(oldNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        let external = Set(infoByEntityIfAny(entity)?.externalSlots ?? [])
-        var defaults: [StoreValue] = []
-        for (slot, property) in layout.properties.enumerated() {
-            if let relationship = property as? NSRelationshipDescription {
-                defaults.append(relationship.isToMany ? .objectIDs([]) : .null)
-            } else if let attribute = property as? NSAttributeDescription, !attribute.isTransient {
-                defaults.append(try attribute.storeValue(layout.defaultValues[slot]))
-            } else {
-                defaults.append(.null)
-            }
-        }
-        var rewritten: [([UInt8], [UInt8])] = []
+        let external = Set(info.externalSlots)
+        let blobSlots = Set(info.blobSlots.map(\.slot))
+        let defaults = try migrationDefaults(of: entity)
+        var rows: [StoreRow] = []
         try tree.scan { key, value in
-            let decoded = try codec.decode(value, entity: nil, declaredEntities: declared)
+            guard let primary = PageFileKey.rowKey(key) else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
+            }
+            let decoded = try reader.codec.decode(value, entity: nil, declaredEntities: declared)
             var values: [StoreValue] = []
             for (slot, property) in layout.properties.enumerated() {
                 if external.contains(slot) {
@@ -114,15 +120,56 @@ extension PageFileStore {
                     values.append(defaults[slot])
                 }
             }
-            rewritten.append(
-                (
-                    Array(key),
-                    PageFileRowCodec.encode(
-                        values: values, version: decoded.version, layout: layout, externalToMany: true)
-                ))
+            for (slot, value) in values.enumerated() {
+                guard case .unresolved = value, let attribute = layout.attributeBySlot[slot] else { continue }
+                if blobSlots.contains(slot) {
+                    liveBlobs.insert(PageFileStore.blobPrefix(primary, attribute.name))
+                } else {
+                    values[slot] = .binary(try reader.blob(primaryKey: primary, name: attribute.name))
+                }
+            }
+            rows.append(
+                StoreRow(objectID: reader.codec.makeObjectID(entity, primary), version: decoded.version, values: values)
+            )
             return true
         }
-        for (key, bytes) in rewritten { try tree.setValue(bytes, forKey: key) }
+        return rows
+    }
+
+    /// Each slot's value for a row that had no fitting value: a new attribute's default,
+    /// an empty to-many, nil.
+    private func migrationDefaults(of entity: NSEntityDescription) throws -> [StoreValue] {
+        let layout = entity.layout
+        var defaults: [StoreValue] = []
+        for (slot, property) in layout.properties.enumerated() {
+            if let relationship = property as? NSRelationshipDescription {
+                defaults.append(relationship.isToMany ? .objectIDs([]) : .null)
+            } else if let attribute = property as? NSAttributeDescription, !attribute.isTransient {
+                defaults.append(try attribute.storeValue(layout.defaultValues[slot]))
+            } else {
+                defaults.append(.null)
+            }
+        }
+        return defaults
+    }
+
+    /// Writes migrated rows back with their index entries (their values stay inline: a row
+    /// keeps its blobs as they were).
+    private func write(_ rows: [StoreRow], of entity: NSEntityDescription, to writer: inout PageFileWriter) throws {
+        let path = url?.path ?? "?"
+        let info = try writer.info(for: entity)
+        for row in rows {
+            if let clash = try writer.uniqueClash(of: row, info: info) {
+                throw CoreDataError.make(
+                    NSMigrationError,
+                    "cannot migrate \(path): rows of \(entity.name ?? "?") violate the uniqueness constraint "
+                        + "\(clash.index.name)")
+            }
+            try writer.storeRow(row, info: info, externalizingBlobs: false)
+            try writer.addIndexEntries(of: row, info: info)
+        }
+        // Every index tree exists after a migration, empty or not.
+        for index in info.indexes { _ = try writer.transaction.openTree(named: index.treeName) }
     }
 
     /// Whether a stored value can stay in `property` of the new model (same kind of value).
@@ -150,38 +197,6 @@ extension PageFileStore {
             return false
         }
     }
-
-    private func rebuildIndexes(in transaction: WriteTransaction, codec: PageFileRowCodec, path: String) throws {
-        for entity in persistentStoreCoordinator?.managedObjectModel.entities ?? [] {
-            guard let info = infoByEntityIfAny(entity), !info.indexes.isEmpty,
-                let rows = try transaction.tree(named: info.treeName)
-            else { continue }
-            var entries: [String: [([UInt8], [UInt8])]] = [:]
-            try rows.scan { key, value in
-                guard let primary = PageFileKey.primaryKey(key) else { return true }
-                let values = try codec.decode(value, entity: entity).values
-                for index in info.indexes {
-                    guard let entry = index.key(for: values, primaryKey: primary) else { continue }
-                    entries[index.treeName, default: []].append(
-                        (entry, index.isUnique ? PageFileKey.primary(primary) : []))
-                }
-                return true
-            }
-            for index in info.indexes {
-                let tree = try transaction.openTree(named: index.treeName)
-                let sorted = (entries[index.treeName] ?? []).sorted { $0.0.lexicographicallyPrecedes($1.0) }
-                for (position, entry) in sorted.enumerated() {
-                    if index.isUnique, position > 0, sorted[position - 1].0 == entry.0 {
-                        throw CoreDataError.make(
-                            NSMigrationError,
-                            "cannot migrate \(path): rows of \(entity.name ?? "?") violate the uniqueness constraint "
-                                + "\(index.name)")
-                    }
-                    try tree.setValue(entry.1, forKey: entry.0)
-                }
-            }
-        }
-    }
 }
 
 extension PageFileStore {
@@ -190,21 +205,17 @@ extension PageFileStore {
     /// relationship became ordered or unordered is rewritten in the new key form; a new
     /// join tree of a relationship with a to-one inverse is built from the inverse's
     /// references in the rows; join trees of removed relationships are deleted.
-    func migrateJoins(oldCatalog: String, in transaction: WriteTransaction, codec: PageFileRowCodec) throws {
-        var oldOrdered: [String: Bool] = [:]
-        for line in oldCatalog.split(separator: "\n") {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3, fields[1] == "join" || fields[1] == "join-ordered" else { continue }
-            oldOrdered[String(fields[0])] = fields[1] == "join-ordered"
-        }
+    private func migrateJoins(oldCatalog: String, with writer: inout PageFileWriter) throws {
+        let transaction = writer.transaction
+        let oldOrdered = PageFileCatalog.joinTrees(inRecord: oldCatalog)
         var wanted: Set<String> = []
-        for entity in persistentStoreCoordinator?.managedObjectModel.entities ?? [] {
+        for entity in writer.catalog.entities {
             for relationship in entity.relationshipsByName.values where relationship.entity === entity {
                 guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship) else { continue }
                 wanted.insert(treeName)
                 if let wasOrdered = oldOrdered[treeName], try transaction.tree(named: treeName) != nil {
                     if wasOrdered != ordered {
-                        try rewriteJoin(treeName, from: wasOrdered, to: ordered, in: transaction)
+                        try writer.rewriteJoinTree(treeName, from: wasOrdered, to: ordered)
                     }
                     continue
                 }
@@ -214,55 +225,25 @@ extension PageFileStore {
                 // Formerly derived from the inverse: rebuild it from the references.
                 var bySource: [Int64: [NSManagedObjectID]] = [:]
                 for candidate in destination.hierarchy(includingSubentities: true) {
-                    guard let info = infoByEntityIfAny(candidate),
+                    guard let info = writer.catalog.infoIfAny(candidate),
                         let rows = try transaction.tree(named: info.treeName),
                         let slot = candidate.layout.slotsByName[inverse.name]
                     else { continue }
                     try rows.scan { key, value in
                         guard let primary = PageFileKey.rowKey(key) else { return true }
-                        let values = try codec.decode(value, entity: candidate).values
+                        let values = try writer.codec.decode(value, entity: candidate).values
                         if slot < values.count, case .objectID(let source) = values[slot] {
-                            bySource[source.key, default: []].append(newObjectID(for: candidate, key: primary))
+                            bySource[source.key, default: []].append(writer.codec.makeObjectID(candidate, primary))
                         }
                         return true
                     }
                 }
                 for (source, destinations) in bySource.sorted(by: { $0.key < $1.key }) {
-                    try writeJoin(
-                        relationship, source: source, destinations: destinations.sorted { $0.key < $1.key },
-                        isNew: true, in: transaction)
+                    try writer.setToMany(
+                        relationship, of: source, to: destinations.sorted { $0.key < $1.key }, isNew: true)
                 }
             }
         }
         for name in oldOrdered.keys where !wanted.contains(name) { _ = try transaction.deleteTree(named: name) }
-    }
-
-    /// Rewrites join tree `treeName` between the ordered and unordered key forms, keeping the
-    /// destinations' order.
-    private func rewriteJoin(
-        _ treeName: String, from wasOrdered: Bool, to ordered: Bool, in transaction: WriteTransaction
-    )
-        throws
-    {
-        guard let tree = try transaction.tree(named: treeName) else { return }
-        var entries: [(source: Int64, destination: Int64, value: [UInt8])] = []
-        try tree.scan { key, value in
-            guard let parts = PageFileToMany.parseJoinKey(key, ordered: wasOrdered) else {
-                throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(treeName) is damaged")
-            }
-            entries.append((parts.source, parts.destination, Array(value)))
-            return true
-        }
-        _ = try transaction.deleteTree(named: treeName)
-        let rewritten = try transaction.openTree(named: treeName)
-        var position: (source: Int64, index: UInt64)?
-        for entry in entries {
-            let index = position?.source == entry.source ? (position?.index ?? 0) + 1 : 1
-            position = (entry.source, index)
-            let order = ordered ? index * PageFileToMany.orderGap : nil
-            try rewritten.setValue(
-                entry.value,
-                forKey: PageFileToMany.joinKey(source: entry.source, order: order, destination: entry.destination))
-        }
     }
 }

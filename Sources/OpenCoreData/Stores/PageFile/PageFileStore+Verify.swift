@@ -32,18 +32,7 @@ extension PageFileStore {
     ///
     /// - Throws: the open error of a file that is not a store or cannot be opened.
     public static func verify(at url: URL) throws -> PageFileVerificationReport {
-        var options = Database.Options()
-        options.createIfMissing = false
-        // Shared locks: readable while another process has the store open with the multi-process option.
-        options.multiProcess = true
-        let shared: PageFileSharedDatabase
-        do {
-            shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)
-        } catch {
-            throw translate(error, opening: url)
-        }
-        defer { shared.release() }
-        return verify(shared.database)
+        try withExistingDatabase(at: url) { verify($0) }
     }
 
     static func verify(_ database: Database) -> PageFileVerificationReport {
@@ -74,7 +63,8 @@ extension PageFileStore {
                     }
                 }
                 for name in names where name.hasPrefix("rows.") {
-                    let indexes = catalogIndexes(catalog ?? "", entityName: String(name.dropFirst(5)))
+                    let indexes = PageFileCatalog.indexes(
+                        inRecord: catalog ?? "", entityName: String(name.dropFirst(5)))
                     verifyEntity(
                         rowTree: name, indexes: indexes, transaction, codec: codec, schema: schema,
                         blobReferences: &blobReferences, into: &report)
@@ -86,28 +76,6 @@ extension PageFileStore {
             report.problems.append("reading the store: \(error)")
         }
         return report
-    }
-
-    /// The indexes of `entityName` listed in the catalog record.
-    private static func catalogIndexes(_ catalog: String, entityName: String) -> [PageFileIndex] {
-        catalog.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3 else { return nil }
-            let tree = String(fields[0])
-            let unique = fields[1] == "unique"
-            let reference = fields[1] == "reference"
-            guard unique || reference || fields[1] == "index" else { return nil }
-            let prefix = (reference ? "rel." : unique ? "unique." : "index.") + entityName + "."
-            guard tree.hasPrefix(prefix) else { return nil }
-            let slots = fields[2].split(separator: ",").map { Int($0) ?? -1 }
-            // A slot that is not a number (or is negative) is damage: the line is not trusted.
-            guard slots.allSatisfy({ $0 >= 0 }) else { return nil }
-            var index = PageFileIndex(
-                treeName: tree, name: String(tree.dropFirst(prefix.count)), slots: slots, attributeTypes: [],
-                isUnique: unique)
-            index.isReference = reference
-            return index
-        }
     }
 
     private static func verifyEntity(
@@ -187,66 +155,24 @@ extension PageFileStore {
         var entriesByTree: [String: Set<[Int64]>] = [:]
         var mirrors: [(tree: String, mirror: String)] = []
         var references: [(tree: String, slot: Int, destinations: [Substring])] = []
-        func exists(_ key: Int64, in trees: [Substring]) throws -> Bool {
-            let primary = PageFileKey.primary(key)
-            for name in trees {
-                if let tree = try transaction.tree(named: String(name)), try tree.contains(primary) { return true }
-            }
-            return false
-        }
         for line in catalog.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard fields.count == 3, fields[1] == "join" || fields[1] == "join-ordered" else { continue }
             let name = String(fields[0])
-            let ordered = fields[1] == "join-ordered"
             let parts = fields[2].split(separator: "|", omittingEmptySubsequences: false)
             guard parts.count == 3 else {
                 report.problems.append("\(name): its catalog line is damaged")
                 continue
             }
-            let sources = parts[0].split(separator: ",")
             let destinations = parts[1].split(separator: ",")
-            let hasInverse = !parts[2].isEmpty
             if parts[2].hasPrefix("ref:"), let slot = Int(parts[2].dropFirst(4)), slot >= 0 {
                 references.append((name, slot, destinations))
-            } else if hasInverse {
+            } else if !parts[2].isEmpty {
                 mirrors.append((name, String(parts[2])))
             }
-            do {
-                guard let tree = try transaction.tree(named: name) else { continue }
-                var damaged = 0
-                var orphans = 0
-                var dangling = 0
-                var duplicateOrders = 0
-                var lastOrder: (source: Int64, order: UInt64)?
-                var seen: Set<[Int64]> = []
-                try tree.scan { key, _ in
-                    report.indexEntryCount += 1
-                    guard let entry = PageFileToMany.parseJoinKey(key, ordered: ordered) else {
-                        damaged += 1
-                        return true
-                    }
-                    if let order = entry.order {
-                        if let last = lastOrder, last.source == entry.source, last.order == order {
-                            duplicateOrders += 1
-                        }
-                        lastOrder = (entry.source, order)
-                    }
-                    seen.insert([entry.source, entry.destination])
-                    if try !exists(entry.source, in: sources) { orphans += 1 }
-                    if hasInverse, try !exists(entry.destination, in: destinations) { dangling += 1 }
-                    return true
-                }
-                entriesByTree[name] = seen
-                if damaged > 0 { report.problems.append("\(name): \(damaged) entries are damaged") }
-                if orphans > 0 { report.problems.append("\(name): \(orphans) entries without their source row") }
-                if dangling > 0 { report.problems.append("\(name): \(dangling) entries name a missing destination") }
-                if duplicateOrders > 0 {
-                    report.problems.append("\(name): \(duplicateOrders) entries repeat an order key of their source")
-                }
-            } catch {
-                report.problems.append("\(name): damaged, not trusted: \(error)")
-            }
+            entriesByTree[name] = verifyJoinTree(
+                name, ordered: fields[1] == "join-ordered", sources: parts[0].split(separator: ","),
+                destinations: parts[2].isEmpty ? nil : destinations, transaction, into: &report)
         }
         for (tree, slot, destinations) in references {
             guard let entries = entriesByTree[tree] else { continue }
@@ -269,6 +195,61 @@ extension PageFileStore {
             if unmatched > 0 {
                 report.problems.append("\(tree): \(unmatched) entries without their mirror in \(mirror)")
             }
+        }
+    }
+}
+
+extension PageFileStore {
+    /// Checks one join tree: each entry parses, its source row exists in `sources`, its
+    /// destination row in `destinations` (nil: not checked, no inverse), and order keys are
+    /// unique per source. Returns its (source, destination) pairs; nil when it is missing
+    /// or damaged.
+    private static func verifyJoinTree(
+        _ name: String, ordered: Bool, sources: [Substring], destinations: [Substring]?, _ transaction: ReadTransaction,
+        into report: inout PageFileVerificationReport
+    ) -> Set<[Int64]>? {
+        func exists(_ key: Int64, in trees: [Substring]) throws -> Bool {
+            let primary = PageFileKey.primary(key)
+            for name in trees {
+                if let tree = try transaction.tree(named: String(name)), try tree.contains(primary) { return true }
+            }
+            return false
+        }
+        do {
+            guard let tree = try transaction.tree(named: name) else { return nil }
+            var damaged = 0
+            var orphans = 0
+            var dangling = 0
+            var duplicateOrders = 0
+            var lastOrder: (source: Int64, order: UInt64)?
+            var seen: Set<[Int64]> = []
+            try tree.scan { key, _ in
+                report.indexEntryCount += 1
+                guard let entry = PageFileToMany.parseJoinKey(key, ordered: ordered) else {
+                    damaged += 1
+                    return true
+                }
+                if let order = entry.order {
+                    if let last = lastOrder, last.source == entry.source, last.order == order {
+                        duplicateOrders += 1
+                    }
+                    lastOrder = (entry.source, order)
+                }
+                seen.insert([entry.source, entry.destination])
+                if try !exists(entry.source, in: sources) { orphans += 1 }
+                if let destinations, try !exists(entry.destination, in: destinations) { dangling += 1 }
+                return true
+            }
+            if damaged > 0 { report.problems.append("\(name): \(damaged) entries are damaged") }
+            if orphans > 0 { report.problems.append("\(name): \(orphans) entries without their source row") }
+            if dangling > 0 { report.problems.append("\(name): \(dangling) entries name a missing destination") }
+            if duplicateOrders > 0 {
+                report.problems.append("\(name): \(duplicateOrders) entries repeat an order key of their source")
+            }
+            return seen
+        } catch {
+            report.problems.append("\(name): damaged, not trusted: \(error)")
+            return nil
         }
     }
 }

@@ -1,7 +1,10 @@
 // The default on-disk store: rows of every entity in trees of the storage engine
 // (SPEC.md §3). One engine tree per concrete entity keyed by primary key, one tree per
-// secondary or unique index, and a metadata tree. A context save is one engine write
-// transaction: rows and index entries commit together or not at all.
+// secondary or unique index, and a metadata tree. The class adapts the store protocol to
+// three values over one engine transaction: PageFileCatalog (each entity's trees),
+// PageFileRowReader (rows by key, for faults and fetches) and PageFileWriter (every row
+// change: a context save is one write transaction of writer steps, so rows, index
+// entries, blobs, join entries and history commit together or not at all).
 import Foundation
 import StorageEngine
 
@@ -20,38 +23,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     static let catalogKey = Array("index-catalog".utf8)
     static let metadataFormatVersion: UInt8 = PageFileRowCodec.formatVersion
 
-    struct EntityInfo {
-        let entity: NSEntityDescription
-        let treeName: String
-        let indexes: [PageFileIndex]
-        /// Binary attribute slots whose values may live in the blob tree (SPEC.md §3.8).
-        let blobSlots: [PageFileBlobSlot]
-        /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
-        var externalSlots: [Int] = []
-        var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
-
-        init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
-            self.entity = entity
-            self.treeName = treeName
-            self.indexes = indexes
-            self.blobSlots = blobSlots
-            for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
-                guard let relationship, let storage = PageFileToMany.storage(of: relationship) else { continue }
-                externalSlots.append(slot)
-                if case .join = storage { joinSlots.append((slot, relationship)) }
-            }
-        }
-    }
-
     var database: Database?
     /// The engine handle this store shares with the process's other stores on the file.
     private var shared: PageFileSharedDatabase?
-    /// Whether some entity has binary attribute slots (rows may need their blobs read).
-    private(set) var hasBlobSlots = false
-    private var infoByEntity: [ObjectIdentifier: EntityInfo] = [:]
-
-    func infoByEntityIfAny(_ entity: NSEntityDescription) -> EntityInfo? { infoByEntity[ObjectIdentifier(entity)] }
-    private var entitiesByName: [String: NSEntityDescription] = [:]
+    /// The trees of the model's entities (empty until the store is loaded).
+    private(set) var catalog = PageFileCatalog()
     /// The next primary key this process hands out; setting it raises it (it never goes back).
     var nextKey: Int64 {
         get { shared?.peekNextKey ?? 1 }
@@ -81,15 +57,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             throw CoreDataError.make(
                 NSPersistentStoreOpenError, "the default store needs a file URL (use NSInMemoryStoreType for none)")
         }
-        for entity in model.entities {
-            guard let name = entity.name else { continue }
-            entitiesByName[name] = entity
-            let indexes = PageFileIndex.indexes(of: entity)
-            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: indexes)
-            hasBlobSlots = hasBlobSlots || !blobSlots.isEmpty
-            infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
-                entity: entity, treeName: "rows.\(name)", indexes: indexes, blobSlots: blobSlots)
-        }
+        catalog = PageFileCatalog(model: model, path: url.path)
+        _ = codec  // made now, before reads on other threads can ask for it
         var engineOptions = Database.Options()
         if let durability = options?[PageFileStoreDurabilityOption] as? String,
             let mode = Database.Durability(rawValue: durability)
@@ -171,7 +140,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 PageFileStore.schemaKey: PageFileStore.schema(of: model),
             ]
             try writeMetadata(in: transaction)
-            try writeCatalog(in: transaction)
+            try PageFileWriter(transaction: transaction, catalog: catalog, codec: codec).writeCatalog()
             return true
         }
     }
@@ -188,9 +157,27 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CoreDataError.make(NSFileReadNoSuchFileError, "no store at \(url.path)")
         }
+        return try withExistingDatabase(at: url) { database in
+            do {
+                // An older store format still shows its metadata (the record's layout is the same).
+                guard let stored = try readStoredMetadata(database, acceptingOlderFormats: true) else {
+                    throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
+                }
+                return stored.metadata
+            } catch {
+                throw translate(error, opening: url)
+            }
+        }
+    }
+
+    /// Calls `body` with the engine handle on the existing store file at `url`, shared with
+    /// this process's stores on it and opened with shared locks: readable while another
+    /// process has the store open with the multi-process option.
+    ///
+    /// - Throws: The open error, translated; `body`'s error.
+    static func withExistingDatabase<Result>(at url: URL, _ body: (Database) throws -> Result) throws -> Result {
         var options = Database.Options()
         options.createIfMissing = false
-        // Shared locks: readable while another process has the store open with the multi-process option.
         options.multiProcess = true
         let shared: PageFileSharedDatabase
         do {
@@ -199,15 +186,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             throw translate(error, opening: url)
         }
         defer { shared.release() }
-        do {
-            // An older store format still shows its metadata (the record's layout is the same).
-            guard let stored = try readStoredMetadata(shared.database, acceptingOlderFormats: true) else {
-                throw CoreDataError.make(NSPersistentStoreInvalidTypeError, "\(url.path) holds no store metadata")
-            }
-            return stored.metadata
-        } catch {
-            throw translate(error, opening: url)
-        }
+        return try body(shared.database)
     }
 
     /// Lets go of the store file; the last store of the process open on it closes it
@@ -276,18 +255,6 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         try shared?.writeNextKey(in: transaction)
     }
 
-    /// The catalog record: one line per index tree, `tree<TAB>unique|index<TAB>slots`.
-    func writeCatalog(in transaction: WriteTransaction) throws {
-        var lines = infoByEntity.values.flatMap(\.indexes).map {
-            "\($0.treeName)\t\($0.isReference ? "reference" : $0.isUnique ? "unique" : "index")\t"
-                + $0.slots.map(String.init).joined(separator: ",")
-        }
-        lines += joinCatalogLines()
-        lines.sort()
-        let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
-        try meta.setValue(Array(lines.joined(separator: "\n").utf8), forKey: PageFileStore.catalogKey)
-    }
-
     static func translate(_ error: Error, opening url: URL) -> Error {
         guard let storage = error as? StorageError else { return error }
         switch storage.code {
@@ -319,19 +286,13 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         return CoreDataError.make(code, "the store at \(path): \(storage)")
     }
 
-    // MARK: Entities and rows
+    // MARK: Rows
 
-    func info(for entity: NSEntityDescription) throws -> EntityInfo {
-        if let info = infoByEntity[ObjectIdentifier(entity)] { return info }
-        throw CoreDataError.make(
-            NSCoreDataError, "entity '\(entity.name ?? "?")' is not in the model of the store at \(url?.path ?? "?")")
-    }
-
-    var codec: PageFileRowCodec {
-        PageFileRowCodec(
-            entityNamed: { [unowned self] in self.entitiesByName[$0] },
-            makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
-    }
+    /// The row codec of this store's model and object IDs: made once (loading the store
+    /// makes it), not a pair of closures per read.
+    private(set) lazy var codec = PageFileRowCodec(
+        entityNamed: { [unowned self] in self.catalog.entity(named: $0) },
+        makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
 
     func openDatabase() throws -> Database {
         guard let database else {
@@ -340,38 +301,39 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         return database
     }
 
-    /// The stored row of `entity` with `key`, read in `transaction`; with `resolvingBlobs`
-    /// false, values kept in the blob tree stay `.unresolved` (SPEC.md §3.8).
+    /// A reader of this store's rows in `transaction`.
+    func reader(in transaction: ReadTransaction, codec: PageFileRowCodec) -> PageFileRowReader {
+        PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
+    }
+
+    // The fetch pipeline's row access (PageFileStore+Fetch.swift), through the reader.
+
+    func info(for entity: NSEntityDescription) throws -> PageFileCatalog.EntityInfo { try catalog.info(for: entity) }
+
     func loadRow(
         _ entity: NSEntityDescription, key: Int64, in transaction: ReadTransaction, codec: PageFileRowCodec,
         resolvingBlobs: Bool = true
     ) throws -> StoreRow? {
-        let info = try info(for: entity)
-        guard let tree = try transaction.tree(named: info.treeName) else { return nil }
-        let primary = PageFileKey.primary(key)
-        var row = try primary.withUnsafeBytes { keyBytes in
-            try tree.withValue(forKey: keyBytes) { bytes -> StoreRow in
-                let decoded = try codec.decode(bytes, entity: entity)
-                return StoreRow(
-                    objectID: newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
-            }
-        }
-        if resolvingBlobs, !info.blobSlots.isEmpty, var resolved = row {
-            try resolveBlobs(&resolved, info: info, in: transaction)
-            row = resolved
-        }
-        return row
+        try reader(in: transaction, codec: codec).row(entity, key: key, resolvingBlobs: resolvingBlobs)
     }
 
-    /// `row` with its blobs read (a row leaving the store for a merge policy or a context).
-    func resolvedCopy(_ row: StoreRow, in transaction: ReadTransaction) throws -> StoreRow {
-        let info = try info(for: row.objectID.entity)
-        guard !info.blobSlots.isEmpty || !info.externalSlots.isEmpty else { return row }
-        var copy = row
-        if !info.blobSlots.isEmpty { try resolveBlobs(&copy, info: info, in: transaction) }
-        // A merge policy compares and merges whole snapshots: to-manys included.
-        if !info.externalSlots.isEmpty { try resolveToMany(&copy, in: transaction, codec: codec) }
-        return copy
+    func destinationIDs(
+        of relationship: NSRelationshipDescription, for objectID: NSManagedObjectID, in transaction: ReadTransaction,
+        codec: PageFileRowCodec
+    ) throws -> [NSManagedObjectID] {
+        try reader(in: transaction, codec: codec).destinationIDs(of: relationship, for: objectID)
+    }
+
+    func resolveBlobs(_ rows: inout [StoreRow], in transaction: ReadTransaction) throws {
+        try reader(in: transaction, codec: codec).resolveBlobs(&rows)
+    }
+
+    func resolveBlobs(_ row: inout StoreRow, info: PageFileCatalog.EntityInfo, in transaction: ReadTransaction) throws {
+        try reader(in: transaction, codec: codec).resolveBlobs(&row, info: info)
+    }
+
+    func predicateReadsBlobs(_ predicate: NSPredicate?, info: PageFileCatalog.EntityInfo) -> Bool {
+        info.predicateReadsBlobs(predicate)
     }
 
     /// The matching rows, through an index range when the predicate allows (SPEC.md §3.5).
@@ -391,9 +353,24 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         try countStoredRows(request)
     }
 
-    /// Applies the save in one engine write transaction (rows, index entries, history, metadata).
+    /// Applies the save in one engine write transaction (rows, index entries, history,
+    /// metadata) through a ``PageFileWriter``.
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
-        try saveRows(request)
+        try request.checkApplicable(to: self)
+        let (catalog, codec) = (self.catalog, self.codec)
+        let tracksHistory = isHistoryTrackingEnabled
+        do {
+            let result = try openDatabase().write { transaction in
+                var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
+                let result = try writer.save(request, tracksHistory: tracksHistory)
+                if needsMetadataWrite { try writeMetadata(in: transaction, includingRecord: metadataRecordChanged) }
+                return result
+            }
+            didWriteMetadata()
+            return result
+        } catch {
+            throw translate(error, NSPersistentStoreSaveError)
+        }
     }
 
     /// The stored row of `objectID`, read from its entity tree.
@@ -401,7 +378,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard objectID.persistentStore === self else { return nil }
         let codec = self.codec
         do {
-            return try openDatabase().read { try loadRow(objectID.entity, key: objectID.key, in: $0, codec: codec) }
+            return try openDatabase().read { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
         } catch {
             throw translate(error)
         }
@@ -416,7 +393,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let codec = self.codec
         do {
             return try openDatabase().read {
-                try destinationIDs(of: relationship, for: objectID, in: $0, codec: codec)
+                try reader(in: $0, codec: codec).destinationIDs(of: relationship, for: objectID)
             }
         } catch {
             throw translate(error)
@@ -429,31 +406,14 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         let codec = self.codec
         do {
             return try openDatabase().read { transaction in
-                try objectIDs.map { id -> StoreRow? in
-                    guard id.persistentStore === self,
-                        var row = try loadRow(id.entity, key: id.key, in: transaction, codec: codec)
-                    else { return nil }
-                    try resolveToMany(&row, in: transaction, codec: codec)
-                    return row
+                let reader = reader(in: transaction, codec: codec)
+                return try objectIDs.map { id -> StoreRow? in
+                    guard id.persistentStore === self else { return nil }
+                    return try reader.completeRow(id.entity, key: id.key)
                 }
             }
         } catch {
             throw translate(error)
-        }
-    }
-
-    /// Replaces `row`'s to-many slots kept outside it (`only`: those relationships) by their destinations.
-    func resolveToMany(
-        _ row: inout StoreRow, only names: Set<String>? = nil, in transaction: ReadTransaction,
-        codec: PageFileRowCodec
-    ) throws {
-        let layout = row.objectID.entity.layout
-        for slot in try info(for: row.objectID.entity).externalSlots where slot < row.values.count {
-            guard let relationship = layout.relationshipBySlot[slot], names?.contains(relationship.name) ?? true,
-                case .unresolved = row.values[slot]
-            else { continue }
-            row.values[slot] = .objectIDs(
-                try destinationIDs(of: relationship, for: row.objectID, in: transaction, codec: codec))
         }
     }
 

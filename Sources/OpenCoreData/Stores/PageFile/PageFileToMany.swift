@@ -93,26 +93,21 @@ struct PageFileJoinEntry {
     var destination: NSManagedObjectID
 }
 
-extension PageFileStore {
-    /// The destinations of `relationship` of `objectID`, read in `transaction`: from the
+extension PageFileRowReader {
+    /// The destinations of `relationship` of `objectID`: from the
     /// row for to-one, from the join tree or the inverse's reference index for to-many.
     func destinationIDs(
-        of relationship: NSRelationshipDescription, for objectID: NSManagedObjectID, in transaction: ReadTransaction,
-        codec: PageFileRowCodec
+        of relationship: NSRelationshipDescription, for objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
         switch PageFileToMany.storage(of: relationship) {
         case .inverse(let inverse):
-            return try inverseSources(of: inverse, pointingAt: objectID.key, in: transaction)
+            return try inverseSources(of: inverse, pointingAt: objectID.key)
         case .join(let tree, let ordered):
-            return try joinEntries(
-                tree, ordered: ordered, relationship: relationship, source: objectID.key, in: transaction
-            )
-            .map(\.destination)
+            return try joinEntries(tree, ordered: ordered, relationship: relationship, source: objectID.key)
+                .map(\.destination)
         case nil:
             // The relationship is all it needs: blobs stay unread.
-            guard
-                let row = try loadRow(
-                    objectID.entity, key: objectID.key, in: transaction, codec: codec, resolvingBlobs: false),
+            guard let row = try row(objectID.entity, key: objectID.key, resolvingBlobs: false),
                 let slot = objectID.entity.layout.slotsByName[relationship.name], slot < row.values.count
             else { return [] }
             switch row.values[slot] {
@@ -125,16 +120,14 @@ extension PageFileStore {
 
     /// The rows whose to-one `inverse` points at primary key `destination`, in key order per
     /// concrete entity (entities depth first, as fetches return them).
-    func inverseSources(
-        of inverse: NSRelationshipDescription, pointingAt destination: Int64, in transaction: ReadTransaction
-    )
-        throws -> [NSManagedObjectID]
+    func inverseSources(of inverse: NSRelationshipDescription, pointingAt destination: Int64) throws
+        -> [NSManagedObjectID]
     {
         guard let owner = inverse.entity else { return [] }
         var result: [NSManagedObjectID] = []
         let prefix = PageFileKey.primary(destination)
         for entity in owner.hierarchy(includingSubentities: true) {
-            guard let info = infoByEntityIfAny(entity),
+            guard let info = catalog.infoIfAny(entity),
                 let index = info.indexes.first(where: { $0.isReference && $0.name == inverse.name }),
                 let tree = try transaction.tree(named: index.treeName)
             else { continue }
@@ -142,7 +135,7 @@ extension PageFileStore {
                 guard let source = PageFileKey.primaryKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "an entry of \(index.treeName) is damaged")
                 }
-                result.append(newObjectID(for: entity, key: source))
+                result.append(codec.makeObjectID(entity, source))
                 return true
             }
         }
@@ -150,10 +143,9 @@ extension PageFileStore {
     }
 
     /// The entries of join tree `treeName` for `source`, in key order (relationship order).
-    func joinEntries(
-        _ treeName: String, ordered: Bool, relationship: NSRelationshipDescription, source: Int64,
-        in transaction: ReadTransaction
-    ) throws -> [PageFileJoinEntry] {
+    func joinEntries(_ treeName: String, ordered: Bool, relationship: NSRelationshipDescription, source: Int64)
+        throws -> [PageFileJoinEntry]
+    {
         guard let tree = try transaction.tree(named: treeName) else { return [] }
         let prefix = PageFileToMany.joinPrefix(source: source)
         var result: [PageFileJoinEntry] = []
@@ -166,7 +158,7 @@ extension PageFileStore {
             var entity = relationship.destinationEntity
             if !value.isEmpty {
                 let name = String(decoding: value, as: UTF8.self)
-                entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[name]
+                entity = catalog.entity(named: name)
             }
             guard let entity else {
                 failure = CoreDataError.make(
@@ -175,113 +167,11 @@ extension PageFileStore {
             }
             result.append(
                 PageFileJoinEntry(
-                    key: Array(key), order: parts.order, destination: newObjectID(for: entity, key: parts.destination)))
+                    key: Array(key), order: parts.order, destination: codec.makeObjectID(entity, parts.destination)))
             return true
         }
         if let failure { throw failure }
         return result
-    }
-
-    // MARK: Writing
-
-    /// Makes the join entries of `relationship` of `source` list `destinations`, writing only
-    /// the difference from the stored entries (`isNew`: there are none).
-    func writeJoin(
-        _ relationship: NSRelationshipDescription, source: Int64, destinations: [NSManagedObjectID], isNew: Bool,
-        in transaction: WriteTransaction
-    ) throws {
-        guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship) else { return }
-        let declared = relationship.destinationEntity
-        let stored =
-            isNew
-            ? []
-            : try joinEntries(treeName, ordered: ordered, relationship: relationship, source: source, in: transaction)
-        if stored.isEmpty && destinations.isEmpty { return }
-        let tree = try transaction.openTree(named: treeName)
-        guard ordered else {
-            let wanted = Set(destinations)
-            let have = Set(stored.map(\.destination))
-            for entry in stored where !wanted.contains(entry.destination) {
-                _ = try tree.removeValue(forKey: entry.key)
-            }
-            var seen: Set<NSManagedObjectID> = []
-            let added = destinations.filter { !have.contains($0) && seen.insert($0).inserted }
-            for destination in added.sorted(by: { $0.key < $1.key }) {
-                try tree.setValue(
-                    PageFileToMany.joinValue(destination, declared: declared),
-                    forKey: PageFileToMany.joinKey(source: source, order: nil, destination: destination.key))
-            }
-            return
-        }
-        // Ordered: keep the longest run of stored entries already in the wanted order; give
-        // the others order keys between their kept neighbours.
-        var unique: [NSManagedObjectID] = []
-        var seen: Set<NSManagedObjectID> = []
-        for destination in destinations where seen.insert(destination).inserted { unique.append(destination) }
-        let storedByID = Dictionary(stored.map { ($0.destination, $0) }, uniquingKeysWith: { first, _ in first })
-        let kept = PageFileToMany.longestIncreasingRun(unique.map { storedByID[$0]?.order })
-        var orders: [UInt64?] = unique.indices.map { kept.contains($0) ? storedByID[unique[$0]]?.order : nil }
-        if !PageFileToMany.fillOrders(&orders) {
-            // No room between two kept neighbours: renumber the whole list.
-            orders = unique.indices.map { UInt64($0 + 1) * PageFileToMany.orderGap }
-        }
-        var keptKeys: Set<[UInt8]> = []
-        var writes: [([UInt8], [UInt8])] = []
-        for (position, destination) in unique.enumerated() {
-            let key = PageFileToMany.joinKey(source: source, order: orders[position], destination: destination.key)
-            if storedByID[destination]?.key == key {
-                keptKeys.insert(key)
-            } else {
-                writes.append((key, PageFileToMany.joinValue(destination, declared: declared)))
-            }
-        }
-        for entry in stored where !keptKeys.contains(entry.key) { _ = try tree.removeValue(forKey: entry.key) }
-        for (key, value) in writes { try tree.setValue(value, forKey: key) }
-    }
-
-    /// Removes every join entry of `source` in the join trees of `entity`'s to-many relationships.
-    func removeJoins(of source: NSManagedObjectID, in transaction: WriteTransaction) throws {
-        for relationship in source.entity.layout.relationshipBySlot.compactMap({ $0 }) {
-            guard case .join(let treeName, _) = PageFileToMany.storage(of: relationship),
-                let tree = try transaction.tree(named: treeName)
-            else { continue }
-            let prefix = PageFileToMany.joinPrefix(source: source.key)
-            let keys = try tree.entries(from: prefix, to: PageFileKey.successor(ofPrefix: prefix)).map(\.key)
-            for key in keys { _ = try tree.removeValue(forKey: key) }
-        }
-    }
-
-    /// Points join entries at the rows that absorbed upserted objects.
-    func rewriteJoinDestinations(_ replaced: [NSManagedObjectID: NSManagedObjectID], in transaction: WriteTransaction)
-        throws
-    {
-        guard let model = persistentStoreCoordinator?.managedObjectModel else { return }
-        let byKey = Dictionary(replaced.map { ($0.key.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-        var done: Set<String> = []
-        for entity in model.entities {
-            for relationship in entity.relationshipsByName.values {
-                guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship),
-                    done.insert(treeName).inserted, let tree = try transaction.tree(named: treeName)
-                else { continue }
-                var changes: [(old: [UInt8], new: [UInt8], value: [UInt8])] = []
-                try tree.scan { key, _ in
-                    guard let parts = PageFileToMany.parseJoinKey(key, ordered: ordered),
-                        let target = byKey[parts.destination]
-                    else { return true }
-                    changes.append(
-                        (
-                            Array(key),
-                            PageFileToMany.joinKey(source: parts.source, order: parts.order, destination: target.key),
-                            PageFileToMany.joinValue(target, declared: relationship.destinationEntity)
-                        ))
-                    return true
-                }
-                for change in changes {
-                    _ = try tree.removeValue(forKey: change.old)
-                    try tree.setValue(change.value, forKey: change.new)
-                }
-            }
-        }
     }
 }
 
@@ -341,43 +231,6 @@ extension PageFileToMany {
 }
 
 extension PageFileStore {
-    /// Catalog lines of the join trees (SPEC.md §3.1): `tree<TAB>join|join-ordered<TAB>`
-    /// source row trees `|` destination row trees `|` the inverse's join tree, or
-    /// `ref:<slot>` for a to-one inverse in that slot of the destination rows, or nothing;
-    /// so `verify()` checks them without the model.
-    func joinCatalogLines() -> [String] {
-        var lines: [String] = []
-        for entity in persistentStoreCoordinator?.managedObjectModel.entities ?? [] {
-            for relationship in entity.relationshipsByName.values.sorted(by: { $0.name < $1.name })
-            where relationship.entity === entity {
-                guard case .join(let tree, let ordered) = PageFileToMany.storage(of: relationship),
-                    let destination = relationship.destinationEntity
-                else { continue }
-                func rowTrees(_ root: NSEntityDescription) -> String {
-                    root.hierarchy(includingSubentities: true).compactMap(\.name).map { "rows.\($0)" }
-                        .joined(separator: ",")
-                }
-                var mirror = ""
-                if let inverse = relationship.inverseRelationship,
-                    case .join(let inverseTree, _) = PageFileToMany.storage(of: inverse)
-                {
-                    mirror = inverseTree
-                } else if let inverse = relationship.inverseRelationship,
-                    let slot = destination.layout.slotsByName[inverse.name]
-                {
-                    // An ordered one-to-many: the destinations' to-one names the source.
-                    mirror = "ref:\(slot)"
-                }
-                lines.append(
-                    "\(tree)\t\(ordered ? "join-ordered" : "join")\t\(rowTrees(entity))|\(rowTrees(destination))|\(mirror)"
-                )
-            }
-        }
-        return lines
-    }
-}
-
-extension PageFileStore {
     /// Resolves, in the fetch's own read, the to-manys kept outside the rows that the
     /// request prefetches first (`relationshipKeyPathsForPrefetching`), so prefetching
     /// them costs no call per fetched object.
@@ -389,6 +242,7 @@ extension PageFileStore {
             return
         }
         let names = Set(keyPaths.compactMap { $0.split(separator: ".").first.map(String.init) })
-        for position in rows.indices { try resolveToMany(&rows[position], only: names, in: transaction, codec: codec) }
+        let reader = PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
+        for position in rows.indices { try reader.resolveToMany(&rows[position], only: names) }
     }
 }

@@ -1,0 +1,32 @@
+// A fetched property: a read-only property whose value is the result of a fetch request.
+import Foundation
+
+/// A property whose value is the result of ``fetchRequest``, evaluated for each object;
+/// its predicate may use `$FETCH_SOURCE` (the object) and `$FETCHED_PROPERTY` (this
+/// description).
+///
+/// ```swift
+/// let seniors = NSFetchedPropertyDescription()
+/// seniors.name = "seniorReports"
+/// let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Employee")
+/// request.predicate = NSPredicate(format: "manager == $FETCH_SOURCE AND rank > 5")
+/// seniors.fetchRequest = request
+/// ```
+///
+/// The model side only for now: contexts do not evaluate fetched properties yet (their
+/// value reads as nil); stores keep nothing for them.
+open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The request whose results are the property's value.
+    open var fetchRequest: NSFetchRequest<NSFetchRequestResult>? {
+        willSet { assertEditable("fetchRequest") }
+    }
+
+    /// Creates a fetched property with no request.
+    public override init() {
+        super.init()
+    }
+
+    override var isReadOnly: Bool { true }
+
+    override var versionHashKind: String { "fetchedProperty" }
+}

@@ -1,0 +1,185 @@
+// Where the default store keeps each entity (SPEC.md §3.1): its row tree, its index and
+// unique trees, its blob slots and its to-manys kept outside the row, derived from the
+// model once when the store opens. The catalog record in `store.meta` lists every index
+// and join tree with what `verify()` needs to check them without the model:
+//
+//   <tree> TAB index|unique|reference TAB <slots, comma-separated>
+//   <tree> TAB join|join-ordered TAB <source row trees>|<destination row trees>|<mirror>
+//
+// one line each, sorted; the mirror is the inverse's join tree, `ref:<slot>` for a to-one
+// inverse in that slot of the destination rows, or nothing.
+import Foundation
+import StorageEngine
+
+/// The default store's trees for one model: what the reader and the writer look up for
+/// every row. Immutable once built; copies share one storage.
+struct PageFileCatalog {
+    /// One concrete entity's trees.
+    struct EntityInfo {
+        let entity: NSEntityDescription
+        let treeName: String
+        let indexes: [PageFileIndex]
+        /// Binary attribute slots whose values may live in the blob tree (SPEC.md §3.8).
+        let blobSlots: [PageFileBlobSlot]
+        /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
+        private(set) var externalSlots: [Int] = []
+        private(set) var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
+
+        init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
+            self.entity = entity
+            self.treeName = treeName
+            self.indexes = indexes
+            self.blobSlots = blobSlots
+            for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
+                guard let relationship, let storage = PageFileToMany.storage(of: relationship) else { continue }
+                externalSlots.append(slot)
+                if case .join = storage { joinSlots.append((slot, relationship)) }
+            }
+        }
+
+        /// Whether evaluating `predicate` may read a blob attribute of the entity
+        /// (conservatively: its text names one), so candidate rows must be resolved first.
+        func predicateReadsBlobs(_ predicate: NSPredicate?) -> Bool {
+            guard let predicate, !blobSlots.isEmpty else { return false }
+            let text = predicate.predicateFormat
+            return blobSlots.contains { text.contains($0.name) }
+        }
+    }
+
+    private final class Storage {
+        let model: NSManagedObjectModel?
+        let path: String
+        var infoByEntity: [ObjectIdentifier: EntityInfo] = [:]
+        var entitiesByName: [String: NSEntityDescription] = [:]
+        var hasBlobSlots = false
+        /// Every index's tree name, by its ordinal.
+        var indexTreeNames: [String] = []
+
+        init(model: NSManagedObjectModel?, path: String) {
+            self.model = model
+            self.path = path
+        }
+    }
+
+    private let storage: Storage
+
+    /// A catalog of no entities (a store not loaded yet).
+    init() { storage = Storage(model: nil, path: "?") }
+
+    /// The catalog of `model`'s entities for the store file at `path` (named in errors).
+    init(model: NSManagedObjectModel, path: String) {
+        storage = Storage(model: model, path: path)
+        for entity in model.entities {
+            guard let name = entity.name else { continue }
+            storage.entitiesByName[name] = entity
+            var indexes = PageFileIndex.indexes(of: entity)
+            for position in indexes.indices {
+                indexes[position].ordinal = storage.indexTreeNames.count
+                storage.indexTreeNames.append(indexes[position].treeName)
+            }
+            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: indexes)
+            storage.hasBlobSlots = storage.hasBlobSlots || !blobSlots.isEmpty
+            storage.infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
+                entity: entity, treeName: "rows.\(name)", indexes: indexes, blobSlots: blobSlots)
+        }
+    }
+
+    /// The model's entities, in the model's order (none before the store is loaded).
+    var entities: [NSEntityDescription] { storage.model?.entities ?? [] }
+    /// The store file's path, for error messages.
+    var path: String { storage.path }
+    /// Whether some entity has binary attribute slots (rows may need their blobs read).
+    var hasBlobSlots: Bool { storage.hasBlobSlots }
+
+    /// The tree names of every index of the catalog, by ordinal (``PageFileIndex/ordinal``).
+    var indexTreeNames: [String] { storage.indexTreeNames }
+
+    func entity(named name: String) -> NSEntityDescription? { storage.entitiesByName[name] }
+
+    func infoIfAny(_ entity: NSEntityDescription) -> EntityInfo? { storage.infoByEntity[ObjectIdentifier(entity)] }
+
+    /// - Throws: `NSCoreDataError` when `entity` is not in the store's model.
+    func info(for entity: NSEntityDescription) throws -> EntityInfo {
+        if let info = storage.infoByEntity[ObjectIdentifier(entity)] { return info }
+        throw CoreDataError.make(
+            NSCoreDataError, "entity '\(entity.name ?? "?")' is not in the model of the store at \(path)")
+    }
+
+    // MARK: The catalog record
+
+    /// The catalog record's bytes: the sorted lines of every index and join tree.
+    var record: [UInt8] {
+        var lines = storage.infoByEntity.values.flatMap(\.indexes).map {
+            "\($0.treeName)\t\($0.isReference ? "reference" : $0.isUnique ? "unique" : "index")\t"
+                + $0.slots.map(String.init).joined(separator: ",")
+        }
+        lines += joinLines()
+        lines.sort()
+        return Array(lines.joined(separator: "\n").utf8)
+    }
+
+    /// The lines of the join trees: declared on the relationship's own entity, each once.
+    private func joinLines() -> [String] {
+        var lines: [String] = []
+        for entity in entities {
+            for relationship in entity.relationshipsByName.values.sorted(by: { $0.name < $1.name })
+            where relationship.entity === entity {
+                guard case .join(let tree, let ordered) = PageFileToMany.storage(of: relationship),
+                    let destination = relationship.destinationEntity
+                else { continue }
+                func rowTrees(_ root: NSEntityDescription) -> String {
+                    root.hierarchy(includingSubentities: true).compactMap(\.name).map { "rows.\($0)" }
+                        .joined(separator: ",")
+                }
+                var mirror = ""
+                if let inverse = relationship.inverseRelationship,
+                    case .join(let inverseTree, _) = PageFileToMany.storage(of: inverse)
+                {
+                    mirror = inverseTree
+                } else if let inverse = relationship.inverseRelationship,
+                    let slot = destination.layout.slotsByName[inverse.name]
+                {
+                    // An ordered one-to-many: the destinations' to-one names the source.
+                    mirror = "ref:\(slot)"
+                }
+                lines.append(
+                    "\(tree)\t\(ordered ? "join-ordered" : "join")\t\(rowTrees(entity))|\(rowTrees(destination))|\(mirror)"
+                )
+            }
+        }
+        return lines
+    }
+
+    /// The indexes of `entityName` listed in a catalog record (read without the model).
+    static func indexes(inRecord record: String, entityName: String) -> [PageFileIndex] {
+        record.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3 else { return nil }
+            let tree = String(fields[0])
+            let unique = fields[1] == "unique"
+            let reference = fields[1] == "reference"
+            guard unique || reference || fields[1] == "index" else { return nil }
+            let prefix = (reference ? "rel." : unique ? "unique." : "index.") + entityName + "."
+            guard tree.hasPrefix(prefix) else { return nil }
+            let slots = fields[2].split(separator: ",").map { Int($0) ?? -1 }
+            // A slot that is not a number (or is negative) is damage: the line is not trusted.
+            guard slots.allSatisfy({ $0 >= 0 }) else { return nil }
+            var index = PageFileIndex(
+                treeName: tree, name: String(tree.dropFirst(prefix.count)), slots: slots, attributeTypes: [],
+                isUnique: unique)
+            index.isReference = reference
+            return index
+        }
+    }
+
+    /// The ordered flag of every join tree a catalog record lists, by tree name.
+    static func joinTrees(inRecord record: String) -> [String: Bool] {
+        var ordered: [String: Bool] = [:]
+        for line in record.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[1] == "join" || fields[1] == "join-ordered" else { continue }
+            ordered[String(fields[0])] = fields[1] == "join-ordered"
+        }
+        return ordered
+    }
+}

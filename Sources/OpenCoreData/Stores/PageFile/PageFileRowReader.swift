@@ -1,0 +1,76 @@
+// Reading the default store's rows by key in one engine transaction: a row's bytes from
+// its entity tree (SPEC.md §3.2), then on request its blobs (§3.8) and its to-manys kept
+// outside the row (§3.2 R1). Faults, fetches and the writer (the rows a save replaces)
+// all load rows through it; the blob and to-many readers are in PageFileBlobs.swift and
+// PageFileToMany.swift.
+import Foundation
+import StorageEngine
+
+/// Loads rows of the default store in one read (or write) transaction.
+///
+/// A value over the transaction, the catalog and the codec: cheap to make per read.
+struct PageFileRowReader {
+    let transaction: ReadTransaction
+    let catalog: PageFileCatalog
+    let codec: PageFileRowCodec
+
+    /// The stored row of `entity` with primary key `key`, or nil when there is none; with
+    /// `resolvingBlobs` false, values kept in the blob tree stay `.unresolved`, and
+    /// to-manys kept outside the row are `.unresolved` either way.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` for a damaged row or blob.
+    func row(_ entity: NSEntityDescription, key: Int64, resolvingBlobs: Bool = true) throws -> StoreRow? {
+        let info = try catalog.info(for: entity)
+        guard let tree = try transaction.tree(named: info.treeName) else { return nil }
+        guard var row = try row(entity, key: key, in: tree) else { return nil }
+        if resolvingBlobs, !info.blobSlots.isEmpty { try resolveBlobs(&row, info: info) }
+        return row
+    }
+
+    /// The row of `entity` with `key` in its row tree `rows` (looked up once by the caller).
+    func row(_ entity: NSEntityDescription, key: Int64, in rows: Tree) throws -> StoreRow? {
+        try PageFileKey.withPrimary(key) { keyBytes in
+            try rows.withValue(forKey: keyBytes) { bytes -> StoreRow in
+                let decoded = try codec.decode(bytes, entity: entity)
+                return StoreRow(
+                    objectID: codec.makeObjectID(entity, key), version: decoded.version, values: decoded.values)
+            }
+        }
+    }
+
+    /// The rows of `keys` of `entity`, whole (blobs and to-manys resolved), nil where there
+    /// is none: a batch of faults or a prefetch step in one read.
+    func rows(keys: [Int64], of entity: NSEntityDescription) throws -> [StoreRow?] {
+        try keys.map { try completeRow(entity, key: $0) }
+    }
+
+    /// The row of `entity` with `key` whole (blobs and to-manys resolved), or nil.
+    func completeRow(_ entity: NSEntityDescription, key: Int64) throws -> StoreRow? {
+        guard var row = try row(entity, key: key) else { return nil }
+        try resolveToMany(&row)
+        return row
+    }
+
+    /// `row` whole: its blobs read and its to-manys resolved (a row leaving the store for a
+    /// merge policy, which compares and merges whole snapshots).
+    func resolvedCopy(_ row: StoreRow) throws -> StoreRow {
+        let info = try catalog.info(for: row.objectID.entity)
+        guard !info.blobSlots.isEmpty || !info.externalSlots.isEmpty else { return row }
+        var copy = row
+        if !info.blobSlots.isEmpty { try resolveBlobs(&copy, info: info) }
+        if !info.externalSlots.isEmpty { try resolveToMany(&copy) }
+        return copy
+    }
+
+    /// Replaces `row`'s to-many slots kept outside it (`only`: those relationships) by their
+    /// destinations.
+    func resolveToMany(_ row: inout StoreRow, only names: Set<String>? = nil) throws {
+        let layout = row.objectID.entity.layout
+        for slot in try catalog.info(for: row.objectID.entity).externalSlots where slot < row.values.count {
+            guard let relationship = layout.relationshipBySlot[slot], names?.contains(relationship.name) ?? true,
+                case .unresolved = row.values[slot]
+            else { continue }
+            row.values[slot] = .objectIDs(try destinationIDs(of: relationship, for: row.objectID))
+        }
+    }
+}

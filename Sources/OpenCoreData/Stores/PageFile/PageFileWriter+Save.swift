@@ -1,0 +1,163 @@
+// A context's save on the default store, as writer steps in one transaction:
+//
+//   1. optimistic locking: every updated or deleted row is still at the version the
+//      context read (133020 naming every stale row at once)
+//   2. the history record, built before rows change (a delete's tombstone needs its row)
+//   3. deletes, first: their unique keys are free for this save's inserts
+//   4. updates, then 5. inserts: a unique-key clash is 133021 (every clash of the save at
+//      once) or, when the request allows it under a trump policy, an upsert: the insert
+//      becomes an update of the row holding the key, which keeps its object ID
+//   6. references to upserted objects rewritten, ordinary index entries written, the
+//      history record appended
+import Foundation
+import StorageEngine
+
+extension PageFileWriter {
+    /// Applies a context's save; the store writes its metadata after it in the same transaction.
+    ///
+    /// - Parameter tracksHistory: Whether the save appends a history record.
+    /// - Returns: The new versions of updated rows and the inserted objects that became upserts.
+    /// - Throws: 133020 for stale rows, 133021 for unique-key clashes, 133000 for an update of
+    ///   a row that is gone when versions are not checked; the engine's errors.
+    mutating func save(_ request: StoreSaveRequest, tracksHistory: Bool) throws -> StoreSaveResult {
+        let stored = try storedRows(of: request, resolvingDeletedBlobs: tracksHistory)
+        var history =
+            tracksHistory && !request.isEmpty
+            ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
+        var result = StoreSaveResult()
+        result.versions.reserveCapacity(request.updatedRows.count)
+        for deleted in request.deletedObjects {
+            guard let row = stored[deleted.objectID] else { continue }
+            try delete(row)
+        }
+        var clashes: [StoreConstraintConflict] = []
+        for update in request.updatedRows {
+            guard var row = stored[update.objectID] else { continue }
+            if let clash = try self.update(&row, changes: update.changes) {
+                clashes.append(try conflict(clash))
+                continue
+            }
+            result.versions[row.objectID] = row.version
+        }
+        let replaced = try insertRows(of: request, into: &result, clashes: &clashes, history: &history)
+        if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
+        if !replaced.isEmpty { try rewriteReferences(replaced) }
+        result.replacedObjectIDs = replaced
+        try finish()
+        if let history, !history.changes.isEmpty { try recordHistory(history) }
+        return result
+    }
+
+    /// The stored rows the request updates or deletes, checked against the versions the
+    /// context read; a deleted row's blobs are read when its history tombstone needs them.
+    private func storedRows(of request: StoreSaveRequest, resolvingDeletedBlobs: Bool) throws
+        -> [NSManagedObjectID: StoreRow]
+    {
+        var stored: [NSManagedObjectID: StoreRow] = [:]
+        stored.reserveCapacity(request.updatedRows.count + request.deletedObjects.count)
+        try request.checkVersions(
+            storedRow: { objectID, deleting in
+                let row = try reader.row(
+                    objectID.entity, key: objectID.key, resolvingBlobs: deleting && resolvingDeletedBlobs)
+                if let row { stored[objectID] = row }
+                return row
+            },
+            persistedRow: { try reader.resolvedCopy($0) })
+        return stored
+    }
+
+    /// Inserts the request's new rows; returns the inserted objects that became upserts,
+    /// with the objects that absorbed them.
+    private mutating func insertRows(
+        of request: StoreSaveRequest, into result: inout StoreSaveResult, clashes: inout [StoreConstraintConflict],
+        history: inout PersistentHistoryRecord?
+    ) throws -> [NSManagedObjectID: NSManagedObjectID] {
+        var replaced: [NSManagedObjectID: NSManagedObjectID] = [:]
+        let valuesWin = StoreUniqueness.insertedValuesWin(request.mergePolicyType)
+        for inserted in request.insertedRows {
+            var row = inserted
+            row.version = 1
+            // A to-many the context never set is empty in a new row.
+            if row.values.contains(where: { if case .unresolved = $0 { true } else { false } }) {
+                row.values = row.values.map { value in
+                    if case .unresolved = value { return .objectIDs([]) }
+                    return value
+                }
+            }
+            guard let clash = try insert(row) else { continue }
+            guard StoreUniqueness.upserts(row.objectID, in: request) else {
+                clashes.append(try conflict(clash))
+                continue
+            }
+            guard let upserted = try upsert(row, into: clash.owner, valuesWin: valuesWin) else { continue }
+            let existingID = upserted.row.objectID
+            replaced[row.objectID] = existingID
+            if valuesWin { result.versions[existingID] = upserted.row.version }
+            StoreUniqueness.recordUpsert(
+                of: row.objectID, into: existingID, changedSlots: upserted.changedSlots, in: &history)
+        }
+        return replaced
+    }
+
+    /// An upsert: the stored row with primary key `owner`, which holds one of `inserted`'s
+    /// unique keys, takes `inserted`'s values when `valuesWin` (its version raised) or
+    /// stays as it is. Returns that row and the slots that changed; nil when it is gone.
+    mutating func upsert(_ inserted: StoreRow, into owner: Int64, valuesWin: Bool) throws
+        -> (row: StoreRow, changedSlots: [Int])?
+    {
+        let info = try info(for: inserted.objectID.entity)
+        guard var existing = try reader.row(inserted.objectID.entity, key: owner, resolvingBlobs: false) else {
+            return nil
+        }
+        guard valuesWin else { return (existing, []) }
+        try removeIndexEntries(of: existing, info: info)
+        let before = existing
+        let changedSlots = StoreUniqueness.absorb(inserted, into: &existing)
+        try releaseReplacedBlobs(of: before, slots: changedSlots, info: info)
+        existing.version += 1
+        try write(existing, info: info)
+        for (slot, relationship) in info.joinSlots where changedSlots.contains(slot) {
+            guard case .objectIDs(let destinations) = existing.values[slot] else { continue }
+            try setToMany(relationship, of: existing.objectID.key, to: destinations, isNew: false)
+        }
+        return (existing, changedSlots)
+    }
+
+    /// Points references to upserted objects at the rows that absorbed them: to-ones in the
+    /// rows (their reference index entries follow) and join entries.
+    mutating func rewriteReferences(_ replaced: [NSManagedObjectID: NSManagedObjectID]) throws {
+        let targets = Set(replaced.keys.map(\.entity).map(ObjectIdentifier.init))
+        for entity in catalog.entities {
+            let pointing = StoreUniqueness.slots(of: entity, pointingAt: targets)
+            guard !pointing.isEmpty, let info = catalog.infoIfAny(entity),
+                let tree = try transaction.tree(named: info.treeName)
+            else { continue }
+            var rewritten: [(previous: StoreRow, row: StoreRow)] = []
+            try tree.scan { key, value in
+                guard let primary = PageFileKey.primaryKey(key) else { return true }
+                let decoded = try codec.decode(value, entity: entity)
+                var values = decoded.values
+                if StoreUniqueness.rewriteReferences(in: &values, slots: pointing, replaced: replaced) {
+                    let objectID = codec.makeObjectID(entity, primary)
+                    rewritten.append(
+                        (
+                            StoreRow(objectID: objectID, version: decoded.version, values: decoded.values),
+                            StoreRow(objectID: objectID, version: decoded.version, values: values)
+                        ))
+                }
+                return true
+            }
+            for (previous, row) in rewritten {
+                try removeIndexEntries(of: previous, info: info)
+                try write(row, info: info)
+            }
+        }
+        try rewriteJoinDestinations(replaced)
+    }
+
+    /// The 133021 details of `clash`, with the row holding the key as stored.
+    private func conflict(_ clash: PageFileUniqueClash) throws -> StoreConstraintConflict {
+        let databaseRow = try reader.row(clash.row.objectID.entity, key: clash.owner)
+        return StoreUniqueness.conflict(row: clash.row, constraint: clash.index, databaseRow: databaseRow)
+    }
+}

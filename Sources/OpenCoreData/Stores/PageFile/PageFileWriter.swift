@@ -1,0 +1,228 @@
+// Every row change of the default store goes through this writer, inside one engine
+// write transaction: a row and all that depends on it change together, in small steps.
+//
+//   STEP                           CHANGES
+//   insert(row)                    the row (SPEC.md §3.2), its index entries (§3.4: unique
+//                                  ones at once, the others at finish()), blobs of its large
+//                                  binary values (§3.8), join entries of its to-manys (R1)
+//   update(&row, changes:)         the same, for what the changes replace
+//   delete(row)                    the row, its index entries, blobs and join entries
+//   setToMany(...)                 one to-many's join entries: only the difference
+//   rewriteReferences(replaced)    to-ones and join entries pointing at upserted rows
+//   recordHistory(record)          the next history record (§3.7)
+//   finish()                       the ordinary index entries, sorted
+//
+// A unique key is checked before anything of its row is written, so a clash leaves the
+// transaction as it was. A context save (PageFileWriter+Save.swift), a migration and
+// batch requests are sequences of these steps; the transaction commits them together or
+// not at all.
+import Foundation
+import StorageEngine
+
+/// A row that a write step did not write: one of its unique keys belongs to another row.
+struct PageFileUniqueClash {
+    /// The row as it would have been written.
+    let row: StoreRow
+    /// The primary key of the row holding the key.
+    let owner: Int64
+    /// The unique index of the key.
+    let index: PageFileIndex
+}
+
+/// Writes rows of the default store, with their index entries, blobs, join entries and
+/// history, in one engine write transaction.
+///
+/// A value over the transaction: make one per transaction, call its steps, then
+/// ``finish()`` before the transaction commits.
+struct PageFileWriter {
+    let transaction: WriteTransaction
+    /// Reads the rows and join entries the steps replace, in the same transaction.
+    let reader: PageFileRowReader
+    var catalog: PageFileCatalog { reader.catalog }
+    var codec: PageFileRowCodec { reader.codec }
+    /// Ordinary index entries added so far, by index ordinal, written sorted by ``finish()``.
+    private var pendingIndexKeys: [PendingIndexKeys]
+    /// Row trees by entity, opened once per transaction instead of by name for every row.
+    private var rowTrees: [ObjectIdentifier: Tree] = [:]
+    /// The entity of the last step: consecutive rows of one entity look it up once.
+    private var lastInfo: PageFileCatalog.EntityInfo?
+
+    init(transaction: WriteTransaction, catalog: PageFileCatalog, codec: PageFileRowCodec) {
+        self.transaction = transaction
+        self.reader = PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
+        pendingIndexKeys = Array(repeating: PendingIndexKeys(), count: catalog.indexTreeNames.count)
+    }
+
+    /// The catalog entry of `entity`.
+    ///
+    /// - Throws: `NSCoreDataError` when the entity is not in the store's model.
+    mutating func info(for entity: NSEntityDescription) throws -> PageFileCatalog.EntityInfo {
+        if let lastInfo, lastInfo.entity === entity { return lastInfo }
+        let info = try catalog.info(for: entity)
+        lastInfo = info
+        return info
+    }
+
+    // MARK: Row steps
+
+    /// Writes a new row with its index entries, blobs and join entries (its version as given).
+    ///
+    /// - Returns: The clash when one of its unique keys belongs to another row; then
+    ///   nothing is written.
+    mutating func insert(_ row: StoreRow) throws -> PageFileUniqueClash? {
+        let info = try info(for: row.objectID.entity)
+        if let clash = try uniqueClash(of: row, info: info) { return clash }
+        try write(row, info: info)
+        for (slot, relationship) in info.joinSlots where slot < row.values.count {
+            guard case .objectIDs(let destinations) = row.values[slot], !destinations.isEmpty else { continue }
+            try setToMany(relationship, of: row.objectID.key, to: destinations, isNew: true)
+        }
+        return nil
+    }
+
+    /// Applies `changes` (slot, new value; `.unresolved` keeps the stored value) to the
+    /// stored `row`, raises its version and writes it, replacing the index entries, blobs
+    /// and join entries the changes replace.
+    ///
+    /// - Returns: The clash when the changed row would take another row's unique key;
+    ///   then nothing is written (`row` holds the changed values).
+    mutating func update(_ row: inout StoreRow, changes: [(slot: Int, value: StoreValue)]) throws
+        -> PageFileUniqueClash?
+    {
+        let info = try info(for: row.objectID.entity)
+        let stored = row
+        for change in changes where change.slot < row.values.count {
+            if case .unresolved = change.value { continue }
+            row.values[change.slot] = change.value
+        }
+        row.version += 1
+        if let clash = try uniqueClash(of: row, info: info) { return clash }
+        try removeIndexEntries(of: stored, info: info)
+        try releaseReplacedBlobs(
+            of: stored, slots: changes.lazy.filter { $0.value != .unresolved }.map(\.slot), info: info)
+        try write(row, info: info)
+        for change in changes {
+            guard case .objectIDs(let destinations) = change.value,
+                let relationship = info.joinSlots.first(where: { $0.slot == change.slot })?.relationship
+            else { continue }
+            try setToMany(relationship, of: row.objectID.key, to: destinations, isNew: false)
+        }
+        return nil
+    }
+
+    /// Removes the stored `row` with its index entries, blobs and join entries.
+    mutating func delete(_ row: StoreRow) throws {
+        let info = try info(for: row.objectID.entity)
+        try removeIndexEntries(of: row, info: info)
+        if !info.blobSlots.isEmpty { try removeBlobs(of: row, info: info) }
+        if !info.joinSlots.isEmpty { try removeJoins(of: row.objectID) }
+        _ = try rowTree(info).removeValue(forKey: PageFileKey.primary(row.objectID.key))
+    }
+
+    /// Appends `record` as the next history record.
+    func recordHistory(_ record: PersistentHistoryRecord) throws {
+        let current = try PageFileStore.historyBounds(in: transaction).current
+        try transaction.openTree(named: PageFileStore.historyTreeName).setValue(
+            record.encoded(), forKey: PageFileKey.sequence(current + 1))
+    }
+
+    /// Writes the catalog record (the index and join trees of the catalog's model).
+    func writeCatalog() throws {
+        try transaction.openTree(named: PageFileStore.metaTreeName).setValue(
+            catalog.record, forKey: PageFileStore.catalogKey)
+    }
+
+    /// Writes the ordinary index entries added so far, sorted: call it before the
+    /// transaction commits.
+    mutating func finish() throws {
+        for (ordinal, treeName) in catalog.indexTreeNames.enumerated() {
+            let sorted = pendingIndexKeys[ordinal].sortedKeys()
+            guard !sorted.isEmpty else { continue }
+            pendingIndexKeys[ordinal] = PendingIndexKeys()
+            let tree = try transaction.openTree(named: treeName)
+            for key in sorted { try tree.setValue([], forKey: key) }
+        }
+    }
+
+    // MARK: Parts of a row
+
+    /// The row's bytes and index entries (its join entries are the caller's).
+    mutating func write(_ row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
+        try storeRow(row, info: info)
+        try addIndexEntries(of: row, info: info)
+    }
+
+    /// The row's bytes in its entity tree; large binary values go to the blob tree first
+    /// unless `externalizingBlobs` is false (the row keeps them inline).
+    mutating func storeRow(_ row: StoreRow, info: PageFileCatalog.EntityInfo, externalizingBlobs: Bool = true)
+        throws
+    {
+        var values =
+            info.blobSlots.isEmpty || !externalizingBlobs ? row.values : try externalizedValues(of: row, info: info)
+        // To-manys live in join trees or come from their inverse (SPEC.md §3.2 R1).
+        for slot in info.externalSlots where slot < values.count { values[slot] = .unresolved }
+        let bytes = PageFileRowCodec.encode(
+            values: values, version: row.version, layout: row.objectID.entity.layout,
+            externalToMany: !info.externalSlots.isEmpty)
+        let tree = try rowTree(info)
+        try PageFileKey.withPrimary(row.objectID.key) { key in
+            try bytes.withUnsafeBytes { try tree.setValue($0, forKey: key) }
+        }
+    }
+
+    private mutating func rowTree(_ info: PageFileCatalog.EntityInfo) throws -> Tree {
+        let entity = ObjectIdentifier(info.entity)
+        if let known = rowTrees[entity] { return known }
+        let tree = try transaction.openTree(named: info.treeName)
+        rowTrees[entity] = tree
+        return tree
+    }
+
+    /// Adds `row`'s index entries: unique ones at once (later rows check against them),
+    /// the others at ``finish()``.
+    mutating func addIndexEntries(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
+        for index in info.indexes {
+            guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
+            if index.isUnique {
+                try transaction.openTree(named: index.treeName).setValue(
+                    PageFileKey.primary(row.objectID.key), forKey: key)
+            } else {
+                pendingIndexKeys[index.ordinal].insert(key)
+            }
+        }
+    }
+
+    /// Removes the index entries of the stored `row` (a unique entry only while it is
+    /// the row's own).
+    mutating func removeIndexEntries(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
+        for index in info.indexes {
+            guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
+            if !index.isUnique, pendingIndexKeys[index.ordinal].remove(key) { continue }
+            guard let tree = try transaction.tree(named: index.treeName) else { continue }
+            if index.isUnique {
+                guard let owner = try tree.value(forKey: key), owner == PageFileKey.primary(row.objectID.key) else {
+                    continue
+                }
+            }
+            _ = try tree.removeValue(forKey: key)
+        }
+    }
+
+    /// The clash of `row` with the row holding one of its unique keys, when that is
+    /// another row.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` for a damaged unique entry.
+    func uniqueClash(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws -> PageFileUniqueClash? {
+        for index in info.indexes where index.isUnique {
+            guard let key = index.key(for: row.values, primaryKey: row.objectID.key),
+                let tree = try transaction.tree(named: index.treeName), let value = try tree.value(forKey: key)
+            else { continue }
+            guard let owner = value.withUnsafeBytes({ PageFileKey.primaryKey($0) }) else {
+                throw CoreDataError.make(
+                    NSFileReadCorruptFileError, "a unique index entry of \(index.treeName) is damaged")
+            }
+            if owner != row.objectID.key { return PageFileUniqueClash(row: row, owner: owner, index: index) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,202 @@
+// The one byte reader and writer of every store format: rows (SPEC.md §3.2), index keys'
+// exact elements (§3.4), blob headers (§3.8), history records (§3.7), the binary store
+// file (§4) and its metadata. Every format builds from the same primitives:
+//
+//   PRIMITIVE        BYTES
+//   byte             1
+//   varint           unsigned LEB128: 7 bits a byte, low groups first, high bit = more
+//                    follows; at most 10 bytes, the tenth holding only bit 63
+//   signed           zigzag ((n << 1) ^ (n >> 63)), then varint: small negatives stay short
+//   fixed32/fixed64  4/8 bytes, little-endian
+//   length-prefixed  varint byte count, then the bytes (strings: UTF-8, validated on read)
+//
+// The reader works on borrowed bytes (a row straight from an engine page, no copy) and
+// checks every length and count against the bytes left before it reads or allocates.
+import Foundation
+
+/// Appends the primitives of the store formats.
+struct StoreByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    /// Unsigned LEB128.
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    /// A count or index (a negative one is written as 0).
+    mutating func varint(_ value: Int) { varint(UInt64(max(value, 0))) }
+
+    /// Zigzag then LEB128, so small negative numbers stay short.
+    mutating func signed(_ value: Int64) { varint(StoreByteWriter.zigzag(value)) }
+
+    static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
+
+    mutating func fixed64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func fixed32(_ value: UInt32) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func lengthPrefixed(_ content: some Collection<UInt8>) {
+        varint(content.count)
+        bytes.append(contentsOf: content)
+    }
+
+    /// Length-prefixed UTF-8, straight from the string (no intermediate array).
+    mutating func string(_ value: String) {
+        varint(value.utf8.count)
+        bytes.append(contentsOf: value.utf8)
+    }
+}
+
+/// Reads what ``StoreByteWriter`` wrote from borrowed bytes, checking every bound; a
+/// read past the end or a malformed value throws an error naming what is read.
+struct StoreByteReader {
+    let bytes: UnsafeRawBufferPointer
+    var offset: Int
+    /// Names the bytes in error messages ("history record 7"); nil for a stored row.
+    private let what: String?
+    /// The Cocoa error code of a damaged-bytes error.
+    private let errorCode: Int
+
+    init(_ bytes: UnsafeRawBufferPointer, from offset: Int = 0, what: String, errorCode: Int = NSCoreDataError) {
+        self.bytes = bytes
+        self.offset = offset
+        self.what = what
+        self.errorCode = errorCode
+    }
+
+    /// A reader of one stored row: damage is `NSFileReadCorruptFileError`.
+    init(row bytes: UnsafeRawBufferPointer, from offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+        self.what = nil
+        self.errorCode = NSFileReadCorruptFileError
+    }
+
+    var remaining: Int { bytes.count - offset }
+    var isAtEnd: Bool { offset >= bytes.count }
+
+    func damaged(_ problem: String) -> NSError {
+        CoreDataError.make(errorCode, "\(what ?? "a row in the store") is damaged: \(problem) (at byte \(offset))")
+    }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < bytes.count else { throw damaged("it ends early") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let next = try byte()
+            if shift == 63 && next > 1 { throw damaged("a varint overflows 64 bits") }
+            result |= UInt64(next & 0x7F) << shift
+            if next & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { throw damaged("a varint is too long") }
+        }
+    }
+
+    /// A varint used as a count or index: at most `limit`.
+    mutating func count(atMost limit: Int) throws -> Int {
+        let value = try varint()
+        guard value <= UInt64(max(limit, 0)) else { throw damaged("a count of \(value) exceeds its bound \(limit)") }
+        return Int(value)
+    }
+
+    mutating func signed() throws -> Int64 { StoreByteReader.unzigzag(try varint()) }
+
+    static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1))) }
+
+    mutating func fixed64() throws -> UInt64 {
+        guard remaining >= 8 else { throw damaged("8 bytes expected, \(remaining) left") }
+        defer { offset += 8 }
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    mutating func fixed32() throws -> UInt32 {
+        guard remaining >= 4 else { throw damaged("4 bytes expected, \(remaining) left") }
+        defer { offset += 4 }
+        return UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    /// The next `count` bytes, borrowed: valid as long as the reader's bytes are.
+    mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else { throw damaged("\(count) bytes expected, \(remaining) left") }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+    }
+
+    mutating func skip(_ count: Int) throws {
+        guard count >= 0, count <= remaining else { throw damaged("\(count) bytes expected, \(remaining) left") }
+        offset += count
+    }
+
+    mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
+        try take(try count(atMost: remaining))
+    }
+
+    mutating func skipLengthPrefixed() throws {
+        try skip(try count(atMost: remaining))
+    }
+
+    mutating func string() throws -> String {
+        try string(length: try count(atMost: remaining))
+    }
+
+    /// The next `length` bytes as a string (a short string's length is in its row tag).
+    mutating func string(length: Int) throws -> String {
+        guard let text = StoreByteReader.validatedString(try take(length)) else {
+            throw damaged("a string is not UTF-8")
+        }
+        return text
+    }
+
+    /// The string whose UTF-8 is `raw`, or nil when `raw` is not valid UTF-8.
+    ///
+    /// `String(validating:as:)` runs unspecialized on Linux (generic metadata lookups on every
+    /// call, about half the cost of decoding a row); decoding with repair and comparing the
+    /// bytes back is exact — a repaired string differs from its input at the first invalid
+    /// byte — and stays on the standard library's fast path.
+    static func validatedString(_ raw: UnsafeRawBufferPointer) -> String? {
+        guard let base = raw.baseAddress, !raw.isEmpty else { return "" }
+        let units = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
+        var string = String(decoding: units, as: UTF8.self)
+        let valid = string.withUTF8 { decoded in
+            guard let start = decoded.baseAddress, decoded.count == units.count else { return false }
+            return memcmp(start, base, units.count) == 0
+        }
+        return valid ? string : nil
+    }
+}
+
+extension StoreByteReader {
+    /// The varint at `offset` of `bytes` as a non-negative `Int`, moving `offset` past it;
+    /// nil, without throwing, when it runs past the end or does not fit: the unchecked
+    /// fast path of a scan, which lets the checked reader name the damage.
+    @inline(__always)
+    static func length(in bytes: UnsafeRawBufferPointer, at offset: inout Int) -> Int? {
+        var value = 0
+        var shift = 0
+        while offset < bytes.count, shift < 63 {
+            let byte = bytes[offset]
+            offset += 1
+            value |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { return value >= 0 ? value : nil }
+            shift += 7
+        }
+        return nil
+    }
+}

@@ -1,0 +1,182 @@
+// Models read from files in use: every store type holds the Library fixture's objects
+// through the classes it names; derived and composite attributes, which no store
+// computes or holds yet, make adding a store a clear error; models found by name.
+import Foundation
+import Testing
+
+@testable import OpenCoreData
+
+@Suite struct ModelFileStoreTests {
+    static let storeTypes = [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType]
+
+    @Test(arguments: storeTypes) func aModelFromAFileWorksInEveryStore(_ type: String) throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try ModelFixtures.read(ModelFixtures.library)
+        let url = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Library.store")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: nil)
+        let context = TestStack.context(coordinator)
+        try context.performAndWait {
+            let author = LibraryAuthor(context: context)
+            author.name = "Frank Herbert"
+            #expect(author.rating == 0, "the file's default")
+            let dune = LibraryBook(context: context)
+            dune.title = "Dune"
+            dune.isbn = "1"
+            #expect(dune.pages == 100 && dune.price == Decimal(string: "9.99"), "the file's defaults")
+            let messiah = LibraryBook(context: context)
+            messiah.title = "Dune Messiah"
+            messiah.isbn = "2"
+            messiah.pages = 256
+            let books = author.mutableOrderedSetValue(forKey: "books")
+            books.add(messiah)
+            books.add(dune)
+            #expect(dune.author === author, "the inverse from the file")
+            let magazine = NSEntityDescription.insertNewObject(forEntityName: "Magazine", into: context)
+            magazine.setValue("Analog", forKey: "title")
+            try context.save()
+
+            let duplicate = LibraryBook(context: context)
+            duplicate.title = "Copy"
+            duplicate.isbn = "1"
+            #expect { try context.save() } throws: { ($0 as NSError).code == NSManagedObjectConstraintMergeError }
+            context.delete(duplicate)
+        }
+        let reader = TestStack.context(coordinator)
+        try reader.performAndWait {
+            let authors = try reader.fetch(NSFetchRequest<LibraryAuthor>(entityName: "Author"))
+            #expect(authors.count == 1)
+            #expect(authors.first?.books.array.compactMap { ($0 as? LibraryBook)?.title } == ["Dune Messiah", "Dune"])
+            let publications = try reader.fetch(NSFetchRequest<LibraryPublication>(entityName: "Publication"))
+            #expect(Set(publications.compactMap(\.title)) == ["Dune", "Dune Messiah", "Analog"])
+            let template = try #require(
+                model.fetchRequestFromTemplate(
+                    withName: "BooksByAuthor", substitutionVariables: ["AUTHOR": "Frank Herbert"]))
+            #expect(try reader.count(for: template) == 2)
+            #expect(authors.first?.value(forKey: "longBooks") == nil, "fetched properties are not evaluated yet")
+        }
+    }
+
+    @Test(arguments: storeTypes) func aDerivedAttributeMakesAddingAStoreAClearError(_ type: String) throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try ModelFixtures.writeModel(
+            ModelFixtures.model(
+                """
+                <entity name="Person" representedClassName="Person" syncable="YES">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                    <attribute name="searchName" optional="YES" attributeType="String" derived="YES" derivationExpression="lowercase:(name)"/>
+                </entity>
+                """), in: directory)
+        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let storeURL = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Derived.store")
+        let error = try #require(throws: NSError.self) {
+            try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
+        }
+        #expect(error.code == NSPersistentStoreIncompatibleSchemaError)
+        #expect(error.localizedDescription.contains("Person.searchName is a derived attribute (lowercase:(name))"))
+        #expect(coordinator.persistentStores.isEmpty)
+        if let storeURL { #expect(!FileManager.default.fileExists(atPath: storeURL.path), "no file is created") }
+    }
+
+    @Test func aCompositeAttributeMakesAddingAStoreAClearError() throws {
+        let place = NSCompositeAttributeDescription()
+        place.name = "place"
+        place.elements = [TestStack.attribute("city", .stringAttributeType)]
+        let entity = NSEntityDescription()
+        entity.name = "Visit"
+        entity.properties = [place]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let container = NSPersistentContainer(name: "Visits", managedObjectModel: model)
+        container.persistentStoreDescriptions = [NSPersistentStoreDescription()]
+        container.persistentStoreDescriptions[0].type = NSInMemoryStoreType
+        var reported: Error?
+        container.loadPersistentStores { _, error in reported = error }
+        #expect((reported as NSError?)?.code == NSPersistentStoreIncompatibleSchemaError)
+        #expect((reported as NSError?)?.localizedDescription.contains("Visit.place is a composite attribute") == true)
+    }
+
+    @Test func aContainerFindsItsModelInTheMainBundle() throws {
+        let name = "ModelFileLookup\(UUID().uuidString.prefix(8))"
+        let resources = try #require(Bundle.main.resourceURL)
+        let copy = resources.appendingPathComponent("\(name).xcdatamodel")
+        try FileManager.default.copyItem(at: ModelFixtures.library, to: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let container = NSPersistentContainer(name: name)
+        #expect(Set(container.managedObjectModel.entitiesByName.keys) == ["Author", "Book", "Magazine", "Publication"])
+        #expect(container.managedObjectModel.versionIdentifiers == ["7"])
+        container.persistentStoreDescriptions[0].type = NSInMemoryStoreType
+        var reported: Error?
+        container.loadPersistentStores { _, error in reported = error }
+        #expect(reported == nil && container.persistentStoreCoordinator.persistentStores.count == 1)
+    }
+
+    @Test func aContainerWithoutModelReportsWhereItLooked() throws {
+        let container = NSPersistentContainer(name: "NoSuchModelAnywhere")
+        #expect(container.managedObjectModel.entities.isEmpty)
+        var reports: [Error?] = []
+        container.loadPersistentStores { _, error in reports.append(error) }
+        let error = try #require(reports.first as? NSError)
+        #expect(reports.count == 1 && error.code == NSFileReadNoSuchFileError)
+        #expect(error.localizedDescription.contains("found no readable model named NoSuchModelAnywhere"))
+        #expect(error.localizedDescription.contains(FileManager.default.currentDirectoryPath))
+        #expect(error.localizedDescription.contains("NoSuchModelAnywhere.xcdatamodeld"))
+        #expect(container.persistentStoreCoordinator.persistentStores.isEmpty)
+    }
+
+    @Test func lookupOrderAndUnreadableCandidates() throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(
+            ModelFileLocator.candidateNames(for: "App") == [
+                "App.momd", "App.mom", "App.xcdatamodeld", "App.xcdatamodel",
+            ])
+        let places = ModelFileLocator.searchDirectories()
+        #expect(places.first?.path == (Bundle.main.resourceURL ?? Bundle.main.bundleURL).path)
+        #expect(
+            places.last?.standardizedFileURL.path
+                == URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path)
+    }
+
+    @Test func mergedModelsFromBundles() throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(
+            at: ModelFixtures.library, to: directory.appendingPathComponent("Library.xcdatamodel"))
+        try ModelFixtures.writeModel(
+            ModelFixtures.model(
+                #"<entity name="Note"><relationship name="book" maxCount="1" destinationEntity="Book"/></entity>"#,
+                identifier: "notes"), named: "Notes", in: directory)
+        let bundle = try #require(Bundle(path: directory.path))
+        let merged = try #require(NSManagedObjectModel.mergedModel(from: [bundle]))
+        #expect(Set(merged.entitiesByName.keys) == ["Author", "Book", "Magazine", "Publication", "Note"])
+        #expect(
+            merged.entitiesByName["Note"]?.relationshipsByName["book"]?.destinationEntity
+                === merged.entitiesByName["Book"])
+        #expect(merged.versionIdentifiers == ["7", "notes"])
+        #expect(merged.configurations == ["Catalog"] && merged.fetchRequestTemplate(forName: "BooksByAuthor") != nil)
+
+        try ModelFixtures.writeModel(ModelFixtures.model(#"<entity name="Author"/>"#), named: "Clash", in: directory)
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle]) == nil, "two models define Author")
+        let empty = try #require(Bundle(path: try ModelFixtures.scratchDirectory().path))
+        #expect(NSManagedObjectModel.mergedModel(from: [empty]) == nil)
+    }
+
+    @Test func theVersionAStoreWasSavedWith() throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(
+            at: ModelFixtures.everything, to: directory.appendingPathComponent("Everything.xcdatamodeld"))
+        let bundle = try #require(Bundle(path: directory.path))
+        let first = try NSManagedObjectModel(
+            validatingContentsOf: ModelFixtures.everything.appendingPathComponent("Everything.xcdatamodel"))
+        let metadata: [String: Any] = [NSStoreModelVersionHashesKey: first.entityVersionHashesByName]
+        let found = try #require(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: metadata))
+        #expect(found.versionIdentifiers == ["1"] && found.versionChecksum == first.versionChecksum)
+        let unknown: [String: Any] = [NSStoreModelVersionHashesKey: ["Sample": Data([1])]]
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: unknown) == nil)
+    }
+}
