@@ -63,7 +63,7 @@ extension Workload {
                     record.active = index % 2 == 0
                 }
             }
-            bench.progress("saving \(count) objects")
+            bench.progress("in-memory store: saving \(grouped(count)) objects")
             saveSeconds = try measureSeconds { try writer.save() }
         }
         let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)

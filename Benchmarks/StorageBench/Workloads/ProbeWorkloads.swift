@@ -46,26 +46,21 @@ struct Probe: Sendable {
 }
 
 /// `storage-bench probe NAME`: runs the named probe once in a scratch directory.
-func runProbe(arguments: [String]) -> Int32 {
-    guard let name = arguments.first else {
-        print("usage: storage-bench probe NAME   (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
-        return 2
-    }
+func runProbe(name: String) throws(CommandLineError) -> Int32 {
     guard let probe = Probe.all.first(where: { $0.name == name }) else {
-        print("storage-bench probe: no probe named \(name) (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
-        return 2
+        throw CommandLineError.usage(
+            "probe: no probe named '\(name)' (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
     }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storage-probe-\(getpid())")
     defer { try? FileManager.default.removeItem(at: directory) }
     do {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try probe.run(directory)
-        print("probe \(probe.name): \(probe.operations) operations")
-        return 0
     } catch {
-        print("probe \(probe.name) failed: \(error)")
-        return 1
+        throw CommandLineError.failure("probe \(probe.name) failed: \(error)")
     }
+    print("probe \(probe.name): \(probe.operations) operations")
+    return ExitStatus.success
 }
 
 enum ProbeRuns {
