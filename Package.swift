@@ -31,6 +31,8 @@ let package = Package(
             path: "Benchmarks/StorageBench"),
         .testTarget(name: "StorageEngineTests", dependencies: ["StorageEngine", "TestSupport"]),
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "TestSupport"]),
+        // storage-bench's command line (run as a process) and its soak's ledger check.
+        .testTarget(name: "StorageBenchTests", dependencies: ["storage-bench", "OpenCoreData", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

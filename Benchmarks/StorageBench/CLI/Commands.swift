@@ -102,7 +102,7 @@ enum StorageBenchCommand {
             }
             commandName = command.name
             let rest = Array(arguments.dropFirst())
-            if command.name != "help", rest.contains("-h") || rest.contains("--help") {
+            if rest.contains("-h") || rest.contains("--help") {
                 print(command.help)
                 return ExitStatus.success
             }

@@ -55,13 +55,13 @@ func grouped(_ number: Int) -> String {
     return number < 0 ? "-" + result : result
 }
 
-/// A measured value for a table: whole numbers with thousands separators from 100 up,
-/// three significant digits below ("12.3", "0.541").
+/// A measured value for a table: whole numbers (and everything from 100 up) with
+/// thousands separators, three significant digits below ("12.3", "0.541").
 func formatted(_ value: Double) -> String {
     guard value.isFinite else { return value.isNaN ? "n/a" : (value > 0 ? "∞" : "-∞") }
     let magnitude = abs(value)
-    if magnitude >= 100 { return grouped(Int(value.rounded())) }
-    if magnitude == 0 { return "0" }
+    if magnitude >= 1e15 { return String(format: "%.3g", value) }
+    if magnitude >= 100 || value == value.rounded() { return grouped(Int(value.rounded())) }
     if magnitude >= 10 { return String(format: "%.1f", value) }
     if magnitude >= 1 { return String(format: "%.2f", value) }
     if magnitude >= 0.001 { return String(format: "%.3g", value) }
