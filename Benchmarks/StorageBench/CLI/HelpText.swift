@@ -102,7 +102,8 @@ enum HelpText {
 
     static let soak = """
         storage-bench soak [--seconds N] [--contexts N] [--processes N] [--seed N]
-                           [--directory DIR] [--keep] [--report-every N]
+                           [--policies LIST] [--durability D] [--directory DIR] [--keep]
+                           [--report-every N]
 
         Hammers one default store for N seconds and checks a ledger of acknowledged
         saves against it at the end. In this process: background contexts (one per
@@ -126,6 +127,9 @@ enum HelpText {
           --seed N         the seed of every random choice (default: the time); a run
                            prints its seed, and the same seed replays the same choices
                            (thread timing still differs)
+          --policies LIST  the merge policies contexts and processes take in turn
+                           (default error,store-trump,object-trump,overwrite,rollback)
+          --durability D   full (the default), normal or off
           --directory DIR  where the store goes (default: a fresh temporary directory)
           --keep           keep the store file afterwards (its path is printed)
           --report-every N print a status line every N seconds (default 10)

@@ -23,6 +23,8 @@ struct SoakOptions {
     var keep = false
     var reportEvery = 10.0
     var durability = "full"
+    /// The merge policies the contexts and processes take in turn.
+    var policies = SoakPolicy.allCases
 
     init(_ arguments: [String]) throws(CommandLineError) {
         var index = 0
@@ -52,6 +54,15 @@ struct SoakOptions {
                 let text = try value(argument)
                 guard let seed = UInt64(text) else { throw CommandLineError.usage("soak: --seed takes a whole number") }
                 self.seed = seed
+            case "--policies":
+                let text = try value(argument)
+                let names = text.split(separator: ",").map(String.init)
+                policies = names.compactMap(SoakPolicy.init(rawValue:))
+                guard !names.isEmpty, policies.count == names.count else {
+                    throw CommandLineError.usage(
+                        "soak: --policies takes a list of "
+                            + SoakPolicy.allCases.map(\.rawValue).joined(separator: ",") + ", not '\(text)'")
+                }
             case "--directory": directory = try value(argument)
             case "--keep": keep = true
             case "--durability":
@@ -70,6 +81,7 @@ struct SoakOptions {
     var replay: String {
         "storage-bench soak --seconds \(formatted(seconds)) --contexts \(contexts) --processes \(processes) "
             + "--seed \(seed)" + (durability == "full" ? "" : " --durability \(durability)")
+            + (policies == SoakPolicy.allCases ? "" : " --policies " + policies.map(\.rawValue).joined(separator: ","))
     }
 }
 
@@ -87,6 +99,8 @@ struct SoakSample {
     let registered: Int
     let childResident: UInt64
     let childRegistered: Int
+    /// The store file and its log.
+    let fileBytes: UInt64
 }
 
 enum SoakCommand {
@@ -118,6 +132,11 @@ enum SoakCommand {
         let keep = options.keep || !report.violations.isEmpty
         if keep {
             print("store kept: \(url.path)")
+            if !report.violations.isEmpty {
+                let list = directory.appendingPathComponent("violations.txt")
+                let text = report.violations.map { "\($0.kind.rawValue): \($0.message)\n" }.joined()
+                if (try? Data(text.utf8).write(to: list)) != nil { print("every violation: \(list.path)") }
+            }
         } else {
             try? FileManager.default.removeItem(at: directory)
         }
@@ -135,9 +154,17 @@ final class Soak: @unchecked Sendable {
     let view: NSManagedObjectContext
     private(set) var writers: [SoakWriter] = []
     private(set) var children: [SoakChildProcess] = []
-    private(set) var samples: [SoakSample] = []
-    private(set) var viewStatistics = WriterStatistics()
-    private(set) var viewErrors: [String: Int] = [:]
+    /// How long each part of the run took, in order.
+    private(set) var phases: [(name: String, seconds: Double)] = []
+    /// Guards what the monitor thread and the main thread share: the samples and the
+    /// view context's statistics.
+    private let shared = NSLock()
+    private var sampleList: [SoakSample] = []
+    private var viewState = (statistics: WriterStatistics(), errors: [String: Int]())
+
+    var samples: [SoakSample] { shared.withLock { sampleList } }
+    var viewStatistics: WriterStatistics { shared.withLock { viewState.statistics } }
+    var viewErrors: [String: Int] { shared.withLock { viewState.errors } }
     /// Change notifications the view context posted: its automatic merges.
     let viewMerges = LockedCounter()
     let names: [Int64: String]
@@ -171,7 +198,7 @@ final class Soak: @unchecked Sendable {
             let name = names[Int64(index)] ?? "?"
             context.name = name
             let writer = try SoakWriter(
-                name: name, number: Int64(index), policy: SoakPolicy.allCases[index % SoakPolicy.allCases.count],
+                name: name, number: Int64(index), policy: options.policies[index % options.policies.count],
                 context: context, parent: parent, writerNumbers: numbers, countsConflicts: index % 2 == 1,
                 seed: options.seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
             writer.didSave = { [ledger] effects in ledger.acknowledge(name, effects) }
@@ -182,7 +209,7 @@ final class Soak: @unchecked Sendable {
             children.append(
                 SoakChildProcess(
                     name: names[number] ?? "?", number: number,
-                    policy: SoakPolicy.allCases[(index + 2) % SoakPolicy.allCases.count], killable: index == 0,
+                    policy: options.policies[(index + 2) % options.policies.count], killable: index == 0,
                     ledger: ledger))
         }
         view = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
@@ -236,23 +263,36 @@ final class Soak: @unchecked Sendable {
             }.start()
         }
         if let child = children.first, child.killable { threadsDone.append(startKilling(child)) }
+        let monitor = startMonitoring()
         loop()
+        let seconds = elapsed
+        var mark = 0.0
+        func phase(_ name: String) {
+            phases.append((name, elapsed - mark))
+            mark = elapsed
+        }
+        phase("running")
         stop.stop()
+        monitor.wait()
+        sample()
         for done in threadsDone { done.wait() }
+        phase("stopping threads")
         for child in children { child.wait(timeout: 60) }
+        phase("stopping processes")
         ProgressReporter.clear()
         // Merges still queued for the view context, then a last reset of everyone.
         RunLoop.main.run(until: Date().addingTimeInterval(0.5))
         probeView()
         for writer in writers { writer.resetAndProbe() }
-        let seconds = elapsed
         for store in coordinator.persistentStores { try? coordinator.remove(store) }
+        phase("closing")
         var census = SoakCensus()
         do {
             census = try SoakCheck.run(url: url, durability: options.durability, ledger: ledger, names: names)
         } catch {
             ledger.record(SoakViolation(kind: .verify, message: "the final check could not read the store: \(error)"))
         }
+        phase("final check")
         for (name, statistics) in allStatistics() where statistics.aliveAfterReset > 0 {
             ledger.record(
                 SoakViolation(
@@ -294,31 +334,46 @@ final class Soak: @unchecked Sendable {
         return done
     }
 
+    /// The main thread's part: it serves the main queue (the view context's merges),
+    /// reads in the view context and resets it every 5 seconds.
     private func loop() {
-        var nextSample = 0.0
-        var nextReport = options.reportEvery
         var nextViewReset = 5.0
-        let progress = ProgressReporter.item(1, of: 1, name: "soak", start: start)
         while elapsed < options.seconds {
             RunLoop.main.run(until: Date().addingTimeInterval(0.2))
             readInView()
-            let now = elapsed
-            if now >= nextSample {
-                sample()
-                nextSample += 2
-            }
-            if now >= nextViewReset {
+            if elapsed >= nextViewReset {
                 probeView()
                 nextViewReset += 5
             }
-            if now >= nextReport {
-                ProgressReporter.clear()
-                print(statusLine())
-                nextReport += options.reportEvery
-            }
-            progress.show("\(Int(now)) of \(formatted(options.seconds)) s, " + statusLine(short: true))
         }
-        sample()
+    }
+
+    /// Samples memory every 2 seconds and prints a status line every `--report-every`
+    /// seconds on a thread of its own (the main thread may be busy merging for seconds).
+    private func startMonitoring() -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        let stop = stop
+        Thread { [self] in
+            var nextSample = 0.0
+            var nextReport = options.reportEvery
+            let progress = ProgressReporter.item(1, of: 1, name: "soak", start: start)
+            while !stop.isStopped {
+                let now = elapsed
+                if now >= nextSample {
+                    sample()
+                    nextSample += 2
+                }
+                if now >= nextReport {
+                    ProgressReporter.clear()
+                    print(statusLine())
+                    nextReport += options.reportEvery
+                }
+                progress.show("\(Int(now)) of \(formatted(options.seconds)) s, " + statusLine(short: true))
+                usleep(250_000)
+            }
+            done.signal()
+        }.start()
+        return done
     }
 
     /// The view context reads recent owners and their relationships, as a screen would.
@@ -333,25 +388,35 @@ final class Soak: @unchecked Sendable {
                 _ = owner.favorite?.name
             }
         } catch {
-            viewErrors[SoakWriter.describe(error), default: 0] += 1
+            shared.withLock { viewState.errors[SoakWriter.describe(error), default: 0] += 1 }
         }
+        let registered = view.registeredObjects.count
+        shared.withLock { viewState.statistics.registered = registered }
     }
 
     private func probeView() {
         let probes = view.registeredObjects.prefix(400).map { WeakObject(object: $0) }
         view.reset()
-        viewStatistics.resets += 1
-        viewStatistics.resetProbes += probes.count
-        viewStatistics.aliveAfterReset += probes.count(where: { $0.object != nil })
+        let alive = probes.count(where: { $0.object != nil })
+        shared.withLock {
+            viewState.statistics.resets += 1
+            viewState.statistics.resetProbes += probes.count
+            viewState.statistics.aliveAfterReset += alive
+            viewState.statistics.registered = 0
+        }
     }
 
     private func sample() {
-        samples.append(
-            SoakSample(
-                seconds: elapsed, resident: residentMemoryBytes(),
-                registered: writers.reduce(view.registeredObjects.count) { $0 + $1.snapshot.registered },
-                childResident: children.reduce(0) { $0 + $1.residentBytes },
-                childRegistered: children.reduce(0) { $0 + $1.registeredObjects }))
+        let sample = SoakSample(
+            seconds: elapsed, resident: residentMemoryBytes(),
+            registered: writers.reduce(viewStatistics.registered) { $0 + $1.snapshot.registered },
+            childResident: children.reduce(0) { $0 + $1.residentBytes },
+            childRegistered: children.reduce(0) { $0 + $1.registeredObjects },
+            fileBytes: ["", "-wal"].reduce(0) { total, suffix in
+                let attributes = try? FileManager.default.attributesOfItem(atPath: url.path + suffix)
+                return total + ((attributes?[.size] as? NSNumber)?.uint64Value ?? 0)
+            })
+        shared.withLock { sampleList.append(sample) }
     }
 
     func statusLine(short: Bool = false) -> String {
@@ -366,5 +431,6 @@ final class Soak: @unchecked Sendable {
             + "  saves \(grouped(statistics.saves)) (\(formatted(Double(statistics.saves) / seconds))/s)"
             + "  failed \(grouped(statistics.failed))  RSS \(memory)"
             + "  registered \(grouped(last?.registered ?? 0))  kills \(kills)"
+            + String(format: "  store %.1f MiB", Double(last?.fileBytes ?? 0) / 1_048_576)
     }
 }

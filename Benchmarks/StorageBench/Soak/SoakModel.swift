@@ -49,30 +49,13 @@ enum SoakModel {
 
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = type == .stringAttributeType
-            attribute.isIndexed = indexed
-            if type == .integer64AttributeType { attribute.defaultValue = 0 as Int64 }
-            return attribute
+            ModelDescriptions.attribute(
+                name, type, indexed: indexed, defaultValue: type == .integer64AttributeType ? Int64(0) : nil)
         }
         func relationship(_ name: String, to destination: NSEntityDescription, toMany: Bool, rule: NSDeleteRule)
             -> NSRelationshipDescription
-        {
-            let relationship = NSRelationshipDescription()
-            relationship.name = name
-            relationship.destinationEntity = destination
-            relationship.maxCount = toMany ? 0 : 1
-            relationship.deleteRule = rule
-            return relationship
-        }
-        func entity(_ name: String, _ type: NSManagedObject.Type) -> NSEntityDescription {
-            let entity = NSEntityDescription()
-            entity.name = name
-            entity.managedObjectClassName = NSStringFromClass(type)
-            return entity
-        }
+        { ModelDescriptions.relationship(name, to: destination, toMany: toMany, rule: rule) }
+        let entity = ModelDescriptions.entity
         let counter = entity("Counter", SoakCounter.self)
         let owner = entity("Owner", SoakOwner.self)
         let item = entity("Item", SoakItem.self)
@@ -86,8 +69,7 @@ enum SoakModel {
         let favorite = relationship("favorite", to: tag, toMany: false, rule: .nullifyDeleteRule)
         let favoredBy = relationship("favoredBy", to: owner, toMany: true, rule: .nullifyDeleteRule)
         for (one, other) in [(items, itemOwner), (tags, tagOwners), (favorite, favoredBy)] {
-            one.inverseRelationship = other
-            other.inverseRelationship = one
+            ModelDescriptions.pair(one, other)
         }
 
         counter.properties = [attribute("writer", .stringAttributeType), attribute("value", .integer64AttributeType)]

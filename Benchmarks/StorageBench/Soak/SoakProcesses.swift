@@ -21,8 +21,8 @@ final class SoakChildProcess: @unchecked Sendable {
     /// The running instance's latest statistics.
     private var current = WriterStatistics()
     private var memory: (resident: UInt64, registered: Int) = (0, 0)
-    private(set) var kills = 0
-    private(set) var starts = 0
+    private var killCount = 0
+    private var startCount = 0
 
     init(name: String, number: Int64, policy: SoakPolicy, killable: Bool, ledger: SoakLedger) {
         self.name = name
@@ -45,7 +45,7 @@ final class SoakChildProcess: @unchecked Sendable {
             self.process = process
             readerDone = done
             killedByUs = false
-            starts += 1
+            startCount += 1
         }
         let handle = output.fileHandleForReading
         Thread {
@@ -95,7 +95,7 @@ final class SoakChildProcess: @unchecked Sendable {
         lock.withLock { killedByUs = true }
         Foundation.kill(process.processIdentifier, SIGKILL)
         finish(process, done)
-        lock.withLock { kills += 1 }
+        lock.withLock { killCount += 1 }
     }
 
     /// Waits for the running instance to end (killing it after `timeout` seconds) and
@@ -136,6 +136,10 @@ final class SoakChildProcess: @unchecked Sendable {
     var residentBytes: UInt64 { lock.withLock { process == nil ? 0 : memory.resident } }
     var registeredObjects: Int { lock.withLock { process == nil ? 0 : memory.registered } }
     var isRunning: Bool { lock.withLock { process?.isRunning ?? false } }
+    /// How many times the soak killed it.
+    var kills: Int { lock.withLock { killCount } }
+    /// How many instances were started.
+    var starts: Int { lock.withLock { startCount } }
 }
 
 extension WriterStatistics {

@@ -29,7 +29,11 @@ struct SoakReport {
         Swift.print("")
         Swift.print(
             "store at the end: \(census.counters) counters, \(grouped(census.owners)) owners, "
-                + "\(grouped(census.items)) items, \(census.tags) tags")
+                + "\(grouped(census.items)) items, \(census.tags) tags; file and log "
+                + String(format: "%.1f MiB", Double(soak.samples.last?.fileBytes ?? 0) / 1_048_576))
+        Swift.print("")
+        Swift.print(
+            "phases: " + soak.phases.map { $0.name + String(format: " %.1f s", $0.seconds) }.joined(separator: ", "))
         Swift.print("")
         Swift.print(violationList())
     }
@@ -39,7 +43,8 @@ struct SoakReport {
             return child.killable ? "process, killed \(child.kills)×" : "process"
         }
         guard let writer = soak.writers.first(where: { $0.name == name }) else {
-            return "view, \(grouped(soak.viewMerges.value)) merges"
+            let saves = soak.writers.reduce(0) { $0 + $1.snapshot.saves }
+            return "view, merged \(grouped(soak.viewMerges.value)) of \(grouped(saves))"
         }
         if writer.parent != nil { return "parent/child chain" }
         return writer.context.automaticallyMergesChangesFromParent ? "background, merges" : "background"
@@ -63,7 +68,7 @@ struct SoakReport {
         for (name, statistics) in soak.allStatistics() {
             total = total + statistics
             let policy = self.policy(of: name)
-            let policyName = policy.map { $0.0.rawValue + ($0.counted ? " (counted)" : "") } ?? "—"
+            let policyName = policy.map { $0.0.title + ($0.counted ? " (counted)" : "") } ?? "—"
             let conflicts =
                 policy?.counted == true
                 ? grouped(statistics.optimisticConflicts + statistics.constraintConflicts) : "—"
@@ -94,7 +99,7 @@ struct SoakReport {
             let counted = members.filter { self.policy(of: $0.0)?.counted == true }.map(\.1)
                 .reduce(WriterStatistics(), +)
             var line =
-                "  \(policy.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))"
+                "  \(policy.title.padding(toLength: 13, withPad: " ", startingAt: 0))"
                 + "\(members.map(\.0).joined(separator: ",")): \(grouped(sum.saves)) saves, "
                 + "\(grouped(counted.optimisticConflicts)) optimistic-locking and "
                 + "\(grouped(counted.constraintConflicts)) constraint conflicts seen by counting policies, "
@@ -118,8 +123,9 @@ struct SoakReport {
             TextTable.Column("registered objects", width: 18, .right),
             TextTable.Column("children RSS", width: 12, .right),
             TextTable.Column("children registered", width: 19, .right),
+            TextTable.Column("store file", width: 10, .right),
         ])
-        var lines = ["MEMORY (this process: contexts and view; children: summed)", table.header]
+        var lines = ["MEMORY AND STORE FILE (this process: contexts and view; children: summed)", table.header]
         let samples = soak.samples
         let step = max(1, samples.count / 15)
         for (index, sample) in samples.enumerated() where index % step == 0 || index == samples.count - 1 {
@@ -129,6 +135,7 @@ struct SoakReport {
                 table.row([
                     String(format: "%d:%02d", seconds / 60, seconds % 60), mebibytes(sample.resident),
                     grouped(sample.registered), mebibytes(sample.childResident), grouped(sample.childRegistered),
+                    mebibytes(sample.fileBytes),
                 ]))
         }
         return lines.joined(separator: "\n")

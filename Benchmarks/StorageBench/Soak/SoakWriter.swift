@@ -14,13 +14,16 @@ import OpenCoreData
 import Synchronization
 import TestSupport
 
-/// A merge policy of the soak, by kind.
+/// A merge policy of the soak, by kind; the raw value is its command-line name.
 enum SoakPolicy: String, CaseIterable, Sendable {
     case error
-    case storeTrump = "store trump"
-    case objectTrump = "object trump"
+    case storeTrump = "store-trump"
+    case objectTrump = "object-trump"
     case overwrite
     case rollback
+
+    /// "store trump", for reports.
+    var title: String { rawValue.replacingOccurrences(of: "-", with: " ") }
 
     var type: NSMergePolicyType {
         switch self {

@@ -66,31 +66,13 @@ func runProbe(name: String) throws(CommandLineError) -> Int32 {
 enum ProbeRuns {
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = type == .stringAttributeType
-            attribute.isIndexed = indexed
-            return attribute
+            ModelDescriptions.attribute(name, type, indexed: indexed)
         }
-        let person = NSEntityDescription()
-        person.name = "Person"
-        person.managedObjectClassName = NSStringFromClass(ProbePerson.self)
-        let company = NSEntityDescription()
-        company.name = "Company"
-        company.managedObjectClassName = NSStringFromClass(ProbeCompany.self)
-        let toCompany = NSRelationshipDescription()
-        toCompany.name = "company"
-        toCompany.destinationEntity = company
-        toCompany.maxCount = 1
-        toCompany.deleteRule = .nullifyDeleteRule
-        let employees = NSRelationshipDescription()
-        employees.name = "employees"
-        employees.destinationEntity = person
-        employees.maxCount = 0
-        employees.deleteRule = .nullifyDeleteRule
-        toCompany.inverseRelationship = employees
-        employees.inverseRelationship = toCompany
+        let person = ModelDescriptions.entity("Person", ProbePerson.self)
+        let company = ModelDescriptions.entity("Company", ProbeCompany.self)
+        let toCompany = ModelDescriptions.relationship("company", to: company, toMany: false)
+        let employees = ModelDescriptions.relationship("employees", to: person, toMany: true)
+        ModelDescriptions.pair(toCompany, employees)
         person.properties = [
             attribute("id", .integer64AttributeType, indexed: true), attribute("firstName", .stringAttributeType),
             attribute("lastName", .stringAttributeType), attribute("age", .integer16AttributeType, indexed: true),

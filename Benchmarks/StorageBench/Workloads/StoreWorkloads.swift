@@ -16,16 +16,9 @@ final class StoreBenchRecord: NSManagedObject {
 enum StoreBench {
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = type == .stringAttributeType || type == .dateAttributeType
-            attribute.isIndexed = indexed
-            return attribute
+            ModelDescriptions.attribute(name, type, indexed: indexed)
         }
-        let entity = NSEntityDescription()
-        entity.name = "StoreRecord"
-        entity.managedObjectClassName = NSStringFromClass(StoreBenchRecord.self)
+        let entity = ModelDescriptions.entity("StoreRecord", StoreBenchRecord.self)
         entity.properties = [
             attribute("name", .stringAttributeType), attribute("age", .integer16AttributeType, indexed: true),
             attribute("score", .integer64AttributeType, indexed: true), attribute("weight", .doubleAttributeType),

@@ -21,16 +21,9 @@ final class WriteBenchPerson: NSManagedObject {
 enum WriteBench {
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = false
-            attribute.isIndexed = indexed
-            return attribute
+            ModelDescriptions.attribute(name, type, optional: false, indexed: indexed)
         }
-        let entity = NSEntityDescription()
-        entity.name = "Person"
-        entity.managedObjectClassName = NSStringFromClass(WriteBenchPerson.self)
+        let entity = ModelDescriptions.entity("Person", WriteBenchPerson.self)
         entity.properties = [
             attribute("firstName", .stringAttributeType), attribute("lastName", .stringAttributeType),
             attribute("age", .integer16AttributeType, indexed: true), attribute("email", .stringAttributeType),
