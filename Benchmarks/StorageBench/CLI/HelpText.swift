@@ -134,9 +134,11 @@ enum HelpText {
           --keep           keep the store file afterwards (its path is printed)
           --report-every N print a status line every N seconds (default 10)
 
-        Prints throughput, conflicts per merge policy, memory over time and every
-        violation. Exit status: 0 no violation; 1 violations (or the soak failed to
-        run); 2 usage error. Hours: storage-bench soak --seconds 14400 --report-every 300
+        Prints throughput, conflicts per merge policy, memory and the store file's size
+        over time and every violation; with violations the store is kept and
+        violations.txt beside it lists them all. Exit status: 0 no violation;
+        1 violations (or the soak failed to run); 2 usage error.
+        Hours: storage-bench soak --seconds 14400 --report-every 300
         """
 
     static let probe = """

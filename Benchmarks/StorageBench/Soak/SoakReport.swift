@@ -47,7 +47,7 @@ struct SoakReport {
             return "view, merged \(grouped(soak.viewMerges.value)) of \(grouped(saves))"
         }
         if writer.parent != nil { return "parent/child chain" }
-        return writer.context.automaticallyMergesChangesFromParent ? "background, merges" : "background"
+        return writer.context.automaticallyMergesChangesFromParent ? "background, auto-merging" : "background"
     }
 
     private func policy(of name: String) -> (SoakPolicy, counted: Bool)? {
