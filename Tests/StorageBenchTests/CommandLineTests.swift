@@ -154,8 +154,8 @@ import Testing
         let run = try StorageBenchProcess.run(["store/default", "store/in-memory", "--scale", "0.001"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!run.stdout.contains("SQLite") && !run.stderr.contains("SQLite"))
-        #expect(run.stdout.contains("single-object saves (full durability: fdatasync each)"))
-        #expect(run.stdout.contains("single-object saves (in memory, not durable)"))
+        #expect(run.stdout.contains("single-object saves (full durability)"))
+        #expect(run.stdout.contains("single-object saves (not durable)"))
         #expect(!run.stdout.contains("(durable)"))
         #expect(run.stdout.contains("insert 100 in one save"))
     }

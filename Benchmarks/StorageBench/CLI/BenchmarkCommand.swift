@@ -159,7 +159,7 @@ struct ResultPrinter {
         self.comparing = comparing
         var columns = [
             TextTable.Column("workload", width: workloads.map(\.name.count).max() ?? 0),
-            TextTable.Column("measurement", width: 42),
+            TextTable.Column("measurement", width: 48),
             TextTable.Column("value", width: 13, .right),
             TextTable.Column("unit", width: 11),
         ]

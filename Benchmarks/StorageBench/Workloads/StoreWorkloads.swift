@@ -67,11 +67,11 @@ enum StoreBench {
     /// What one save of `type` costs in durability, for the single-save label.
     static func durability(_ type: String, options: [AnyHashable: Any]?) -> String {
         switch type {
-        case NSInMemoryStoreType: return "in memory, not durable"
-        case NSBinaryStoreType: return "durable: each rewrites and syncs the file"
+        case NSInMemoryStoreType: return "not durable"
+        case NSBinaryStoreType: return "durable, file rewritten"
         default:
             let setting = options?[PageFileStoreDurabilityOption] as? String ?? "full"
-            return setting == "full" ? "full durability: fdatasync each" : "durability \(setting)"
+            return "\(setting) durability"
         }
     }
 
