@@ -83,21 +83,32 @@ import Testing
         for store in coordinator.persistentStores { try coordinator.remove(store) }
     }
 
-    @Test func theFinalCheckFindsLostSavesDeletedObjectsAndStaleValues() throws {
+    /// Writer c3's claims: its counter, owners at `owners` past ownerKey, the store's two
+    /// items, the first at `itemValue`.
+    static func claims(counter: Int64, owners: [Int64], itemValue: Int64) -> SoakEffects {
+        var claims = SoakEffects(counter: counter)
+        claims.insertedOwners = owners.map { ownerKey + $0 }
+        claims.insertedItems = [ownerKey + 1, ownerKey + 2]
+        claims.itemValues = [[ownerKey + 1, itemValue]]
+        return claims
+    }
+
+    /// The final check of `ledger` against makeStore's store.
+    static func check(_ ledger: SoakLedger) throws -> SoakCensus {
         let directory = try StorageBenchProcess.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("Soak.store")
-        try Self.makeStore(at: url)
+        try makeStore(at: url)
+        return try SoakCheck.run(url: url, durability: "normal", ledger: ledger, names: [3: "c3"])
+    }
+
+    @Test func theFinalCheckFindsLostSavesDeletedObjectsAndStaleValues() throws {
         let ledger = SoakLedger()
-        var claims = SoakEffects(counter: 7)
-        claims.insertedOwners = [Self.ownerKey, Self.ownerKey + 40]
-        claims.insertedItems = [Self.ownerKey + 1, Self.ownerKey + 2]
-        claims.itemValues = [[Self.ownerKey + 1, 4]]
-        ledger.acknowledge("c3", claims)
+        ledger.acknowledge("c3", Self.claims(counter: 7, owners: [0, 40], itemValue: 4))
         var delete = SoakEffects(counter: 7)
         delete.deletedItems = [Self.ownerKey + 2]
         ledger.acknowledge("c3", delete)
-        let census = try SoakCheck.run(url: url, durability: "normal", ledger: ledger, names: [3: "c3"])
+        let census = try Self.check(ledger)
         #expect(census.owners == 1 && census.items == 2 && census.tags == 1 && census.counters == 1)
         let found = ledger.violations.map { "\($0.kind): \($0.message)" }
         #expect(
@@ -110,17 +121,9 @@ import Testing
     }
 
     @Test func aSoundStoreWithAnHonestLedgerHasNoViolations() throws {
-        let directory = try StorageBenchProcess.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("Soak.store")
-        try Self.makeStore(at: url)
         let ledger = SoakLedger()
-        var claims = SoakEffects(counter: 5)
-        claims.insertedOwners = [Self.ownerKey]
-        claims.insertedItems = [Self.ownerKey + 1, Self.ownerKey + 2]
-        claims.itemValues = [[Self.ownerKey + 1, 3]]
-        ledger.acknowledge("c3", claims)
-        _ = try SoakCheck.run(url: url, durability: "normal", ledger: ledger, names: [3: "c3"])
+        ledger.acknowledge("c3", Self.claims(counter: 5, owners: [0], itemValue: 3))
+        _ = try Self.check(ledger)
         #expect(ledger.violations.isEmpty, "\(ledger.violations.map(\.message))")
     }
 
