@@ -423,7 +423,7 @@ public final class Database: @unchecked Sendable {
                 try refreshLocked()
             }
             defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
-            let transaction = beginWrite()
+            let transaction = try beginWrite()
             defer {
                 transaction.core.isOpen = false
                 if let writer = transaction.core.writer { restoreFreeList(writer) }
@@ -445,9 +445,14 @@ public final class Database: @unchecked Sendable {
         return result
     }
 
-    private func beginWrite() -> WriteTransaction {
+    private func beginWrite() throws -> WriteTransaction {
         let (state, oldestReader) = stateLock.withLock { () -> (CommitState, UInt64) in
             (committed, readers.values.min() ?? committed.transaction)
+        }
+        // Only a damaged (forged) meta or log gets here: 2^63 transactions never happen.
+        guard state.transaction + 1 < MetaSlot.transactionLimit else {
+            throw StorageError.corrupt(
+                "transaction id \(state.transaction) is at the limit of 2^63 (SPEC.md §5): the meta is damaged")
         }
         freeList.release(
             threshold: min(oldestReader, checkpointed.transaction), snapshotThreshold: oldestReader,

@@ -56,6 +56,8 @@ enum MetaSlot {
     static let minimumPageSize = 512
     static let maximumPageSize = 65_536
     static let maximumPageCount: UInt64 = 1 << 40
+    /// Transaction ids lie below this (SPEC.md §5).
+    static let transactionLimit: UInt64 = 1 << 63
 
     static func isValidPageSize(_ size: Int) -> Bool {
         size >= minimumPageSize && size <= maximumPageSize && size & (size - 1) == 0
@@ -107,7 +109,7 @@ enum MetaSlot {
             transaction: get64(bytes, transactionOffset), catalogRoot: get64(bytes, catalogRootOffset),
             freeListHead: get64(bytes, freeListHeadOffset), pageCount: get64(bytes, pageCountOffset))
         guard state.pageCount >= 1, state.pageCount < maximumPageCount, state.catalogRoot < state.pageCount,
-            state.freeListHead < state.pageCount, state.transaction < 1 << 63
+            state.freeListHead < state.pageCount, state.transaction < transactionLimit
         else { return .invalid("slot \(slot): roots out of range") }
         return .valid(state, pageSize: pageSize)
     }

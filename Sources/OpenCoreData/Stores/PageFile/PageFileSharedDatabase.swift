@@ -149,9 +149,9 @@ final class PageFileSharedDatabase: @unchecked Sendable {
 }
 
 extension PageFileStore {
-    /// The largest `next-key` a store accepts: far beyond any real store, and far enough
-    /// below `Int64.max` that handing out keys and reserving blocks cannot overflow.
-    static let maximumNextKey = Int64.max / 2
+    /// The largest `next-key` a store accepts (``StoreCounterLimit``): handing out keys
+    /// and reserving blocks cannot overflow.
+    static let maximumNextKey = StoreCounterLimit.maximum
 
     /// The `next-key` record of `meta`; nil when absent.
     ///
