@@ -222,7 +222,9 @@ enum BinaryStoreFile {
     /// The bytes of the file at `path`, or nil when there is none.
     static func read(path: String, fileSystem: any StorageFileSystem) throws -> [UInt8]? {
         guard fileSystem.fileExists(atPath: path) else { return nil }
-        let file = try fileSystem.openFile(atPath: path, create: false)
+        // Read-only, so a store on a read-only file system (or one this process may not
+        // write) loads; only a save needs to write, and writes a new file anyway.
+        let file = try fileSystem.openFileReadOnly(atPath: path)
         defer { file.close() }
         let size = try file.size()
         guard size <= UInt64(Int.max / 2) else {
