@@ -5,6 +5,12 @@
 // package under Benchmarks/Peers.)
 import PackageDescription
 
+/// Debug builds check the storage engine's invariants as it runs (StorageEngine/Support/
+/// InternalChecks.swift, README "Storage engine"); release builds compile the checks out.
+let engineInternalChecks: [SwiftSetting] = [
+    .define("STORAGE_ENGINE_INTERNAL_CHECKS", .when(configuration: .debug))
+]
+
 let package = Package(
     name: "OpenCoreData",
     platforms: [.macOS(.v15)],
@@ -17,7 +23,7 @@ let package = Package(
     targets: [
         // The storage engine: named ordered trees of bytes, transactions, snapshots,
         // a copy-on-write page file and a write-ahead log. Knows nothing of entities.
-        .target(name: "StorageEngine"),
+        .target(name: "StorageEngine", swiftSettings: engineInternalChecks),
         // What users import: the Core Data programming model.
         .target(name: "OpenCoreData", dependencies: ["StorageEngine"]),
         // Shared by tests, the fuzzer and the benchmarks: seeded randomness, oracles,
@@ -29,8 +35,12 @@ let package = Package(
         .executableTarget(
             name: "storage-bench", dependencies: ["StorageEngine", "OpenCoreData", "TestSupport"],
             path: "Benchmarks/StorageBench"),
-        .testTarget(name: "StorageEngineTests", dependencies: ["StorageEngine", "TestSupport"]),
+        .testTarget(
+            name: "StorageEngineTests", dependencies: ["StorageEngine", "TestSupport"],
+            swiftSettings: engineInternalChecks),
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "TestSupport"]),
+        // storage-bench's command line (run as a process) and its soak's ledger check.
+        .testTarget(name: "StorageBenchTests", dependencies: ["storage-bench", "OpenCoreData", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

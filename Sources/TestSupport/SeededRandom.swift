@@ -28,6 +28,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         return UInt64(text)
     }
 
+    /// The next 64 random bits (SplitMix64).
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
@@ -53,7 +54,10 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 
     /// A random element of a non-empty collection.
     public mutating func pick<C: Collection>(_ collection: C) -> C.Element {
-        collection.randomElement(using: &self)!
+        guard let element = collection.randomElement(using: &self) else {
+            preconditionFailure("pick needs a non-empty collection")
+        }
+        return element
     }
 
     /// The message to print when a seeded check fails: how to replay it.

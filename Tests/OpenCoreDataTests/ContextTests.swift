@@ -183,27 +183,12 @@ final class NotificationLog: @unchecked Sendable {
     }
 
     @Test func mergingADidSaveNotification() throws {
-        let coordinator = try TestStack.coordinator()
-        let main = TestStack.context(coordinator)
-        let company = TCompany(context: main)
-        company.name = "Acme"
-        let ada = TEmployee(context: main)
-        ada.company = company
-        try main.save()
-        let background = TestStack.context(coordinator)
-        let log = NotificationLog([.NSManagedObjectContextDidSave], from: background)
-        try background.performAndWait {
-            let theirs = try background.existingObject(with: company.objectID) as! TCompany
-            theirs.name = "Renamed"
-            let theirAda = try background.existingObject(with: ada.objectID) as! TEmployee
-            background.delete(theirAda)
-            try background.save()
-        }
-        let note = try #require(log.all.first)
-        main.mergeChanges(fromContextDidSave: note)
-        #expect(company.name == "Renamed")
-        #expect(ada.managedObjectContext == nil)
-        #expect(company.employees.isEmpty)
+        let scenario = try SavedElsewhere()
+        let note = try scenario.renameCompanyAndDeleteAda()
+        scenario.main.mergeChanges(fromContextDidSave: note)
+        #expect(scenario.company.name == "Renamed")
+        #expect(scenario.ada.managedObjectContext == nil)
+        #expect(scenario.company.employees.isEmpty)
     }
 
     @Test func automaticMergingFromTheCoordinator() async throws {

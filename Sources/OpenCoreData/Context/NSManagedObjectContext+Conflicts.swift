@@ -172,28 +172,14 @@ extension NSManagedObjectContext {
     /// Restores `object`, deleted in this save, to the stored state: the merge policy
     /// discarded the delete (the row changed in the store since the object was read).
     func restoreDeletedObject(_ object: NSManagedObject, values: [Any?]?, version: Int64) {
-        object.deletedFlag = false
-        deleted.remove(object)
-        noticeDeleted.remove(object)
-        if let values {
-            object.values = values
-            object.committed = values
-        }
-        object.dirtySlots = []
-        object.version = version
-        object.awake(fromSnapshotEvents: .mergePolicy)
+        lifecycle.restoreDeleted(object, values: values, version: version)
     }
 
     /// Inserts `object` again: its row was deleted by another save and the merge policy
     /// keeps the object. It keeps its object ID and is saved as a new row.
     func insertAgain(_ object: NSManagedObject) {
-        guard !object.insertedFlag, !object.deletedFlag else { return }
-        if object.updatedFlag {
-            updated.remove(object)
-            object.updatedFlag = false
-        }
-        object.insertedFlag = true
-        inserted.insert(object)
+        guard !object.isInserted, !object.isDeleted else { return }
+        lifecycle.insertAgain(object)
     }
 }
 
@@ -215,13 +201,9 @@ struct ConflictsResolved: Error, @unchecked Sendable {
     /// policy that resolves nothing.
     func retryLimitError(attempts: Int) -> NSError {
         guard mergeConflicts.isEmpty else {
-            return CoreDataError.make(
-                NSManagedObjectMergeError,
-                "the save still conflicted after \(attempts) merges: other saves keep changing its objects",
-                userInfo: [
-                    NSPersistentStoreSaveConflictsErrorKey: mergeConflicts,
-                    NSAffectedObjectsErrorKey: mergeConflicts.map(\.sourceObject.objectID),
-                ])
+            return CoreDataError.mergeConflicts(
+                mergeConflicts,
+                "the save still conflicted after \(attempts) merges: other saves keep changing its objects")
         }
         return CoreDataError.make(
             NSManagedObjectConstraintMergeError,

@@ -51,15 +51,9 @@ extension NSManagedObjectContext {
         }
         for id in changes.deleted {
             guard let object = registry[id] else { continue }
-            registry[id] = nil
-            inserted.remove(object)
-            updated.remove(object)
-            deleted.remove(object)
-            object.updatedFlag = false
-            object.managedObjectContext = nil
-            noticeDeleted.insert(object)
+            lifecycle.invalidate(object)
         }
-        postObjectsDidChange(refreshed: refreshed)
+        lifecycle.postObjectsDidChange(refreshed: refreshed)
     }
 
     /// After a save: contexts that merge automatically get the changes on their queue.

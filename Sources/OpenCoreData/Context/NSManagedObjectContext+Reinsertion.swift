@@ -14,7 +14,7 @@ extension NSManagedObjectContext {
     ) throws {
         for index in request.insertedRows.indices {
             let id = request.insertedRows[index].objectID
-            guard newObjects[id] == nil, let object = registry[id], object.insertedFlag, object.version > 0
+            guard newObjects[id] == nil, let object = registry[id], object.isInserted, object.version > 0
             else { continue }
             request.insertedRows[index] = try reinsertionRow(
                 for: object, mapping: mapping, repairing: &request, repaired: &repaired)
@@ -97,17 +97,14 @@ extension NSManagedObjectContext {
     func adoptRepairedInverses(_ repaired: [NSManagedObjectID: [Int]], saved: [NSManagedObject]) {
         let savedIDs = Set(saved.map(\.objectID))
         for (id, slots) in repaired {
-            guard let object = registry[id], !object.faultFlag else { continue }
+            guard let object = registry[id], !object.isFault else { continue }
             guard savedIDs.contains(id) else {
                 refresh(object, mergeChanges: true)
                 continue
             }
             // Saved with its own changes: its version comes with the save; only the slots change.
             guard let row = try? persistentStoreCoordinator?.row(for: id) else { continue }
-            let fresh = object.objectValues(from: row.values)
-            for slot in slots where slot < fresh.count && slot < object.values.count {
-                object.values[slot] = fresh[slot]
-            }
+            lifecycle.adopt(slots, from: row.values, of: object)
         }
     }
 

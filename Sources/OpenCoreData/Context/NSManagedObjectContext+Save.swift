@@ -16,7 +16,7 @@ extension NSManagedObjectContext {
     public func save() throws {
         processPendingChanges()
         guard hasChanges else { return }
-        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self, userInfo: nil)
+        lifecycle.postWillSave()
         for object in inserted { object.willSave() }
         for object in updated where object.hasDirtySlots { object.willSave() }
         for object in deleted { object.willSave() }
@@ -31,29 +31,18 @@ extension NSManagedObjectContext {
         var savedDeleted = Array(deleted)
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
-            settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
+            lifecycle.settleSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
         } else {
             let versions = try writeChangesResolvingConflicts(
                 inserted: &savedInserted, updated: &savedUpdated, deleted: &savedDeleted)
             // A delete the merge policy rolled back leaves the object in the context.
-            savedDeleted.removeAll { !$0.deletedFlag }
+            savedDeleted.removeAll { !$0.isDeleted }
             // A conflict resolved by discarding an object's changes leaves nothing to report for it.
-            let rolledBack = savedUpdated.filter { !$0.hasDirtySlots }
             savedUpdated.removeAll { !$0.hasDirtySlots }
-            settleAfterSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: versions)
-            for object in rolledBack { object.updatedFlag = false }
+            lifecycle.settleSave(
+                inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: versions)
         }
-        let changes = SavedChanges(
-            inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
-            deleted: savedDeleted.map(\.objectID))
-        var info: [AnyHashable: Any] = [
-            NSInsertedObjectsKey: Set(savedInserted), NSUpdatedObjectsKey: Set(savedUpdated),
-            NSDeletedObjectsKey: Set(savedDeleted),
-        ]
-        info[SavedChanges.userInfoKey] = changes
-        for object in savedInserted { object.didSave() }
-        for object in savedUpdated { object.didSave() }
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: info)
+        let changes = lifecycle.finishSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
         notifyAutomaticMerging(changes)
     }
 
@@ -133,18 +122,12 @@ extension NSManagedObjectContext {
             for object in inserted where parent.registry[object.objectID] == nil {
                 let copy = type(of: object).init(entity: object.entity, insertInto: nil)
                 copy.setObjectID(object.objectID)
-                copy.values = copy.layout.defaultValues
-                copy.faultFlag = false
-                copy.managedObjectContext = parent
-                copy.insertedFlag = true
-                parent.registry[copy.objectID] = copy
-                parent.inserted.insert(copy)
-                parent.noticeInserted.insert(copy)
+                parent.lifecycle.insert(copy, awakes: false)
             }
             for object in inserted + updated {
                 let target = parent.object(with: object.objectID)
                 let slots: [Int] =
-                    object.insertedFlag
+                    object.isInserted
                     ? Array(object.values.indices)
                     : object.dirtySlots.indices.filter { object.dirtySlots[$0] }
                 for slot in slots {
@@ -161,46 +144,17 @@ extension NSManagedObjectContext {
     /// A child's slot value as this context's value: objects replaced by this context's ones.
     private func translate(_ value: Any?, slot: Int, of object: NSManagedObject) -> Any? {
         guard object.layout.relationshipBySlot[slot] != nil else { return value }
+        // Collections first: casting a set to a class bridges it to an NSSet on Linux.
         switch value {
-        case let destination as NSManagedObject:
-            return self.object(with: destination.objectID)
         case let set as Set<NSManagedObject>:
             return Set(set.map { self.object(with: $0.objectID) })
         case let array as [NSManagedObject]:
             return array.map { self.object(with: $0.objectID) }
-        case let unresolved as UnresolvedRelationship:
-            return unresolved
+        case let destination as NSManagedObject:
+            return self.object(with: destination.objectID)
         default:
             return value
         }
-    }
-
-    /// Marks the saved changes as committed in this context.
-    private func settleAfterSave(
-        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject],
-        versions: [NSManagedObjectID: Int64]
-    ) {
-        for object in inserted {
-            object.insertedFlag = false
-            object.dirtySlots = []
-            object.committed = object.values
-            object.version = 1
-        }
-        for object in updated {
-            object.updatedFlag = false
-            object.dirtySlots = []
-            object.committed = object.values
-            if let version = versions[object.objectID] { object.version = version }
-        }
-        for object in deleted {
-            registry[object.objectID] = nil
-            object.managedObjectContext = nil
-            object.deletedFlag = false
-        }
-        self.inserted = []
-        for object in self.updated { object.updatedFlag = false }
-        self.updated = []
-        self.deleted = []
     }
 }
 

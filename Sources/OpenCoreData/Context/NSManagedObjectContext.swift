@@ -72,15 +72,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Object state (touched only on the context's queue)
 
     @exclusivity(unchecked) var registry = ObjectRegistry()
-    @exclusivity(unchecked) var inserted = ObjectSet()
-    @exclusivity(unchecked) var updated = ObjectSet()
-    @exclusivity(unchecked) var deleted = ObjectSet()
-    /// Deleted objects whose delete rules have not run yet.
-    var pendingDeletes: [NSManagedObject] = []
-    /// Changes since the last ObjectsDidChange notification.
-    @exclusivity(unchecked) var noticeInserted = ObjectSet()
-    @exclusivity(unchecked) var noticeUpdated = ObjectSet()
-    @exclusivity(unchecked) var noticeDeleted = ObjectSet()
+    /// Every state change of the registered objects passes it (ObjectLifecycle.swift).
+    let lifecycle = ObjectLifecycle()
+    /// Objects inserted since the last save.
+    var inserted: ObjectSet { lifecycle.inserted }
+    /// Objects changed since the last save (those with changed slots are updated).
+    var updated: ObjectSet { lifecycle.updated }
+    /// Stored objects deleted since the last save.
+    var deleted: ObjectSet { lifecycle.deleted }
 
     // MARK: Creating
 
@@ -93,6 +92,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             queue = DispatchQueue(label: "OpenCoreData.NSManagedObjectContext")
         }
         super.init()
+        lifecycle.attach(to: self)
         if concurrencyType != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: queueToken)
         }
@@ -193,9 +193,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var deletedObjects: Set<NSManagedObject> { deleted.asSet }
 
     /// Whether the context has unsaved changes.
-    open var hasChanges: Bool {
-        !inserted.isEmpty || !deleted.isEmpty || !pendingDeletes.isEmpty || updated.contains { $0.hasDirtySlots }
-    }
+    open var hasChanges: Bool { lifecycle.hasChanges }
 
     /// The registered object with `objectID`, or nil.
     open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
@@ -220,14 +218,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// - Throws: `NSManagedObjectReferentialIntegrityError` (133000) when no store or
     ///   parent context has the object.
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
-        if let object = registry[objectID], !object.faultFlag { return object }
+        if let object = registry[objectID], !object.isFault { return object }
         guard let snapshot = try snapshot(for: objectID) else {
             throw CoreDataError.make(
                 NSManagedObjectReferentialIntegrityError,
                 "no object with ID \(objectID.uriRepresentation().absoluteString) exists in the context's stores")
         }
         let object = self.object(with: objectID)
-        if object.faultFlag { fill(object, values: snapshot.values, version: snapshot.version) }
+        if object.isFault { fill(object, values: snapshot.values, version: snapshot.version) }
         return object
     }
 
@@ -261,7 +259,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// What a child sees of `objectID`: this context's current state when registered.
     private func snapshotForChild(_ objectID: NSManagedObjectID) throws -> (values: [StoreValue], version: Int64)? {
-        if let object = registry[objectID], !object.faultFlag {
+        if let object = registry[objectID], !object.isFault {
             return (try object.storeValues(), object.version)
         }
         return try snapshot(for: objectID)
@@ -283,13 +281,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         fill(object, values: loaded.values, version: loaded.version)
     }
 
+    /// Loads the fault `object` with `values` (stored form) of row version `version`.
     func fill(_ object: NSManagedObject, values: [StoreValue], version: Int64) {
-        object.pendingFault = nil
-        object.values = object.layout.objectValues(fromStored: values)
-        object.committed = object.values
-        object.version = version
-        object.faultFlag = false
-        object.awakeFromFetch()
+        lifecycle.load(object, stored: values, version: version)
     }
 
     /// The destinations of a to-many relationship the row left unresolved.
@@ -306,7 +300,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private func destinationIDsForChild(_ relationship: NSRelationshipDescription, _ objectID: NSManagedObjectID)
         -> [NSManagedObjectID]
     {
-        if let object = registry[objectID], !object.faultFlag,
+        if let object = registry[objectID], !object.isFault,
             let slot = object.layout.slotsByName[relationship.name]
         {
             return object.destinations(slot).map(\.objectID)

@@ -136,21 +136,31 @@ extension NSManagedObject {
     /// as object IDs (to-one) or arrays of object IDs (to-many), transient properties left out.
     func snapshot(of values: [Any?]) -> [String: Any] {
         var result: [String: Any] = [:]
-        let saved = self.values
-        self.values = values
-        defer { self.values = saved }
         for slot in layout.properties.indices where slot < values.count && !layout.transientBySlot[slot] {
             let name = layout.properties[slot].name
             if layout.attributeBySlot[slot] != nil {
                 result[name] = values[slot] ?? NSNull()
                 continue
             }
-            switch (try? storeValue(slot: slot, mapping: [:])) ?? .null {
+            switch (try? storeValue(slot: slot, of: values, mapping: [:])) ?? .null {
             case .objectID(let id): result[name] = id
             case .objectIDs(let ids): result[name] = ids
             default: result[name] = NSNull()
             }
         }
         return result
+    }
+}
+
+extension CoreDataError {
+    /// `NSManagedObjectMergeError` (133020) carrying `conflicts` as Core Data does: the
+    /// conflicts and the IDs of their objects.
+    static func mergeConflicts(_ conflicts: [NSMergeConflict], _ message: String) -> NSError {
+        make(
+            NSManagedObjectMergeError, message,
+            userInfo: [
+                NSPersistentStoreSaveConflictsErrorKey: conflicts,
+                NSAffectedObjectsErrorKey: conflicts.map(\.sourceObject.objectID),
+            ])
     }
 }

@@ -9,7 +9,7 @@ extension NSMergePolicy {
             // Deleted in the store: the store's state wins by deleting the object here
             // too, the object's by inserting it again (as Core Data's force insertion).
             // (A conflict made with the public initializer carries no stored row to merge.)
-            guard conflict.persistedSnapshot == nil, conflict.newVersionNumber == 0, !object.deletedFlag,
+            guard conflict.persistedSnapshot == nil, conflict.newVersionNumber == 0, !object.isDeleted,
                 let context = object.managedObjectContext
             else { return }
             switch mergeType {
@@ -18,11 +18,11 @@ extension NSMergePolicy {
             }
             return
         }
-        if object.deletedFlag {
+        if object.isDeleted {
             // A delete is the object's change as a whole: only rollback discards it.
             if mergeType == .rollbackMergePolicyType {
                 object.managedObjectContext?.restoreDeletedObject(
-                    object, values: object.faultFlag ? nil : object.objectValues(from: persisted),
+                    object, values: object.isFault ? nil : object.objectValues(from: persisted),
                     version: Int64(conflict.newVersionNumber))
             } else {
                 applyDeleteRules(of: object, toDestinationsAddedIn: persisted)
@@ -31,13 +31,14 @@ extension NSMergePolicy {
             return
         }
         // A fault (deleted without being read) has no values to merge, only a version.
-        guard !object.faultFlag else {
+        guard !object.isFault else {
             object.version = Int64(conflict.newVersionNumber)
             return
         }
         let layout = object.layout
         let stored = object.objectValues(from: persisted)
         let cachedStore = object.cachedStoreValues()
+        var values = object.values
         var dirty = object.dirtySlots
         if dirty.count < layout.properties.count {
             dirty = Array(repeating: false, count: layout.properties.count)
@@ -51,22 +52,22 @@ extension NSMergePolicy {
                 return
             case .mergeByPropertyStoreTrumpMergePolicyType:
                 if !dirty[slot] || changedInStore {
-                    object.values[slot] = stored[slot]
+                    values[slot] = stored[slot]
                     dirty[slot] = false
                 }
             case .mergeByPropertyObjectTrumpMergePolicyType:
-                if !dirty[slot] { object.values[slot] = stored[slot] }
+                if !dirty[slot] { values[slot] = stored[slot] }
             case .overwriteMergePolicyType:
                 // The whole object is written, except to-many relationships never resolved here.
-                if !(object.values[slot] is UnresolvedRelationship) { dirty[slot] = true }
+                if UnresolvedRelationship.from(values[slot]) == nil { dirty[slot] = true }
             case .rollbackMergePolicyType:
-                object.values[slot] = stored[slot]
+                values[slot] = stored[slot]
                 dirty[slot] = false
             }
         }
-        object.committed = stored
-        object.dirtySlots = dirty.contains(true) ? dirty : []
-        object.version = Int64(conflict.newVersionNumber)
+        ObjectLifecycle.resolveConflict(
+            of: object, values: values, committed: stored, dirtySlots: dirty.contains(true) ? dirty : [],
+            version: Int64(conflict.newVersionNumber))
     }
 
     /// Runs `object`'s delete rules on the destinations another save gave it since the
@@ -110,9 +111,6 @@ extension NSManagedObject {
     /// The committed values in stored form, to tell which properties the store changed.
     fileprivate func cachedStoreValues() -> [StoreValue] {
         guard let committed else { return [] }
-        let current = values
-        values = committed
-        defer { values = current }
-        return (try? storeValues()) ?? []
+        return (try? committed.indices.map { try storeValue(slot: $0, of: committed, mapping: [:]) }) ?? []
     }
 }

@@ -45,13 +45,8 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     ///   `NSPersistentStoreSaveConflictsErrorKey` for the error policy.
     open func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
         if mergeType == .errorMergePolicyType {
-            throw CoreDataError.make(
-                NSManagedObjectMergeError,
-                "optimistic locking failure: \(list.count) object(s) changed in the store since they were read",
-                userInfo: [
-                    NSPersistentStoreSaveConflictsErrorKey: list,
-                    NSAffectedObjectsErrorKey: list.map(\.sourceObject.objectID),
-                ])
+            throw CoreDataError.mergeConflicts(
+                list, "optimistic locking failure: \(list.count) object(s) changed in the store since they were read")
         }
         for conflict in list { merge(conflict) }
     }

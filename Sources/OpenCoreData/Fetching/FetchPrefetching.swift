@@ -15,7 +15,7 @@ extension NSManagedObjectContext {
     /// - Throws: `NSCoreDataError` (134060) naming the first step that is not a relationship.
     func validatePrefetching(_ keyPaths: [String], from entity: NSEntityDescription) throws {
         for keyPath in keyPaths {
-            var entities = FetchEvaluation.entities(entity, includingSubentities: true)
+            var entities = entity.hierarchy(includingSubentities: true)
             for name in keyPath.split(separator: ".").map(String.init) {
                 let relationships = entities.compactMap { $0.relationshipsByName[name] }
                 guard !relationships.isEmpty else {
@@ -25,7 +25,7 @@ extension NSManagedObjectContext {
                             + "entity '\(entities.first?.name ?? "?")'")
                 }
                 entities = relationships.compactMap(\.destinationEntity).flatMap {
-                    FetchEvaluation.entities($0, includingSubentities: true)
+                    $0.hierarchy(includingSubentities: true)
                 }
             }
         }
@@ -62,7 +62,7 @@ extension NSManagedObjectContext {
 
     /// Gives every fault among `objects` without a pending row its row, in one store call.
     private func attachRows(toFaults objects: [NSManagedObject]) throws {
-        try attachRows(to: objects.filter { $0.faultFlag }.map(\.objectID))
+        try attachRows(to: objects.filter { $0.isFault }.map(\.objectID))
     }
 
     /// Registers `objectIDs` and gives those that are faults without a fetched row their row, in one store call.
@@ -70,7 +70,7 @@ extension NSManagedObjectContext {
         var needed: [NSManagedObject] = []
         for id in objectIDs where !id.isTemporaryID {
             let object = self.object(with: id)
-            guard object.faultFlag else { continue }
+            guard object.isFault else { continue }
             if case .row = object.pendingFault { continue }
             needed.append(object)
         }
@@ -83,7 +83,7 @@ extension NSManagedObjectContext {
 
     /// The destination IDs of relationship `slot` of `source`, read without firing it.
     private func destinationIDs(of source: NSManagedObject, slot: Int) throws -> [NSManagedObjectID] {
-        if source.faultFlag {
+        if source.isFault {
             guard case .row(let row) = source.pendingFault, slot < row.values.count else { return [] }
             switch row.values[slot] {
             case .objectID(let id): return [id]

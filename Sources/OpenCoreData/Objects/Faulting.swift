@@ -51,14 +51,14 @@ extension NSManagedObjectContext {
         case .batch(let batch):
             fulfillBatch(batch)
         }
-        return !object.faultFlag
+        return !object.isFault
     }
 
     /// Loads every still-faulted object of `batch` with one store call.
     private func fulfillBatch(_ batch: FaultBatch) {
         var waiting: [NSManagedObject] = []
         for id in batch.objectIDs {
-            guard let object = registry[id], object.faultFlag else { continue }
+            guard let object = registry[id], object.isFault else { continue }
             if case .batch(let other) = object.pendingFault, other !== batch { continue }
             waiting.append(object)
         }
@@ -83,10 +83,7 @@ extension NSManagedObjectContext {
     /// A fault fired and its row is gone (see the file comment).
     func faultIsInaccessible(_ object: NSManagedObject) {
         guard !object.objectID.isTemporaryID else { return }
-        object.values = object.layout.defaultValues
-        object.committed = nil
-        object.faultFlag = false
-        if shouldDeleteInaccessibleFaults { object.deletedFlag = true }
+        lifecycle.faultIsInaccessible(object, marksDeleted: shouldDeleteInaccessibleFaults)
     }
 
     // MARK: Fetched objects
@@ -115,7 +112,7 @@ extension NSManagedObjectContext {
                 if !request.returnsObjectsAsFaults && request.includesPropertyValues { object.fireFaultIfNeeded() }
                 continue
             }
-            if !object.faultFlag {
+            if !object.isFault {
                 if request.shouldRefreshRefetchedObjects { refreshRefetched(object, from: row) }
                 continue
             }
@@ -147,14 +144,7 @@ extension NSManagedObjectContext {
     func refreshRefetched(_ object: NSManagedObject, from row: StoreRow) {
         // The same version holds the same values.
         guard row.version != object.version else { return }
-        let fresh = object.objectValues(from: row.values)
-        for slot in fresh.indices where slot < object.values.count {
-            let changed = slot < object.dirtySlots.count && object.dirtySlots[slot]
-            if !changed { object.values[slot] = fresh[slot] }
-        }
-        object.committed = fresh
-        object.version = row.version
-        object.awake(fromSnapshotEvents: .refresh)
+        lifecycle.refresh(object, stored: row.values, version: row.version)
     }
 }
 

@@ -160,24 +160,24 @@ extension NSManagedObject {
     ///
     /// - Precondition: `key` names a to-many relationship.
     public func mutableSetValue(forKey key: String) -> NSMutableSet {
-        guard let slot = layout.slotsByName[key], layout.relationshipBySlot[slot]?.isToMany == true else {
-            preconditionFailure(
-                "OpenCoreData: mutableSetValue(forKey: \"\(key)\"): \(entity.name ?? "entity") has no to-many "
-                    + "relationship '\(key)'")
-        }
-        return RelationshipMutableSet(owner: self, slot: slot)
+        RelationshipMutableSet(owner: self, slot: toManySlot(key, accessor: "mutableSetValue"))
     }
 
     /// A mutable ordered set whose edits change the ordered to-many relationship `key`.
     ///
     /// - Precondition: `key` names a to-many relationship.
     public func mutableOrderedSetValue(forKey key: String) -> NSMutableOrderedSet {
+        RelationshipMutableOrderedSet(owner: self, slot: toManySlot(key, accessor: "mutableOrderedSetValue"))
+    }
+
+    /// The slot of the to-many relationship `key`, for the proxy `accessor` returns.
+    private func toManySlot(_ key: String, accessor: String) -> Int {
         guard let slot = layout.slotsByName[key], layout.relationshipBySlot[slot]?.isToMany == true else {
             preconditionFailure(
-                "OpenCoreData: mutableOrderedSetValue(forKey: \"\(key)\"): \(entity.name ?? "entity") has no "
-                    + "to-many relationship '\(key)'")
+                "OpenCoreData: \(accessor)(forKey: \"\(key)\"): \(entity.name ?? "entity") has no to-many "
+                    + "relationship '\(key)'")
         }
-        return RelationshipMutableOrderedSet(owner: self, slot: slot)
+        return slot
     }
 
     // MARK: Changes
@@ -190,7 +190,7 @@ extension NSManagedObject {
         for slot in dirtySlots.indices where dirtySlots[slot] {
             result[layout.properties[slot].name] = publicValue(slot) ?? NSNull()
         }
-        if insertedFlag {
+        if state.isInserted {
             for slot in values.indices where values[slot] != nil && result[layout.properties[slot].name] == nil {
                 result[layout.properties[slot].name] = publicValue(slot)
             }
@@ -241,7 +241,7 @@ extension NSManagedObject {
     }
 
     private func publicRelationship(_ value: Any?, _ relationship: NSRelationshipDescription) -> Any? {
-        if let unresolved = value as? UnresolvedRelationship {
+        if let unresolved = UnresolvedRelationship.from(value) {
             guard let context = managedObjectContext, let ids = unresolved.objectIDs else { return nil }
             let objects = ids.map { context.object(with: $0) }
             if !relationship.isToMany { return objects.first }

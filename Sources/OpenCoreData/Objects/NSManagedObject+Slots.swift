@@ -5,18 +5,15 @@ import Foundation
 extension NSManagedObject {
     /// Loads the object's values when it is a fault.
     @inline(__always) func fireFaultIfNeeded() {
-        if faultFlag { fireFault() }
+        if state.isFault { fireFault() }
     }
 
     private func fireFault() {
         if let context = managedObjectContext {
             context.fulfillFault(self)
         }
-        if faultFlag {
-            // Nothing to load from: the object's row is gone. Its values read as defaults.
-            faultFlag = false
-            values = layout.defaultValues
-        }
+        // Nothing to load from: the object's row is gone. Its values read as defaults.
+        if state.isFault { ObjectLifecycle.loadDefaults(self) }
     }
 
     /// The current value of `slot`, relationships resolved into objects.
@@ -24,7 +21,7 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         guard slot < values.count else { return nil }
         let value = values[slot]
-        if layout.relationshipBySlot[slot] != nil, let unresolved = value as? UnresolvedRelationship {
+        if layout.relationshipBySlot[slot] != nil, let unresolved = UnresolvedRelationship.from(value) {
             return resolve(slot: slot, unresolved)
         }
         return value
@@ -46,7 +43,7 @@ extension NSManagedObject {
             resolved = Set(objects)
         }
         values[slot] = resolved
-        if let committedValue = committed?[slot] as? UnresolvedRelationship, committedValue === unresolved {
+        if let stored = committed, UnresolvedRelationship.from(stored[slot]) === unresolved {
             committed?[slot] = resolved
         }
         return resolved
@@ -56,8 +53,7 @@ extension NSManagedObject {
     func storeSlot(_ slot: Int, _ value: Any?) {
         fireFaultIfNeeded()
         guard slot < values.count else { return }
-        values[slot] = value
-        markDirty(slot)
+        ObjectLifecycle.change(self, slot: slot, to: value)
     }
 
     /// Stores `value` in attribute `slot` when `Value` is exactly the attribute's canonical
@@ -66,20 +62,11 @@ extension NSManagedObject {
     @inline(__always)
     @usableFromInline
     func storeCanonical<Value>(_ value: Value, slot: Int) -> Bool {
-        guard !faultFlag, slot < values.count, slot < layout.canonicalTypeBySlot.count,
+        guard !state.isFault, slot < values.count, slot < layout.canonicalTypeBySlot.count,
             let expected = layout.canonicalTypeBySlot[slot], expected == ObjectIdentifier(Value.self)
         else { return false }
-        values[slot] = value
-        markDirty(slot)
+        ObjectLifecycle.change(self, slot: slot, to: value)
         return true
-    }
-
-    func markDirty(_ slot: Int) {
-        // An inserted object is saved whole: no per-slot tracking until it is saved.
-        if insertedFlag { return }
-        if dirtySlots.isEmpty { dirtySlots = Array(repeating: false, count: layout.properties.count) }
-        dirtySlots[slot] = true
-        managedObjectContext?.objectDidChange(self)
     }
 
     // MARK: Relationships
@@ -223,16 +210,26 @@ extension NSManagedObject {
     /// or a child context. `map` replaces IDs (temporary to permanent at save).
     func storeValues(mapping map: [NSManagedObjectID: NSManagedObjectID] = [:]) throws -> [StoreValue] {
         fireFaultIfNeeded()
+        let current = values
         var result: [StoreValue] = []
-        result.reserveCapacity(values.count)
-        for slot in values.indices {
-            result.append(try storeValue(slot: slot, mapping: map))
+        result.reserveCapacity(current.count)
+        for slot in current.indices {
+            result.append(try storeValue(slot: slot, of: current, mapping: map))
         }
         return result
     }
 
     /// The stored form of one slot.
     func storeValue(slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws -> StoreValue {
+        try storeValue(slot: slot, of: values, mapping: map)
+    }
+
+    /// The stored form of `slot` of `values` (the current values, or a snapshot's). The
+    /// array, not the slot's value, is passed: reading the value in place spares a copy
+    /// of it per slot on every save.
+    func storeValue(slot: Int, of values: [Any?], mapping map: [NSManagedObjectID: NSManagedObjectID]) throws
+        -> StoreValue
+    {
         if let attributeType = layout.attributeTypeBySlot[slot] {
             if layout.transientBySlot[slot] { return .null }
             guard let value = values[slot] else { return .null }
@@ -245,7 +242,7 @@ extension NSManagedObject {
             return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
-        if let unresolved = values[slot] as? UnresolvedRelationship {
+        if let unresolved = UnresolvedRelationship.from(values[slot]) {
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = ids.map { map[$0] ?? $0 }
             return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null

@@ -15,6 +15,17 @@ final class UnresolvedRelationship {
     init(objectIDs: [NSManagedObjectID]?) {
         self.objectIDs = objectIDs
     }
+
+    /// `value` when it is an unresolved relationship. The exact type is compared first:
+    /// on Linux, casting a set to a class bridges the whole set to an NSSet before failing,
+    /// which made every to-many edit cost as much as copying the relationship.
+    @inline(__always)
+    static func from(_ value: Any?) -> UnresolvedRelationship? {
+        guard let value, ObjectIdentifier(type(of: value)) == ObjectIdentifier(UnresolvedRelationship.self) else {
+            return nil
+        }
+        return value as? UnresolvedRelationship
+    }
 }
 
 // The hot stored properties below skip dynamic exclusivity checks: an object is
@@ -53,15 +64,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     /// The row version the object's values came from (optimistic locking).
     @exclusivity(unchecked) var version: Int64 = 0
 
-    @exclusivity(unchecked) var insertedFlag = false
-    @exclusivity(unchecked) var deletedFlag = false
-    @exclusivity(unchecked) var faultFlag = false
+    /// Inserted, deleted, a fault...: set only by the context's ObjectLifecycle.
+    @exclusivity(unchecked) var state = ObjectState()
     /// Where a fault's values come from when it fires, if not a lookup of its own (Faulting.swift).
     @exclusivity(unchecked) var pendingFault: PendingFault?
-    /// Already listed as updated for the next ObjectsDidChange notification.
-    @exclusivity(unchecked) var pendingUpdateNotice = false
-    /// A member of the context's updated objects.
-    @exclusivity(unchecked) var updatedFlag = false
 
     // MARK: Creating
 
@@ -74,9 +80,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
         self.layout = entity.layout
         self.values = []
         super.init()
-        // Without a context the object starts as a fault that loads its defaults on first
-        // access: contexts create objects this way and fill in their values themselves.
-        faultFlag = true
+        // Without a context the object starts as a fault (ObjectState's initial value) that
+        // loads its defaults on first access: contexts create objects this way and fill in
+        // their values themselves.
         if let context { context.insert(self) }
     }
 
@@ -127,18 +133,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     }
 
     /// Whether the object was inserted and not yet saved.
-    public var isInserted: Bool { insertedFlag }
+    public var isInserted: Bool { state.isInserted }
     /// Whether the object has unsaved changes to its values (and is not inserted or deleted).
-    public var isUpdated: Bool { !insertedFlag && !deletedFlag && hasDirtySlots }
+    public var isUpdated: Bool { !state.isInserted && !state.isDeleted && hasDirtySlots }
     /// Whether the object will be deleted at the next save.
-    public var isDeleted: Bool { deletedFlag }
+    public var isDeleted: Bool { state.isDeleted }
     /// Whether the object's values are not loaded yet.
-    public var isFault: Bool { faultFlag }
+    public var isFault: Bool { state.isFault }
     /// Whether the object is inserted, updated or deleted.
-    public var hasChanges: Bool { insertedFlag || deletedFlag || hasDirtySlots }
+    public var hasChanges: Bool { state.isInserted || state.isDeleted || hasDirtySlots }
     /// Whether the object has changes that are saved (not only transient ones).
     public var hasPersistentChangedValues: Bool {
-        insertedFlag || deletedFlag
+        state.isInserted || state.isDeleted
             || dirtySlots.indices.contains { dirtySlots[$0] && !layout.properties[$0].isTransient }
     }
 
@@ -147,7 +153,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     /// Whether the relationship `key` is not loaded yet (its destinations are faults to fetch).
     public func hasFault(forRelationshipNamed key: String) -> Bool {
         guard let slot = layout.slotsByName[key] else { return false }
-        return faultFlag || values[slot] is UnresolvedRelationship
+        return state.isFault || UnresolvedRelationship.from(values[slot]) != nil
     }
 
     // MARK: Validation (override to add rules; call super)
@@ -231,7 +237,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
 
     open override var description: String {
         var text = "<\(entity.name ?? "?") \(objectID.uriRepresentation().absoluteString)"
-        if faultFlag { return text + " fault>" }
+        if state.isFault { return text + " fault>" }
         let pairs = layout.attributes.map { attribute -> String in
             let slot = layout.slotsByName[attribute.name] ?? 0
             return

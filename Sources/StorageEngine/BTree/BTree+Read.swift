@@ -4,30 +4,44 @@
 /// Deepest tree accepted (SPEC.md §5); a deeper descent means a cycle or damage.
 let maximumTreeDepth = 64
 
+/// Throws when a descent that has passed `depth` branches cannot go deeper (SPEC.md §5).
+@inline(__always)
+func checkDescentDepth(_ depth: Int) throws {
+    guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
+}
+
+extension Page {
+    /// Throws unless this page, met on a descent and not a leaf, is a branch.
+    @inline(__always)
+    func requireBranch() throws {
+        guard kindByte == PageKind.branch.rawValue else {
+            throw StorageError.corrupt("page \(number): expected a tree node, found kind \(kindByte)")
+        }
+    }
+}
+
 extension TransactionCore {
     /// The leaf that holds or would hold `key`, and the key's position in it.
     @inline(__always)
     func findLeaf(root: UInt64, key: UnsafeRawBufferPointer) throws -> (leaf: Page, index: Int, found: Bool)? {
         guard root != 0 else { return nil }
-        let keyPointer = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-        if writer == nil { return try readerFindLeaf(root: root, key: keyPointer, count: key.count) }
+        let key = SearchKey(key)
+        if writer == nil { return try readerFindLeaf(root: root, key: key) }
         var page = try self.page(root)
         var depth = 0
         while !page.isLeaf {
-            guard page.kindByte == PageKind.branch.rawValue else {
-                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
-            }
+            try page.requireBranch()
             depth += 1
-            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
-            page = try self.page(page.child(page.branchChildIndex(keyPointer, key.count)))
+            try checkDescentDepth(depth)
+            page = try self.page(page.child(page.branchChildIndex(key)))
         }
-        let (index, found) = page.leafLowerBound(keyPointer, key.count)
+        let (index, found) = page.leafLowerBound(key)
         return (page, index, found)
     }
 
     /// ``findLeaf(root:key:)`` for a read transaction: no dirty pages to consult, so the
     /// whole descent runs under one hold of the page-store lock.
-    private func readerFindLeaf(root: UInt64, key: UnsafeRawPointer, count: Int) throws -> (
+    private func readerFindLeaf(root: UInt64, key: SearchKey) throws -> (
         leaf: Page, index: Int, found: Bool
     ) {
         let limit = snapshot.pageCount
@@ -45,34 +59,30 @@ extension TransactionCore {
             if page.prefixes != nil {
                 // A validated leaf or branch: its search table answers without the header.
                 if page.tableIsLeaf {
-                    let (index, found) = page.leafLowerBound(key, count)
+                    let (index, found) = page.leafLowerBound(key)
                     return (page, index, found)
                 }
                 depth += 1
-                guard depth < maximumTreeDepth else {
-                    throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)")
-                }
-                number = page.tableChild(page.branchChildIndex(key, count))
+                try checkDescentDepth(depth)
+                number = page.tableChild(page.branchChildIndex(key))
                 continue
             }
             if page.isLeaf {
-                let (index, found) = page.leafLowerBound(key, count)
+                let (index, found) = page.leafLowerBound(key)
                 return (page, index, found)
             }
-            guard page.kindByte == PageKind.branch.rawValue else {
-                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
-            }
+            try page.requireBranch()
             depth += 1
-            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
-            number = page.child(page.branchChildIndex(key, count))
+            try checkDescentDepth(depth)
+            number = page.child(page.branchChildIndex(key))
         }
     }
 
     /// The value stored under `key` in `tree`, or nil.
     func value(in tree: TreeState, key: UnsafeRawBufferPointer) throws -> [UInt8]? {
-        if writer == nil, tree.root != 0, let base = key.baseAddress {
+        if writer == nil, tree.root != 0, !key.isEmpty {
             switch try store.readerValue(
-                root: tree.root, key: base, keyCount: key.count, limit: snapshot.pageCount,
+                root: tree.root, key: SearchKey(key), limit: snapshot.pageCount,
                 maximumTransaction: snapshot.transaction)
             {
             case .value(let value): return value
@@ -86,27 +96,19 @@ extension TransactionCore {
 
     /// The value of cell `index` of `leaf`.
     func value(of leaf: Page, at index: Int) throws -> [UInt8] {
-        let offset = leaf.leafCellOffset(index)
-        let length = leaf.u32(offset + 3)
-        let payload = UnsafeRawPointer(leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset))
-        if leaf.u8(offset + 2) & 1 == 1 {
-            return try readOverflow(first: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)), length: length)
-        }
-        return Array(UnsafeRawBufferPointer(start: payload, count: length))
+        let cell = leaf.leafCellUsingTable(index)
+        if cell.isOverflow { return try readOverflow(first: cell.overflowPage, length: cell.valueLength) }
+        return Array(cell.inlineValue)
     }
 
     /// Calls `body` with the value of cell `index` of `leaf` without copying inline values.
     @inline(__always)
     func withValue<R>(of leaf: Page, at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        let offset = leaf.leafCellOffset(index)
-        let length = leaf.u32(offset + 3)
-        let payload = UnsafeRawPointer(leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset))
-        if leaf.u8(offset + 2) & 1 == 1 {
-            let bytes = try readOverflow(
-                first: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)), length: length)
-            return try bytes.withUnsafeBytes(body)
+        let cell = leaf.leafCellUsingTable(index)
+        if cell.isOverflow {
+            return try readOverflow(first: cell.overflowPage, length: cell.valueLength).withUnsafeBytes(body)
         }
-        return try body(UnsafeRawBufferPointer(start: payload, count: length))
+        return try body(cell.inlineValue)
     }
 
     /// Reassembles an overflow chain, checking every page and that the lengths add up.
@@ -129,11 +131,12 @@ extension TransactionCore {
             guard page.kindByte == PageKind.overflow.rawValue else {
                 throw StorageError.corrupt("page \(next): expected an overflow page, found kind \(page.kindByte)")
             }
-            let count = page.contentStart
+            let payload = page.overflowPayload
+            let count = payload.count
             guard count > 0, count <= remaining else {
                 throw StorageError.corrupt("page \(next): overflow payload of \(count) bytes, \(remaining) expected")
             }
-            result.append(contentsOf: UnsafeRawBufferPointer(start: page.bytes + PageHeader.size, count: count))
+            result.append(contentsOf: payload)
             remaining -= count
             pagesLeft -= 1
             next = page.link

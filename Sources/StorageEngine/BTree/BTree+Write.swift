@@ -4,44 +4,24 @@
 // page full when appending, evenly otherwise) and the separator, suffix-truncated, goes
 // up; an underfull page merges with a sibling when both fit in one page.
 
-extension Page {
-    /// Replaces this page's cells with `cells` (complete cell images), keeping its header.
-    func setCells<C: Collection>(_ cells: C) where C.Element == UnsafeRawBufferPointer {
-        var offset = size
-        var index = 0
-        for cell in cells {
-            offset -= cell.count
-            (bytes + offset).copyMemory(from: cell.baseAddress!, byteCount: cell.count)
-            setSlot(index, offset)
-            index += 1
-        }
-        count = index
-        contentStart = offset
-    }
-}
-
 extension TransactionCore {
     /// Descends to `key`'s leaf, filling the writer's path; returns the leaf position.
     private func descend(_ writer: WriterState, root: UInt64, key: UnsafeRawBufferPointer) throws -> (Int, Bool) {
         writer.pathPages.removeAll(keepingCapacity: true)
         writer.pathIndices.removeAll(keepingCapacity: true)
-        let keyPointer = key.baseAddress!
+        let key = SearchKey(key)
         var page = try self.page(root)
         while !page.isLeaf {
-            guard page.kindByte == PageKind.branch.rawValue else {
-                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
-            }
-            guard writer.pathPages.count < maximumTreeDepth else {
-                throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)")
-            }
-            let index = page.branchChildIndex(keyPointer, key.count)
+            try page.requireBranch()
+            try checkDescentDepth(writer.pathPages.count)
+            let index = page.branchChildIndex(key)
             writer.pathPages.append(page)
             writer.pathIndices.append(index)
             page = try self.page(page.child(index))
         }
         writer.pathPages.append(page)
         writer.pathIndices.append(0)
-        let (index, found) = page.leafLowerBound(keyPointer, key.count)
+        let (index, found) = page.leafLowerBound(key)
         return (index, found)
     }
 
@@ -81,6 +61,7 @@ extension TransactionCore {
     func put(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
         let writer = try requireWriter()
         guard !tree.deleted else { throw StorageError(.treeDeleted, "tree \"\(tree.name)\" was deleted") }
+        internalCheck(writer.changeProblem(tree, catalog: catalog))
         try checkKey(key)
         guard value.count <= Int(Int32.max) else {
             throw StorageError(.valueTooLarge, "value of \(value.count) bytes; at most \(Int32.max)")
@@ -89,15 +70,15 @@ extension TransactionCore {
         if !geometry.isInline(keyLength: key.count, valueLength: value.count) {
             overflow = writeOverflow(writer, value)
         }
-        let cellSize = LeafCell.headerSize + key.count + (overflow == nil ? value.count : 8)
-        // The cell is built once in scratch space and copied into place (no closure context).
-        let scratch = writer.scratch
-        writeLeafCell(scratch, key: key, value: value, overflowPage: overflow, valueLength: value.count)
+        // The cell is built once in scratch space and copied into place.
+        let cell = CellImage(
+            base: writer.scratch, count: LeafCell.write(writer.scratch, key: key, value: value, overflowPage: overflow))
+        internalCheck(cell.count <= geometry.maximumCell, "B1: a cell of \(cell.count) bytes")
         tree.version &+= 1
         tree.changed = true
         guard tree.root != 0 else {
             let leaf = writer.allocate(.leaf)
-            _ = leaf.insertCell(at: 0, size: cellSize) { $0.copyMemory(from: scratch, byteCount: cellSize) }
+            _ = leaf.insertCell(cell, at: 0)
             tree.root = leaf.number
             tree.count &+= 1
             return true
@@ -105,10 +86,7 @@ extension TransactionCore {
         let index: Int
         let found: Bool
         if let hint = writer.appendHint, hint.tree === tree, hint.version == tree.version &- 1,
-            let last = writer.pathPages.last, last.count > 0,
-            compareKeys(
-                key.baseAddress!, key.count, last.leafKeyPointer(last.count - 1), last.leafKeyLength(last.count - 1))
-                > 0
+            let last = writer.pathPages.last, last.count > 0, compareKeys(key, last.leafCell(last.count - 1).key) > 0
         {
             // Append fast path: the previous put left the rightmost path of this tree,
             // already copied, and the key sorts after everything in it.
@@ -118,36 +96,39 @@ extension TransactionCore {
             makePathWritable(writer, tree: tree)
         }
         writer.appendHint = nil
+        internalCheck(pathProblem(writer, key: key))
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         if found {
-            if leaf.leafIsOverflow(index) {
-                for page in try overflowPages(first: leaf.leafOverflowPage(index), length: leaf.leafValueLength(index))
-                {
-                    writer.free(page)
-                }
-            }
+            try freeOverflow(of: leaf.leafCell(index), writer)
             leaf.removeCell(at: index)
         } else {
             tree.count &+= 1
         }
-        if leaf.insertCell(at: index, size: cellSize, { $0.copyMemory(from: scratch, byteCount: cellSize) }) {
+        if leaf.insertCell(cell, at: index) {
+            internalCheck(leaf.insertionOrderProblem(at: index))
             if index == leaf.count - 1 && isRightmostPath(writer) { writer.appendHint = (tree, tree.version) }
             return !found
         }
-        splitLeaf(
-            writer, tree: tree, index: index, cell: UnsafeRawBufferPointer(start: writer.scratch, count: cellSize))
+        splitLeaf(writer, tree: tree, index: index, cell: cell)
         return !found
     }
 
+    /// Frees the overflow chain of `cell`, if its value has one.
+    private func freeOverflow(of cell: LeafCell, _ writer: WriterState) throws {
+        guard cell.isOverflow else { return }
+        for page in try overflowPages(first: cell.overflowPage, length: cell.valueLength) { writer.free(page) }
+    }
+
+    /// Writes `value` into a new overflow chain; returns its first page.
     private func writeOverflow(_ writer: WriterState, _ value: UnsafeRawBufferPointer) -> UInt64 {
+        guard let base = value.baseAddress else { preconditionFailure("an overflowed value is longer than a cell") }
         let chunk = geometry.overflowPayload
         var pages: [Page] = []
         var offset = 0
         while offset < value.count {
             let count = min(chunk, value.count - offset)
             let page = writer.allocate(.overflow)
-            (page.bytes + PageHeader.size).copyMemory(from: value.baseAddress! + offset, byteCount: count)
-            page.contentStart = count
+            page.setOverflowPayload(base + offset, count: count)
             if let previous = pages.last { previous.link = page.number }
             pages.append(page)
             offset += count
@@ -156,31 +137,38 @@ extension TransactionCore {
     }
 
     /// Splits the path's full leaf around a new cell at `index`.
-    private func splitLeaf(_ writer: WriterState, tree: TreeState, index: Int, cell: UnsafeRawBufferPointer) {
+    private func splitLeaf(_ writer: WriterState, tree: TreeState, index: Int, cell: CellImage) {
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         let source = leaf.copy()
-        var cells = (0..<source.count).map { source.cellBytes($0) }
+        var cells = (0..<source.count).map { source.cellImage($0) }
         cells.insert(cell, at: index)
         let split = splitPoint(cells, insertedAt: index, isLeaf: true)
         let right = writer.allocate(.leaf)
-        leaf.setCells(cells[0..<split])
-        right.setCells(cells[split...])
-        let separator = truncatedSeparator(left: cells[split - 1], right: cells[split])
+        let separator = withExtendedLifetime(source) {
+            leaf.setCells(cells[0..<split])
+            right.setCells(cells[split...])
+            let leftKey = LeafCell(cells[split - 1].base).key
+            let rightKey = LeafCell(cells[split].base).key
+            let separator = truncatedSeparator(left: leftKey, right: rightKey)
+            internalCheck(
+                separator.withUnsafeBytes { separatorProblem(left: leftKey, separator: $0, right: rightKey) })
+            return separator
+        }
         insertSeparator(
             writer, tree: tree, level: writer.pathPages.count - 2, separator: separator, child: right.number)
     }
 
     /// Where to split `cells`: after all of them but the new one when it was appended,
     /// before it when prepended, else at half the bytes.
-    private func splitPoint(_ cells: [UnsafeRawBufferPointer], insertedAt index: Int, isLeaf: Bool) -> Int {
+    private func splitPoint(_ cells: [CellImage], insertedAt index: Int, isLeaf: Bool) -> Int {
         let minimum = isLeaf ? 1 : 1
         let maximum = isLeaf ? cells.count - 1 : cells.count - 2
         if index == cells.count - 1 { return maximum }
         if index == 0 && isLeaf { return 1 }
-        let total = cells.reduce(0) { $0 + $1.count + 2 }
+        let total = cells.reduce(0) { $0 + $1.count + SlotArray.slotSize }
         var running = 0
         for (position, cell) in cells.enumerated() {
-            running += cell.count + 2
+            running += cell.count + SlotArray.slotSize
             if running * 2 >= total { return min(max(position + (isLeaf ? 1 : 0), minimum), maximum) }
         }
         return maximum
@@ -188,57 +176,43 @@ extension TransactionCore {
 
     /// The shortest prefix of the right node's first key greater than the left's last (B2).
     private func truncatedSeparator(left: UnsafeRawBufferPointer, right: UnsafeRawBufferPointer) -> [UInt8] {
-        let leftKeyCount = Int(left.loadUnaligned(as: UInt16.self).littleEndian)
-        let rightKeyCount = Int(right.loadUnaligned(as: UInt16.self).littleEndian)
-        let leftKey = left.baseAddress! + LeafCell.headerSize
-        let rightKey = right.baseAddress! + LeafCell.headerSize
         var common = 0
-        let limit = min(leftKeyCount, rightKeyCount)
-        while common < limit
-            && leftKey.load(fromByteOffset: common, as: UInt8.self)
-                == rightKey.load(fromByteOffset: common, as: UInt8.self)
-        {
-            common += 1
-        }
-        let length = min(common + 1, rightKeyCount)
-        return Array(UnsafeRawBufferPointer(start: rightKey, count: length))
+        let limit = min(left.count, right.count)
+        while common < limit && left[common] == right[common] { common += 1 }
+        return Array(right[..<min(common + 1, right.count)])
     }
 
     /// Inserts separator -> `child` into the branch at `level` of the path (after the child
     /// taken there), splitting upward as needed; level -1 grows a new root.
     private func insertSeparator(_ writer: WriterState, tree: TreeState, level: Int, separator: [UInt8], child: UInt64)
     {
-        let cellSize = BranchCell.headerSize + separator.count
-        separator.withUnsafeBytes { key in
-            let scratch = writer.scratch
-            writeBranchCell(scratch, child: child, key: key)
+        let pushed: (key: [UInt8], child: UInt64)? = separator.withUnsafeBytes { key in
+            let cell = CellImage(base: writer.scratch, count: BranchCell.write(writer.scratch, child: child, key: key))
             guard level >= 0 else {
                 let root = writer.allocate(.branch)
                 root.link = writer.pathPages[0].number
-                _ = root.insertCell(at: 0, size: cellSize) { $0.copyMemory(from: scratch, byteCount: cellSize) }
+                _ = root.insertCell(cell, at: 0)
                 tree.root = root.number
-                return
+                return nil
             }
             let branch = writer.pathPages[level]
             let index = writer.pathIndices[level]
-            if branch.insertCell(at: index, size: cellSize, { $0.copyMemory(from: scratch, byteCount: cellSize) }) {
-                return
-            }
+            if branch.insertCell(cell, at: index) { return nil }
             let source = branch.copy()
-            var cells = (0..<source.count).map { source.cellBytes($0) }
-            cells.insert(UnsafeRawBufferPointer(start: writer.scratch, count: cellSize), at: index)
-            let middle = splitPoint(cells, insertedAt: index, isLeaf: false)
-            let pushed = cells[middle]
-            let pushedChild = UInt64(littleEndian: pushed.loadUnaligned(as: UInt64.self))
-            let pushedKeyCount = Int(UInt16(littleEndian: pushed.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-            let pushedKey = Array(
-                UnsafeRawBufferPointer(
-                    rebasing: pushed[BranchCell.headerSize..<(BranchCell.headerSize + pushedKeyCount)]))
-            let right = writer.allocate(.branch)
-            right.link = pushedChild
-            right.setCells(cells[(middle + 1)...])
-            branch.setCells(cells[0..<middle])
-            insertSeparator(writer, tree: tree, level: level - 1, separator: pushedKey, child: right.number)
+            return withExtendedLifetime(source) {
+                var cells = (0..<source.count).map { source.cellImage($0) }
+                cells.insert(cell, at: index)
+                let middle = splitPoint(cells, insertedAt: index, isLeaf: false)
+                let middleCell = BranchCell(cells[middle].base)
+                let right = writer.allocate(.branch)
+                right.link = middleCell.child
+                right.setCells(cells[(middle + 1)...])
+                branch.setCells(cells[0..<middle])
+                return (Array(middleCell.key), right.number)
+            }
+        }
+        if let pushed {
+            insertSeparator(writer, tree: tree, level: level - 1, separator: pushed.key, child: pushed.child)
         }
     }
 
@@ -247,6 +221,7 @@ extension TransactionCore {
     func remove(_ tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
         let writer = try requireWriter()
         guard !tree.deleted else { throw StorageError(.treeDeleted, "tree \"\(tree.name)\" was deleted") }
+        internalCheck(writer.changeProblem(tree, catalog: catalog))
         guard key.count >= 1, key.count <= geometry.maximumKey, tree.root != 0 else { return false }
         writer.appendHint = nil
         let (index, found) = try descend(writer, root: tree.root, key: key)
@@ -254,12 +229,9 @@ extension TransactionCore {
         tree.version &+= 1
         tree.changed = true
         makePathWritable(writer, tree: tree)
+        internalCheck(pathProblem(writer, key: key))
         let leaf = writer.pathPages[writer.pathPages.count - 1]
-        if leaf.leafIsOverflow(index) {
-            for page in try overflowPages(first: leaf.leafOverflowPage(index), length: leaf.leafValueLength(index)) {
-                writer.free(page)
-            }
-        }
+        try freeOverflow(of: leaf.leafCell(index), writer)
         leaf.removeCell(at: index)
         tree.count &-= 1
         try rebalance(writer, tree: tree, level: writer.pathPages.count - 1)
@@ -291,20 +263,22 @@ extension TransactionCore {
         guard left.kindByte == node.kindByte, right.kindByte == node.kindByte else {
             throw StorageError.corrupt("page \(parent.number): children of different kinds")
         }
-        let separatorCount = parent.branchKeyLength(leftIndex)
-        let needed = left.liveBytes + right.liveBytes + (node.isLeaf ? 0 : 2 + BranchCell.headerSize + separatorCount)
+        let separatorCount = parent.branchCell(leftIndex).keyLength
+        let needed =
+            left.liveBytes + right.liveBytes
+            + (node.isLeaf ? 0 : SlotArray.slotSize + BranchCell.headerSize + separatorCount)
         guard needed <= geometry.usable else { return }
         if left.transaction != writer.transaction {
             left = writer.writable(left)
             parent.setChild(leftIndex, left.number)
         }
+        internalCheck(writer.ownershipProblem(left))
         if !node.isLeaf {
-            let separator = UnsafeRawBufferPointer(start: parent.branchKeyPointer(leftIndex), count: separatorCount)
-            let cellSize = BranchCell.headerSize + separatorCount
-            writeBranchCell(writer.scratch, child: right.link, key: separator)
-            left.appendCells([UnsafeRawBufferPointer(start: writer.scratch, count: cellSize)])
+            // The separator comes down between the two halves, over the right node's leftmost child.
+            let size = BranchCell.write(writer.scratch, child: right.link, key: parent.branchCell(leftIndex).key)
+            left.appendCells(CollectionOfOne(CellImage(base: writer.scratch, count: size)))
         }
-        left.appendCells((0..<right.count).map { right.cellBytes($0) })
+        left.appendCells((0..<right.count).lazy.map { right.cellImage($0) })
         writer.free(right.number)
         parent.removeCell(at: leftIndex)
         try rebalance(writer, tree: tree, level: level - 1)
@@ -341,13 +315,7 @@ extension TransactionCore {
             guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
             let page = try self.page(number)
             if page.isLeaf {
-                for index in 0..<page.count where page.leafIsOverflow(index) {
-                    for overflow in try overflowPages(
-                        first: page.leafOverflowPage(index), length: page.leafValueLength(index))
-                    {
-                        writer.free(overflow)
-                    }
-                }
+                for index in 0..<page.count { try freeOverflow(of: page.leafCell(index), writer) }
             } else {
                 guard page.kindByte == PageKind.branch.rawValue else {
                     throw StorageError.corrupt("page \(number): expected a tree node")

@@ -1,98 +1,66 @@
-// Slotted leaf and branch pages (SPEC.md §2.2): after the 40-byte header, `count`
-// 2-byte cell offsets in key order; cells packed at the end of the page.
+// Slotted leaf and branch pages (SPEC.md §2.2): after the 40-byte header, `count` 2-byte
+// cell offsets in key order; cells (Cells.swift) packed at the end of the page, growing
+// down to the content start.
 //
-//   leaf cell:   u16 keyLength, u8 flags (bit 0: overflow), u32 valueLength, key, payload
-//   branch cell: u64 child, u16 keyLength, key        (child holds keys >= key)
+//   offset        size  field
+//        0          40  page header (Page.swift); link: a branch's leftmost child
+//       40   2 × count  slot array: u16 offset of each cell, in key order
+//        .           .  free space
+//   content start    .  cells, in any order, with holes left by removals
 //
-// Binary search runs on the raw bytes; inserting shifts the slot array and appends the
-// cell below the content start; removing leaves a hole that compaction reclaims.
-#if canImport(Glibc)
-    import Glibc
-#endif
+// Binary search runs on the raw bytes; inserting shifts the slot array and puts the cell
+// below the content start; removing leaves a hole that compaction reclaims.
 
-/// Sizes derived from the page size (SPEC.md B1, §5).
-struct Geometry: Sendable {
-    let pageSize: Int
-    /// Bytes available for slots and cells.
-    let usable: Int
-    /// The largest cell, so that any four fit in a page.
-    let maximumCell: Int
-    let maximumKey: Int
-    let overflowPayload: Int
-    let freeListEntriesPerPage: Int
+/// The slot array of a leaf or branch page.
+enum SlotArray {
+    static let start = PageHeader.size
+    static let slotSize = 2
 
-    init(pageSize: Int) {
-        self.pageSize = pageSize
-        usable = pageSize - PageHeader.size
-        maximumCell = usable / 4 - 2
-        maximumKey = min(1024, maximumCell - 18)
-        overflowPayload = pageSize - PageHeader.size
-        freeListEntriesPerPage = (pageSize - PageHeader.size) / 16
-    }
-
-    /// Whether a value of `valueLength` with a key of `keyLength` is stored inline.
-    @inline(__always)
-    func isInline(keyLength: Int, valueLength: Int) -> Bool {
-        LeafCell.headerSize + keyLength + valueLength <= maximumCell
-    }
+    /// The offset of slot `index` in the page.
+    @inline(__always) static func offset(of index: Int) -> Int { start + slotSize * index }
 }
 
 extension Page {
-    @inline(__always) func slot(_ index: Int) -> Int { u16(PageHeader.size + 2 * index) }
-    @inline(__always) func setSlot(_ index: Int, _ offset: Int) { setU16(PageHeader.size + 2 * index, offset) }
+    @inline(__always) func slot(_ index: Int) -> Int { u16(SlotArray.offset(of: index)) }
+    @inline(__always) func setSlot(_ index: Int, _ offset: Int) { setU16(SlotArray.offset(of: index), offset) }
 
-    // MARK: Leaf cells
+    // MARK: Cells
 
-    @inline(__always) func leafKeyLength(_ index: Int) -> Int { u16(slot(index)) }
-    @inline(__always) func leafKeyPointer(_ index: Int) -> UnsafeRawPointer {
-        UnsafeRawPointer(bytes + slot(index) + LeafCell.headerSize)
-    }
-    @inline(__always) func leafIsOverflow(_ index: Int) -> Bool { u8(slot(index) + 2) & 1 == 1 }
-    @inline(__always) func leafValueLength(_ index: Int) -> Int { u32(slot(index) + 3) }
-    /// The inline value bytes, or the 8-byte overflow page number.
-    @inline(__always) func leafPayloadPointer(_ index: Int) -> UnsafeRawPointer {
+    @inline(__always) func leafCell(_ index: Int) -> LeafCell {
         let offset = slot(index)
-        return UnsafeRawPointer(bytes + offset + LeafCell.headerSize + u16(offset))
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            checkCell(index, atOffset: offset, headerSize: LeafCell.headerSize)
+        #endif
+        return LeafCell(bytes + offset)
     }
-    @inline(__always) func leafOverflowPage(_ index: Int) -> UInt64 {
-        UInt64(littleEndian: leafPayloadPointer(index).loadUnaligned(as: UInt64.self))
+    @inline(__always) func leafCell(atOffset offset: Int) -> LeafCell {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            checkCell(nil, atOffset: offset, headerSize: LeafCell.headerSize)
+        #endif
+        return LeafCell(bytes + offset)
     }
-    func leafKey(_ index: Int) -> [UInt8] {
-        Array(UnsafeRawBufferPointer(start: leafKeyPointer(index), count: leafKeyLength(index)))
+    @inline(__always) func branchCell(_ index: Int) -> BranchCell {
+        let offset = slot(index)
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            checkCell(index, atOffset: offset, headerSize: BranchCell.headerSize)
+        #endif
+        return BranchCell(bytes + offset)
     }
 
-    // MARK: Branch cells
+    /// Leaf cell `index`, located through the search table when the page has one (no
+    /// header or slot read).
+    @inline(__always) func leafCellUsingTable(_ index: Int) -> LeafCell {
+        guard let prefixes else { return leafCell(index) }
+        return leafCell(atOffset: Int(truncatingIfNeeded: prefixes[tableCount + index]))
+    }
 
-    @inline(__always) func branchKeyLength(_ index: Int) -> Int { u16(slot(index) + 8) }
-    @inline(__always) func branchKeyPointer(_ index: Int) -> UnsafeRawPointer {
-        UnsafeRawPointer(bytes + slot(index) + BranchCell.headerSize)
-    }
-    func branchKey(_ index: Int) -> [UInt8] {
-        Array(UnsafeRawBufferPointer(start: branchKeyPointer(index), count: branchKeyLength(index)))
-    }
     /// Child `index` of a branch: 0 is the leftmost (the link), `i` is cell `i - 1`'s.
     @inline(__always) func child(_ index: Int) -> UInt64 {
-        index == 0 ? link : u64(slot(index - 1))
+        index == 0 ? link : branchCell(index - 1).child
     }
     @inline(__always) func setChild(_ index: Int, _ page: UInt64) {
-        if index == 0 { link = page } else { setU64(slot(index - 1), page) }
+        if index == 0 { link = page } else { setU64(slot(index - 1) + BranchCell.childOffset, page) }
     }
-
-    /// Size of the cell at `offset` on this page, by kind.
-    @inline(__always) func cellSize(atOffset offset: Int) -> Int {
-        if isLeaf {
-            let payload = u8(offset + 2) & 1 == 1 ? 8 : u32(offset + 3)
-            return LeafCell.headerSize + u16(offset) + payload
-        }
-        return BranchCell.headerSize + u16(offset + 8)
-    }
-
-    @inline(__always) func cellBytes(_ index: Int) -> UnsafeRawBufferPointer {
-        let offset = slot(index)
-        return UnsafeRawBufferPointer(start: bytes + offset, count: cellSize(atOffset: offset))
-    }
-
-    // MARK: Search
 
     /// Child `index` of a committed branch, from the search table (no header or cell read).
     @inline(__always) func tableChild(_ index: Int) -> UInt64 {
@@ -100,58 +68,95 @@ extension Page {
         return prefixes[tableCount + index]
     }
 
-    /// The offset of leaf cell `index`: from the search table when the page has one.
-    @inline(__always) func leafCellOffset(_ index: Int) -> Int {
-        guard let prefixes else { return slot(index) }
-        return Int(truncatingIfNeeded: prefixes[tableCount + index])
+    /// Size of the cell at `offset` on this page, by kind.
+    @inline(__always) func cellSize(atOffset offset: Int) -> Int {
+        isLeaf ? leafCell(atOffset: offset).size : BranchCell(bytes + offset).size
     }
+
+    @inline(__always) func cellImage(_ index: Int) -> CellImage {
+        let offset = slot(index)
+        return CellImage(base: bytes + offset, count: cellSize(atOffset: offset))
+    }
+
+    /// The problem with reading slot `index`: past the cell count (§2.2).
+    func slotProblem(_ index: Int) -> String? {
+        guard index < 0 || index >= count else { return nil }
+        return "§2.2: slot \(index) of page \(number), which has \(count) cells"
+    }
+
+    /// The problem with a cell at `offset` whose header is `headerSize` bytes: it does not
+    /// lie in the content area (P1).
+    func cellProblem(atOffset offset: Int, headerSize: Int) -> String? {
+        guard offset < contentStart || offset + headerSize > size else { return nil }
+        return "P1: a cell at \(offset) of page \(number) lies outside its content \(contentStart)..<\(size)"
+    }
+
+    #if STORAGE_ENGINE_INTERNAL_CHECKS
+        /// Traps on ``slotProblem(_:)`` for `index` (when given) or on the
+        /// ``cellProblem(atOffset:headerSize:)`` of the cell at `offset`. Reads the header
+        /// without the checked accessors: this runs on every cell access.
+        @inline(__always) func checkCell(_ index: Int?, atOffset offset: Int, headerSize: Int) {
+            let header = UnsafeRawPointer(bytes)
+            if let index, index < 0 || index >= header.u16(at: PageHeader.count) {
+                internalCheckFailed(slotProblem(index) ?? "")
+            }
+            if offset < header.u32(at: PageHeader.contentStart) || offset + headerSize > size {
+                internalCheckFailed(cellProblem(atOffset: offset, headerSize: headerSize) ?? "")
+            }
+        }
+    #endif
+
+    /// The problem with the page's layout after a change: the slot array runs into the
+    /// cells, or the content start lies past the page (§2.2).
+    var layoutProblem: String? {
+        guard SlotArray.offset(of: count) > contentStart || contentStart > size else { return nil }
+        return "§2.2: page \(number) has \(count) slots and content from \(contentStart) of \(size) bytes"
+    }
+
+    /// The problem with the keys of a leaf or branch page: not strictly ascending (V3).
+    var keyOrderProblem: String? {
+        guard count > 1 else { return nil }
+        let leaf = isLeaf
+        var previous = leaf ? leafCell(0).key : branchCell(0).key
+        for index in 1..<count {
+            let key = leaf ? leafCell(index).key : branchCell(index).key
+            if compareKeys(previous, key) >= 0 {
+                return "V3: keys out of order at cell \(index) of page \(number)"
+            }
+            previous = key
+        }
+        return nil
+    }
+
+    // MARK: Search
 
     /// The first index whose key is >= `key`, and whether it is equal.
     @inline(__always)
-    func leafLowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
-        if let prefixes { return tableLeafSearch(bytes, prefixes, tableCount, key, keyCount) }
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) >> 1
-            let offset = slot(middle)
-            let order = compareKeys(bytes + offset + LeafCell.headerSize, u16(offset), key, keyCount)
-            if order < 0 {
-                low = middle + 1
-            } else if order > 0 {
-                high = middle
-            } else {
-                return (middle, true)
-            }
+    func leafLowerBound(_ key: SearchKey) -> (index: Int, found: Bool) {
+        if let prefixes { return tableLeafSearch(bytes, prefixes, tableCount, key) }
+        return lowerBound(0, count) { index in
+            let cell = leafCell(index)
+            return compareKeys(cell.keyStart, cell.keyLength, key)
         }
-        return (low, false)
     }
 
     /// The child index under which `key` lives: the number of separators <= key.
     @inline(__always)
-    func branchChildIndex(_ key: UnsafeRawPointer, _ keyCount: Int) -> Int {
-        if let prefixes { return tableBranchSearch(bytes, prefixes, tableCount, key, keyCount) }
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) >> 1
-            let offset = slot(middle)
-            if compareKeys(bytes + offset + BranchCell.headerSize, u16(offset + 8), key, keyCount) <= 0 {
-                low = middle + 1
-            } else {
-                high = middle
-            }
+    func branchChildIndex(_ key: SearchKey) -> Int {
+        if let prefixes { return tableBranchSearch(bytes, prefixes, tableCount, key) }
+        return upperBound(0, count) { index in
+            let cell = branchCell(index)
+            return compareKeys(cell.keyStart, cell.keyLength, key)
         }
-        return low
     }
 
     // MARK: Space
 
-    var contiguousFree: Int { contentStart - PageHeader.size - 2 * count }
+    var contiguousFree: Int { contentStart - SlotArray.offset(of: count) }
 
     /// Slot and cell bytes in use.
     var liveBytes: Int {
-        var total = 2 * count
+        var total = SlotArray.slotSize * count
         for index in 0..<count { total += cellSize(atOffset: slot(index)) }
         return total
     }
@@ -159,7 +164,7 @@ extension Page {
     /// Whether ``liveBytes`` is below `bound`, summing only until the bound is reached:
     /// the check after every removal, where a well-filled page answers after a few cells.
     func hasLiveBytes(below bound: Int) -> Bool {
-        var total = 2 * count
+        var total = SlotArray.slotSize * count
         var index = 0
         while index < count, total < bound {
             total += cellSize(atOffset: slot(index))
@@ -170,100 +175,76 @@ extension Page {
 
     // MARK: Mutation (dirty pages only)
 
-    /// Inserts a cell of `size` bytes at `index`, filled by `fill`; compacts first when the
-    /// free bytes are fragmented. Returns false when it does not fit.
+    /// Inserts a copy of `cell` at `index`; compacts first when the free bytes are
+    /// fragmented. Returns false when it does not fit.
     @inline(__always)
-    func insertCell(at index: Int, size: Int, _ fill: (UnsafeMutableRawPointer) -> Void) -> Bool {
-        if contiguousFree < size + 2 {
-            guard size + 2 <= self.size - PageHeader.size - liveBytes else { return false }
+    func insertCell(_ cell: CellImage, at index: Int) -> Bool {
+        internalCheck(sharedWriteProblem)
+        internalCheck(index >= 0 && index <= count, "§2.2: insert at \(index) of \(count) cells")
+        let needed = cell.count + SlotArray.slotSize
+        if contiguousFree < needed {
+            guard needed <= size - PageHeader.size - liveBytes else { return false }
             compact()
         }
-        let offset = contentStart - size
-        fill(bytes + offset)
-        let slots = bytes + PageHeader.size
+        let offset = contentStart - cell.count
+        (bytes + offset).copyMemory(from: cell.base, byteCount: cell.count)
+        let slots = bytes + SlotArray.start
         if index < count {
-            (slots + 2 * (index + 1)).copyMemory(from: slots + 2 * index, byteCount: 2 * (count - index))
+            (slots + SlotArray.slotSize * (index + 1)).copyMemory(
+                from: slots + SlotArray.slotSize * index, byteCount: SlotArray.slotSize * (count - index))
         }
         setSlot(index, offset)
         contentStart = offset
         count += 1
+        internalCheck(layoutProblem)
         return true
     }
 
     /// Removes cell `index`; its bytes become a hole until compaction.
     func removeCell(at index: Int) {
+        internalCheck(sharedWriteProblem)
+        internalCheck(slotProblem(index))
         let offset = slot(index)
-        let slots = bytes + PageHeader.size
+        let slots = bytes + SlotArray.start
         if index + 1 < count {
-            (slots + 2 * index).copyMemory(from: slots + 2 * (index + 1), byteCount: 2 * (count - index - 1))
+            (slots + SlotArray.slotSize * index).copyMemory(
+                from: slots + SlotArray.slotSize * (index + 1), byteCount: SlotArray.slotSize * (count - index - 1))
         }
         count -= 1
         if offset == contentStart { contentStart = offset + cellSize(atOffset: offset) }
         if count == 0 { contentStart = size }
+        internalCheck(layoutProblem)
     }
 
     /// Packs the cells at the end of the page, removing holes.
     func compact() {
         let scratch = copy()
-        rebuild(from: scratch, range: 0..<scratch.count, extra: nil)
+        setCells((0..<scratch.count).lazy.map { scratch.cellImage($0) })
     }
 
-    /// Rewrites this page's cells as `source`'s cells in `range`, then `extra` cells, keeping
-    /// the header's kind, number, transaction and link.
-    func rebuild(from source: Page, range: Range<Int>, extra: [UnsafeRawBufferPointer]?) {
+    /// Replaces this page's cells with copies of `cells`, packed at the end, keeping the
+    /// header's kind, number, transaction and link.
+    func setCells<C: Collection>(_ cells: C) where C.Element == CellImage {
+        internalCheck(sharedWriteProblem)
         var offset = size
         var index = 0
-        for sourceIndex in range {
-            let cell = source.cellBytes(sourceIndex)
+        for cell in cells {
             offset -= cell.count
-            (bytes + offset).copyMemory(from: cell.baseAddress!, byteCount: cell.count)
-            setSlot(index, offset)
-            index += 1
-        }
-        for cell in extra ?? [] {
-            offset -= cell.count
-            (bytes + offset).copyMemory(from: cell.baseAddress!, byteCount: cell.count)
+            internalCheck(offset >= SlotArray.offset(of: index + 1), "§2.2: cells overflow page \(number)")
+            (bytes + offset).copyMemory(from: cell.base, byteCount: cell.count)
             setSlot(index, offset)
             index += 1
         }
         count = index
         contentStart = offset
+        internalCheck(layoutProblem)
     }
 
-    /// Appends cells (each a complete cell image) after the existing ones; the caller has
-    /// checked they fit.
-    func appendCells(_ cells: [UnsafeRawBufferPointer]) {
+    /// Appends copies of `cells` after the existing ones; the caller has checked they fit.
+    func appendCells<C: Collection>(_ cells: C) where C.Element == CellImage {
         for cell in cells {
-            let ok = insertCell(at: count, size: cell.count) {
-                $0.copyMemory(from: cell.baseAddress!, byteCount: cell.count)
-            }
-            precondition(ok, "appendCells: caller checked the cells fit")
+            let appended = insertCell(cell, at: count)
+            precondition(appended, "appendCells: the caller checked that the cells fit")
         }
     }
-}
-
-/// Writes a leaf cell at `destination`.
-@inline(__always)
-func writeLeafCell(
-    _ destination: UnsafeMutableRawPointer, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-    overflowPage: UInt64?, valueLength: Int
-) {
-    destination.storeBytes(of: UInt16(key.count).littleEndian, as: UInt16.self)
-    destination.storeBytes(of: overflowPage == nil ? 0 : 1, toByteOffset: 2, as: UInt8.self)
-    destination.storeBytes(of: UInt32(valueLength).littleEndian, toByteOffset: 3, as: UInt32.self)
-    if key.count > 0 { (destination + LeafCell.headerSize).copyMemory(from: key.baseAddress!, byteCount: key.count) }
-    let payload = destination + LeafCell.headerSize + key.count
-    if let overflowPage {
-        payload.storeBytes(of: overflowPage.littleEndian, as: UInt64.self)
-    } else if value.count > 0 {
-        payload.copyMemory(from: value.baseAddress!, byteCount: value.count)
-    }
-}
-
-/// Writes a branch cell at `destination`.
-@inline(__always)
-func writeBranchCell(_ destination: UnsafeMutableRawPointer, child: UInt64, key: UnsafeRawBufferPointer) {
-    destination.storeBytes(of: child.littleEndian, as: UInt64.self)
-    destination.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 8, as: UInt16.self)
-    if key.count > 0 { (destination + BranchCell.headerSize).copyMemory(from: key.baseAddress!, byteCount: key.count) }
 }

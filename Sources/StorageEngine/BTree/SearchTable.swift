@@ -22,67 +22,36 @@ struct SearchSlot {
     }
 }
 
-@inline(__always)
-private func loadU16(_ bytes: UnsafeRawPointer, _ offset: Int) -> Int {
-    Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-}
-
 /// The first cell of a committed leaf whose key is >= `key`, and whether it is equal.
 @inline(__always)
 func tableLeafSearch(
-    _ bytes: UnsafeRawPointer, _ table: UnsafePointer<UInt64>, _ count: Int, _ key: UnsafeRawPointer, _ keyCount: Int
+    _ bytes: UnsafeRawPointer, _ table: UnsafePointer<UInt64>, _ count: Int, _ key: SearchKey
 ) -> (index: Int, found: Bool) {
-    let probe = keyPrefix(key, keyCount)
-    var (low, high) = narrowByInterpolation(table, count: count, probe: probe)
-    while low < high {
-        let middle = (low + high) >> 1
+    let probe = key.prefix
+    let (low, high) = narrowByInterpolation(table, count: count, probe: probe)
+    return lowerBound(low, high) { middle in
         let prefix = table[middle]
-        if prefix < probe {
-            low = middle + 1
-            continue
-        }
-        if prefix > probe {
-            high = middle
-            continue
-        }
-        let offset = Int(truncatingIfNeeded: table[count + middle])
-        let order = compareKeys(bytes + offset + LeafCell.headerSize, loadU16(bytes, offset), key, keyCount)
-        if order < 0 {
-            low = middle + 1
-        } else if order > 0 {
-            high = middle
-        } else {
-            return (middle, true)
-        }
+        if prefix < probe { return -1 }
+        if prefix > probe { return 1 }
+        let cell = LeafCell(bytes + Int(truncatingIfNeeded: table[count + middle]))
+        return compareKeys(cell.keyStart, cell.keyLength, key)
     }
-    return (low, false)
 }
 
 /// The child index of a committed branch under which `key` lives: the number of separators <= key.
 @inline(__always)
 func tableBranchSearch(
-    _ bytes: UnsafeRawPointer, _ table: UnsafePointer<UInt64>, _ count: Int, _ key: UnsafeRawPointer, _ keyCount: Int
+    _ bytes: UnsafeRawPointer, _ table: UnsafePointer<UInt64>, _ count: Int, _ key: SearchKey
 ) -> Int {
-    let probe = keyPrefix(key, keyCount)
-    var (low, high) = narrowByInterpolation(table, count: count, probe: probe)
-    while low < high {
-        let middle = (low + high) >> 1
+    let probe = key.prefix
+    let (low, high) = narrowByInterpolation(table, count: count, probe: probe)
+    return upperBound(low, high) { middle in
         let prefix = table[middle]
-        if prefix < probe {
-            low = middle + 1
-        } else if prefix > probe {
-            high = middle
-        } else {
-            let offset = loadU16(bytes, PageHeader.size + 2 * middle)
-            let separator = bytes + offset + BranchCell.headerSize
-            if compareKeys(separator, loadU16(bytes, offset + 8), key, keyCount) <= 0 {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
+        if prefix < probe { return -1 }
+        if prefix > probe { return 1 }
+        let cell = BranchCell(bytes + bytes.u16(at: SlotArray.offset(of: middle)))
+        return compareKeys(cell.keyStart, cell.keyLength, key)
     }
-    return low
 }
 
 /// Narrows a search range by interpolating `probe` between the first and last prefix,

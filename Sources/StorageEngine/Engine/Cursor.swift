@@ -44,12 +44,8 @@ public final class Cursor {
     private func descend(from page: Page, choose: (Page) -> Int) throws {
         var page = page
         while !page.isLeaf {
-            guard page.kindByte == PageKind.branch.rawValue else {
-                throw StorageError.corrupt("page \(page.number): expected a tree node, found kind \(page.kindByte)")
-            }
-            guard pages.count < maximumTreeDepth else {
-                throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)")
-            }
+            try page.requireBranch()
+            try checkDescentDepth(pages.count)
             let index = choose(page)
             pages.append(page)
             indices.append(index)
@@ -70,6 +66,8 @@ public final class Cursor {
     }
 
     /// Moves to the first entry; false when the tree is empty.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`,
+    ///   `corrupt` for a damaged page.
     @discardableResult
     public func first() throws -> Bool {
         guard let root = try reset() else { return false }
@@ -78,6 +76,8 @@ public final class Cursor {
     }
 
     /// Moves to the last entry; false when the tree is empty.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`,
+    ///   `corrupt` for a damaged page.
     @discardableResult
     public func last() throws -> Bool {
         guard let root = try reset() else { return false }
@@ -86,6 +86,8 @@ public final class Cursor {
     }
 
     /// Moves to the first entry whose key is >= `key`; false when there is none.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`,
+    ///   `corrupt` for a damaged page.
     @discardableResult
     public func seek(_ key: [UInt8]) throws -> Bool {
         try key.withUnsafeBytes { try seek(raw: $0) }
@@ -93,14 +95,16 @@ public final class Cursor {
 
     func seek(raw key: UnsafeRawBufferPointer) throws -> Bool {
         guard let root = try reset() else { return false }
-        let pointer = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        let key = SearchKey(key)
         try descend(from: root) { page in
-            page.isLeaf ? page.leafLowerBound(pointer, key.count).index : page.branchChildIndex(pointer, key.count)
+            page.isLeaf ? page.leafLowerBound(key).index : page.branchChildIndex(key)
         }
         return try settleForward()
     }
 
     /// Moves to the last entry whose key is < `key`; false when there is none.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`,
+    ///   `corrupt` for a damaged page.
     @discardableResult
     public func seek(before key: [UInt8]) throws -> Bool {
         guard try seek(key) else { return try last() }
@@ -159,6 +163,9 @@ public final class Cursor {
     }
 
     /// Moves to the next entry; false at the end.
+    /// - Throws: ``StorageError``: `invalidArgument` when the cursor is not on an entry,
+    ///   `closed` when the transaction has ended or the tree changed since the cursor moved,
+    ///   `treeDeleted`, `corrupt` for a damaged page.
     @discardableResult
     public func next() throws -> Bool {
         try checkPositioned()
@@ -167,6 +174,9 @@ public final class Cursor {
     }
 
     /// Moves to the previous entry; false at the start.
+    /// - Throws: ``StorageError``: `invalidArgument` when the cursor is not on an entry,
+    ///   `closed` when the transaction has ended or the tree changed since the cursor moved,
+    ///   `treeDeleted`, `corrupt` for a damaged page.
     @discardableResult
     public func previous() throws -> Bool {
         try checkPositioned()
@@ -175,14 +185,20 @@ public final class Cursor {
     }
 
     /// The current key.
+    /// - Throws: ``StorageError``: `invalidArgument` when the cursor is not on an entry,
+    ///   `closed` when the transaction has ended or the tree changed since the cursor moved,
+    ///   `treeDeleted`, `corrupt` for a damaged page.
     public var key: [UInt8] {
         get throws {
             try checkPositioned()
-            return pages[pages.count - 1].leafKey(indices[indices.count - 1])
+            return Array(pages[pages.count - 1].leafCell(indices[indices.count - 1]).key)
         }
     }
 
     /// The current value.
+    /// - Throws: ``StorageError``: `invalidArgument` when the cursor is not on an entry,
+    ///   `closed` when the transaction has ended or the tree changed since the cursor moved,
+    ///   `treeDeleted`, `corrupt` for a damaged page.
     public var value: [UInt8] {
         get throws {
             try checkPositioned()
@@ -191,13 +207,14 @@ public final class Cursor {
     }
 
     /// Calls `body` with the current key and value without copying them.
+    /// - Throws: What `body` throws, or ``StorageError`` as ``key`` does.
     public func withEntry<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R)
         throws -> R
     {
         try checkPositioned()
         let leaf = pages[pages.count - 1]
         let index = indices[indices.count - 1]
-        let key = UnsafeRawBufferPointer(start: leaf.leafKeyPointer(index), count: leaf.leafKeyLength(index))
+        let key = leaf.leafCell(index).key
         return try core.withValue(of: leaf, at: index) { try body(key, $0) }
     }
 
@@ -212,18 +229,9 @@ public final class Cursor {
                 let leaf = pages[pages.count - 1]
                 var index = indices[indices.count - 1]
                 while index >= 0 {
-                    let keyPointer = leaf.leafKeyPointer(index)
-                    let keyCount = leaf.leafKeyLength(index)
-                    if let lowerBound,
-                        lowerBound.withUnsafeBytes({
-                            compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count)
-                        }) < 0
-                    {
-                        return
-                    }
-                    let proceed = try core.withValue(of: leaf, at: index) {
-                        try body(UnsafeRawBufferPointer(start: keyPointer, count: keyCount), $0)
-                    }
+                    let key = leaf.leafCell(index).key
+                    if let lowerBound, lowerBound.withUnsafeBytes({ compareKeys(key, $0) }) < 0 { return }
+                    let proceed = try core.withValue(of: leaf, at: index) { try body(key, $0) }
                     if !proceed { return }
                     guard version == state.version else {
                         throw StorageError(.closed, "the tree changed during the walk")
@@ -240,26 +248,13 @@ public final class Cursor {
                 var index = indices[indices.count - 1]
                 let count = leaf.count
                 while index < count {
-                    let keyPointer = leaf.leafKeyPointer(index)
-                    let keyCount = leaf.leafKeyLength(index)
-                    if let upperBound,
-                        upperBound.withUnsafeBytes({
-                            compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count)
-                        }) >= 0
-                    {
-                        return
-                    }
-                    let proceed: Bool
-                    if leaf.leafIsOverflow(index) {
-                        proceed = try core.withValue(of: leaf, at: index) {
-                            try body(UnsafeRawBufferPointer(start: keyPointer, count: keyCount), $0)
-                        }
-                    } else {
-                        proceed = try body(
-                            UnsafeRawBufferPointer(start: keyPointer, count: keyCount),
-                            UnsafeRawBufferPointer(
-                                start: leaf.leafPayloadPointer(index), count: leaf.leafValueLength(index)))
-                    }
+                    let cell = leaf.leafCell(index)
+                    let key = cell.key
+                    if let upperBound, upperBound.withUnsafeBytes({ compareKeys(key, $0) }) >= 0 { return }
+                    let proceed =
+                        cell.isOverflow
+                        ? try core.withValue(of: leaf, at: index) { try body(key, $0) }
+                        : try body(key, cell.inlineValue)
                     if !proceed { return }
                     guard version == state.version else {
                         throw StorageError(.closed, "the tree changed during the walk")
@@ -281,13 +276,8 @@ public final class Cursor {
             let count = leaf.count
             if let upperBound {
                 while index < count {
-                    let keyPointer = leaf.leafKeyPointer(index)
-                    let keyCount = leaf.leafKeyLength(index)
-                    if upperBound.withUnsafeBytes({
-                        compareKeys(keyPointer, keyCount, $0.baseAddress ?? keyPointer, $0.count)
-                    }) >= 0 {
-                        return total
-                    }
+                    let key = leaf.leafCell(index).key
+                    if upperBound.withUnsafeBytes({ compareKeys(key, $0) }) >= 0 { return total }
                     total += 1
                     index += 1
                 }

@@ -6,26 +6,31 @@ extension Database {
     /// nil when there was nothing to commit. Runs under the writer lock.
     func commit(_ core: TransactionCore) throws -> UInt64? {
         guard let writer = core.writer else { return nil }
+        internalCheck(writerGate.isHeldByCurrentThread, "§2.4: a commit without the writer lock")
+        writer.beginCommit()
         for tree in core.trees.values where tree.changed {
             let key = Array(tree.name.utf8)
             try key.withUnsafeBytes { key in
                 if tree.deleted {
                     try core.remove(core.catalog, key: key)
                 } else {
-                    var entry = [UInt8](repeating: 0, count: 16)
-                    put64(&entry, 0, tree.root)
-                    put64(&entry, 8, tree.count)
+                    let entry = CatalogEntry(root: tree.root, count: tree.count).encoded
                     _ = try entry.withUnsafeBytes { try core.put(core.catalog, key: key, value: $0) }
                 }
             }
         }
         guard writer.hasChanges else { return nil }
+        internalCheck(core.changedTreesProblem)
         let bornInLog = store.logged(writer.freed)
         let state = CommitState(
             transaction: writer.transaction, catalogRoot: core.catalog.root, freeListHead: core.snapshot.freeListHead,
             pageCount: writer.pageCount)
+        internalCheck(state.successorProblem(of: core.snapshot))
         let pages = writer.dirty.values.sorted { $0.number < $1.number }
-        for page in pages { page.seal(transaction: writer.transaction) }
+        for page in pages {
+            internalCheck(page.keyOrderProblem)
+            page.seal(transaction: writer.transaction)
+        }
         let written = pages.reduce(0) { $0 + ($1.number >= core.snapshot.pageCount ? 1 : 0) }
         let implicitGrowth = Int(writer.pageCount - core.snapshot.pageCount) - written
         let large = pages.count * geometry.pageSize >= options.checkpointThreshold
@@ -89,8 +94,7 @@ extension Database {
             page.contentStart = 0
             let count = min(perPage, listed.count - cursor)
             for index in 0..<count {
-                page.setU64(PageHeader.size + 16 * index, listed[cursor + index].page)
-                page.setU64(PageHeader.size + 16 * index + 8, listed[cursor + index].freedAt)
+                page.setFreeListEntry(index, page: listed[cursor + index].page, freedAt: listed[cursor + index].freedAt)
             }
             page.count = count
             cursor += count
@@ -108,9 +112,11 @@ extension Database {
     ///
     /// Call it to bound the log or before copying the files; commits run it automatically
     /// past ``Options/checkpointThreshold``.
-    /// - Throws: ``StorageError``; an I/O error poisons the handle.
+    /// - Throws: ``StorageError``; an I/O error poisons the handle; `readOnly` on a handle
+    ///   opened with ``Options/readOnly``.
     public func checkpoint() throws {
         try checkUsable()
+        try checkWritable()
         guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
@@ -127,14 +133,19 @@ extension Database {
 
     /// The checkpoint, under the writer lock.
     func checkpointLocked() throws {
+        internalCheck(writerGate.isHeldByCurrentThread, "§2.5: a checkpoint without the writer lock")
         let state = stateLock.withLock { committed }
-        guard state != checkpointed else { return }
+        guard state != checkpointed else {
+            try settleMetaSlots()
+            return
+        }
         try flush(to: state, entries: freeEntries, extraPages: [])
     }
 
     /// Moves the log's newest pages, `extraPages` (a transaction committing directly) and a
     /// new free-list chain into the page file, flips the meta to `state` and resets the log.
     func flush(to state: CommitState, entries: [FreeEntry], extraPages: [Page]) throws {
+        internalCheck(writerGate.isHeldByCurrentThread, "§2.5: pages flushed without the writer lock")
         // Announce before the first destructive write too: if this process dies halfway,
         // other handles still see a new counter and reload from the files (L4).
         try announceChange()
@@ -192,17 +203,6 @@ extension Database {
         }
         if options.durability != .off { try dataFile.synchronize(.data) }
     }
-
-    /// Writes `state` into the meta slot not holding the current meta (M2) and syncs.
-    func writeMeta(_ state: CommitState) throws {
-        let slot = 1 - metaSlot
-        let meta = MetaSlot.encode(state, pageSize: geometry.pageSize, slot: slot)
-        try meta.withUnsafeBytes { try dataFile.write($0, at: UInt64(slot * MetaSlot.size)) }
-        if options.durability != .off { try dataFile.synchronize(.data) }
-        metaSlot = slot
-        checkpointed = state
-    }
-
 }
 
 extension Array where Element == Page {

@@ -21,6 +21,8 @@ enum LockByte {
     static let open: UInt64 = 1
     static let writer: UInt64 = 2
     static let checkpoint: UInt64 = 3
+    /// Where the `u64` change counter lies in the `-lock` file (it holds no other data).
+    static let counterOffset: UInt64 = 0
 }
 
 extension Database {
@@ -38,8 +40,8 @@ extension Database {
     /// The change counter in the lock file (0 when never written).
     static func readCounter(_ file: any StorageFile) throws -> UInt64 {
         var bytes = [UInt8](repeating: 0, count: 8)
-        let read = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        return read == 8 ? get64(bytes, 0) : 0
+        let read = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: LockByte.counterOffset) }
+        return read == bytes.count ? get64(bytes, 0) : 0
     }
 
     /// After a commit or checkpoint in multi-process mode: tells other handles to reload.
@@ -52,7 +54,7 @@ extension Database {
         var bytes = [UInt8](repeating: 0, count: 8)
         put64(&bytes, 0, counter)
         do {
-            try bytes.withUnsafeBytes { try lockFile.write($0, at: 0) }
+            try bytes.withUnsafeBytes { try lockFile.write($0, at: LockByte.counterOffset) }
         } catch {
             throw poisonHandle(error)
         }
@@ -126,14 +128,18 @@ extension Database {
     /// log is not reset underneath.
     func refreshLocked() throws {
         guard options.multiProcess else { return }
+        internalCheck(writerGate.isHeldByCurrentThread, "L4: a reload without the writer lock")
         let counter = try Database.readCounter(lockFile)
         guard counter != stateLock.withLock({ knownCounter }) else { return }
-        let (meta, slot, _) = try Database.readMeta(dataFile, path: path, options: options)
+        let choice = try Database.readMeta(dataFile, path: path)
+        let meta = choice.state
         let recovery = try log.recover(from: meta)
+        let repair = try Database.checkRecoveredState(choice, recovery, path: path, options: options)
         try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
         store.replaceAll(logIndex: recovery.index)
         checkpointed = meta
-        metaSlot = slot
+        metaSlot = choice.slot
+        metaRepair = repair
         (freeEntries, freeListPages) = try Database.rebuildFreeList(
             store, geometry: geometry, meta: meta, recovery: recovery)
         stateLock.withLock {

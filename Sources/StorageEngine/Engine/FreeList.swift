@@ -65,11 +65,17 @@ struct FreeList {
                 if reusable[middle] > page { low = middle + 1 } else { high = middle }
             }
             reusable.insert(page, at: low)
+            internalCheck(
+                (low == 0 || reusable[low - 1] > page) && (low + 1 == reusable.count || reusable[low + 1] < page),
+                "F1: free page \(page) is reusable twice, or out of order")
         }
     }
 
     /// Records the committed pages transaction `transaction` freed.
     mutating func append(freed: [UInt64], at transaction: UInt64, bornInLog: [Bool]) {
+        internalCheck(
+            (self.born.last?.freedAt ?? 0) <= transaction && (old.last?.freedAt ?? 0) <= transaction,
+            "F1: pages freed by transaction \(transaction) after later ones")
         for (page, born) in zip(freed, bornInLog) {
             let entry = FreeEntry(page: page, freedAt: transaction, bornInLog: born)
             if born { self.born.append(entry) } else { old.append(entry) }

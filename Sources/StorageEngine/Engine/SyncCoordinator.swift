@@ -88,6 +88,14 @@ final class WriterGate: @unchecked Sendable {
     /// Takes the lock, waiting up to `timeout` seconds; false on timeout.
     /// - Throws: `invalidArgument` when the calling thread already holds it (a write,
     ///   checkpoint, verify or vacuum started inside a write transaction would wait forever).
+    /// Whether the calling thread holds the lock (for internal checks).
+    var isHeldByCurrentThread: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard held, let owner else { return false }
+        return pthread_equal(owner, pthread_self()) != 0
+    }
+
     func acquire(timeout: Double) throws -> Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -106,6 +114,9 @@ final class WriterGate: @unchecked Sendable {
 
     func release() {
         condition.lock()
+        internalCheck(
+            held && owner.map { pthread_equal($0, pthread_self()) != 0 } == true,
+            "L1: the writer lock released by a thread that does not hold it")
         held = false
         owner = nil
         condition.signal()

@@ -32,6 +32,7 @@ public class ReadTransaction {
     }
 
     /// The names of all trees, in byte order.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `corrupt`.
     /// - Complexity: O(number of trees).
     public func treeNames() throws -> [String] {
         try core.checkOpen()
@@ -80,6 +81,8 @@ public final class WriteTransaction: ReadTransaction {
     }
 
     /// Deletes the tree named `name` and all its entries; returns whether it existed.
+    /// - Throws: ``StorageError``: `readOnly` in a read transaction, `closed`,
+    ///   `invalidTreeName`, `corrupt`.
     /// - Complexity: O(pages of the tree).
     @discardableResult
     public func deleteTree(named name: String) throws -> Bool {

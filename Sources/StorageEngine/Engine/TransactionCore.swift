@@ -59,6 +59,12 @@ final class WriterState {
     /// left that path in `pathPages`, all of it already copied: the next larger key can be
     /// appended without a descent.
     @exclusivity(unchecked) var appendHint: (tree: TreeState, version: Int)?
+    #if STORAGE_ENGINE_INTERNAL_CHECKS
+        /// Pages freed in this transaction and not allocated again (F2: none is freed twice).
+        @exclusivity(unchecked) var freedThisTransaction = Set<UInt64>()
+        /// Set when the commit began: from then on only the catalog changes (§2.4 step 2).
+        @exclusivity(unchecked) var isCommitting = false
+    #endif
 
     /// A writer starting from `pageCount` pages, allowed to reuse `reusable`.
     init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, reusable: [UInt64]) {
@@ -81,14 +87,8 @@ final class WriterState {
 
     /// A fresh page of `kind`, from the reusable free pages or past the end of the file.
     func allocate(_ kind: PageKind) -> Page {
-        let number: UInt64
-        if let reused = reusable.popLast() {
-            number = reused
-            taken.append(reused)
-        } else {
-            number = pageCount
-            pageCount += 1
-        }
+        internalCheck(!freeListReturned, "F1: a page allocated after the writer handed its free list back")
+        let number = takePageNumber()
         let page = Page(size: geometry.pageSize, zeroed: false)
         page.format(kind, number: number)
         page.transaction = transaction
@@ -101,14 +101,8 @@ final class WriterState {
     @inline(__always)
     func writable(_ page: Page) -> Page {
         if page.transaction == transaction { return page }
-        let number: UInt64
-        if let reused = reusable.popLast() {
-            number = reused
-            taken.append(reused)
-        } else {
-            number = pageCount
-            pageCount += 1
-        }
+        internalCheck(!freeListReturned, "F1: a page copied after the writer handed its free list back")
+        let number = takePageNumber()
         let copy = page.copy()
         copy.number = number
         copy.transaction = transaction
@@ -117,14 +111,77 @@ final class WriterState {
         return copy
     }
 
+    /// The smallest reusable free page, else a new page past the end of the file.
+    @inline(__always)
+    private func takePageNumber() -> UInt64 {
+        let number: UInt64
+        if let reused = reusable.popLast() {
+            taken.append(reused)
+            number = reused
+        } else {
+            pageCount += 1
+            number = pageCount - 1
+        }
+        internalCheck(dirty[number] == nil, "F2: page \(number) allocated while this transaction holds it")
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            freedThisTransaction.remove(number)
+        #endif
+        return number
+    }
+
     /// Frees `number`: at once if this transaction allocated it, else at commit.
     func free(_ number: UInt64) {
+        internalCheck(freeProblem(number))
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            freedThisTransaction.insert(number)
+        #endif
         if dirty.removeValue(forKey: number) != nil {
             reusable.append(number)
             if reusable.count > 1 && reusable[reusable.count - 2] < number { reusable.sort(by: >) }
+            internalCheck(
+                reusable.count < 2 || reusable[reusable.count - 2] > reusable[reusable.count - 1],
+                "F1: reusable pages are not largest first")
         } else {
             freed.append(number)
         }
+    }
+
+    // MARK: Internal checks
+
+    /// The problem with freeing page `number` now: the writer is done, the number lies
+    /// outside the file, or this transaction already freed it (F1, F2).
+    func freeProblem(_ number: UInt64) -> String? {
+        if freeListReturned { return "F1: page \(number) freed after the writer handed its free list back" }
+        if number < 1 || number >= pageCount { return "F2: freeing page \(number), outside 1..<\(pageCount)" }
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if freedThisTransaction.contains(number) { return "F2: page \(number) freed twice in one transaction" }
+        #endif
+        return nil
+    }
+
+    /// The problem with this writer changing `page`: another transaction wrote it, or it is
+    /// not the page this transaction holds under its number (B4).
+    func ownershipProblem(_ page: Page) -> String? {
+        guard page.transaction != transaction || dirty[page.number] !== page else { return nil }
+        return "B4: transaction \(transaction) changes page \(page.number), written by transaction \(page.transaction)"
+    }
+
+    /// Marks the start of the commit (§2.4 step 2): it happens once, before the free list
+    /// is handed back, and from then on only the catalog changes.
+    func beginCommit() {
+        internalCheck(!freeListReturned, "§2.4: a commit after the writer handed its free list back")
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            internalCheck(!isCommitting, "§2.4: a writer committed twice")
+            isCommitting = true
+        #endif
+    }
+
+    /// The problem with changing `tree` now: the commit began and it is not the catalog.
+    func changeProblem(_ tree: TreeState, catalog: TreeState) -> String? {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if isCommitting && tree !== catalog { return "§2.4: tree \"\(tree.name)\" changed during the commit" }
+        #endif
+        return nil
     }
 
     var hasChanges: Bool { !dirty.isEmpty || !freed.isEmpty }
@@ -195,7 +252,14 @@ final class TransactionCore {
     @inline(__always)
     func page(_ number: UInt64) throws -> Page {
         if let writer {
-            if let page = writer.dirty[number] { return page }
+            if let page = writer.dirty[number] {
+                #if STORAGE_ENGINE_INTERNAL_CHECKS
+                    if page.number != number {
+                        internalCheckFailed("B4: the writer holds page \(page.number) as \(number)")
+                    }
+                #endif
+                return page
+            }
             guard number >= 1 && number < writer.pageCount else {
                 throw StorageError.corrupt("page number \(number) out of range 1..<\(writer.pageCount)")
             }
@@ -228,14 +292,19 @@ final class TransactionCore {
         }
         let key = Array(name.utf8)
         guard !key.isEmpty, key.count <= 255 else { throw StorageError(.invalidTreeName, "tree name \"\(name)\"") }
-        guard let entry = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
-        guard entry.count == 16 else {
-            throw StorageError.corrupt("catalog entry for \"\(name)\" is \(entry.count) bytes")
+        guard let stored = try key.withUnsafeBytes({ try value(in: catalog, key: $0) }) else { return nil }
+        guard let entry = CatalogEntry(decoding: stored) else {
+            throw StorageError.corrupt("catalog entry for \"\(name)\" is \(stored.count) bytes")
         }
-        let root = get64(entry, 0)
+        let root = entry.root
         let limit = writer?.pageCount ?? snapshot.pageCount
         guard root < limit else { throw StorageError.corrupt("tree \"\(name)\" has root page \(root) past the end") }
-        let tree = TreeState(name: name, root: root, count: get64(entry, 8))
+        // A page holds fewer entries than bytes, so a larger count is damage (and ``Tree/count``
+        // converts it to Int).
+        guard entry.count <= limit * UInt64(geometry.pageSize) else {
+            throw StorageError.corrupt("tree \"\(name)\" records \(entry.count) entries, impossible in \(limit) pages")
+        }
+        let tree = TreeState(name: name, root: root, count: entry.count)
         trees[name] = tree
         catalogCache?.store(name, transaction: snapshot.transaction, store: store, root: root, count: tree.count)
         return tree

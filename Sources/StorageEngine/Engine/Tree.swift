@@ -24,10 +24,16 @@ public struct Tree {
     public var maximumKeyLength: Int { core.geometry.maximumKey }
 
     /// The number of entries. O(1).
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`;
+    ///   `corrupt` when the recorded count is impossible (a damaged count of 0 that a
+    ///   removal took below zero).
     public var count: Int {
         get throws {
             try check()
-            return Int(state.count)
+            guard let count = Int(exactly: state.count), count <= Int(Int64.max / 2) else {
+                throw StorageError.corrupt("tree \"\(state.name)\" records an impossible entry count (\(state.count))")
+            }
+            return count
         }
     }
 
@@ -37,6 +43,7 @@ public struct Tree {
     }
 
     /// The value stored under `key`, or nil.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page.
     /// - Complexity: O(log n).
     public func value(forKey key: [UInt8]) throws -> [UInt8]? {
         try check()
@@ -45,22 +52,19 @@ public struct Tree {
 
     /// Calls `body` with the value stored under `key` without copying it (when it is
     /// stored inline); returns nil when there is none. The buffer is valid only inside `body`.
+    /// - Throws: What `body` throws, or ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page.
     public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws
         -> R?
     {
         try check()
-        if core.writer == nil, state.root != 0, let base = key.baseAddress {
+        if core.writer == nil, state.root != 0, !key.isEmpty {
             switch try core.store.readerCell(
-                root: state.root, key: base, keyCount: key.count, limit: core.snapshot.pageCount,
+                root: state.root, key: SearchKey(key), limit: core.snapshot.pageCount,
                 maximumTransaction: core.snapshot.transaction)
             {
             case .found(let leaf, let offset):
-                if leaf.u8(offset + 2) & 1 == 0 {
-                    let payload = leaf.bytes + offset + LeafCell.headerSize + leaf.u16(offset)
-                    return try withExtendedLifetime(leaf) {
-                        try body(UnsafeRawBufferPointer(start: payload, count: leaf.u32(offset + 3)))
-                    }
-                }
+                let cell = leaf.leafCell(atOffset: offset)
+                if !cell.isOverflow { return try withExtendedLifetime(leaf) { try body(cell.inlineValue) } }
             case .absent: return nil
             case .generalPath: break
             }
@@ -70,6 +74,7 @@ public struct Tree {
     }
 
     /// Whether `key` has a value.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page.
     public func contains(_ key: [UInt8]) throws -> Bool {
         try check()
         return try key.withUnsafeBytes { try core.findLeaf(root: state.root, key: $0)?.found ?? false }
@@ -84,12 +89,15 @@ public struct Tree {
     }
 
     /// Stores `value` under `key` from raw buffers (no intermediate arrays).
+    /// - Throws: As ``setValue(_:forKey:)-([UInt8],[UInt8])``.
     public func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
         try check()
         _ = try core.put(state, key: key, value: value)
     }
 
     /// Removes the value under `key`; returns whether there was one.
+    /// - Throws: ``StorageError`` `readOnly` in a read transaction, `closed`, `treeDeleted`,
+    ///   `corrupt`.
     @discardableResult
     public func removeValue(forKey key: [UInt8]) throws -> Bool {
         try check()
@@ -97,6 +105,7 @@ public struct Tree {
     }
 
     /// A cursor over the tree, not yet positioned.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`.
     public func makeCursor() throws -> Cursor {
         try check()
         return Cursor(core: core, state: state)
@@ -105,6 +114,8 @@ public struct Tree {
     /// Visits entries with `lowerBound <= key < upperBound` (either bound optional) in key
     /// order, or in reverse; stops when `body` returns false. The buffers are valid only
     /// inside `body`.
+    /// - Throws: What `body` throws, or ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page; `closed` also when `body`
+    ///   changes the tree during the walk.
     /// - Complexity: O(log n + visited entries).
     public func scan(
         from lowerBound: [UInt8]? = nil, to upperBound: [UInt8]? = nil, reverse: Bool = false,
@@ -116,6 +127,7 @@ public struct Tree {
     }
 
     /// The entries with `lowerBound <= key < upperBound`, in order (or reverse), at most `limit`.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page.
     public func entries(
         from lowerBound: [UInt8]? = nil, to upperBound: [UInt8]? = nil, reverse: Bool = false, limit: Int = .max
     ) throws -> [(key: [UInt8], value: [UInt8])] {
@@ -129,6 +141,7 @@ public struct Tree {
     }
 
     /// The number of keys with `lowerBound <= key < upperBound`.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page.
     /// - Complexity: O(log n + counted entries); use ``count`` for the whole tree.
     public func count(from lowerBound: [UInt8]?, to upperBound: [UInt8]?) throws -> Int {
         try check()

@@ -15,11 +15,31 @@ public struct POSIXFileSystem: StorageFileSystem {
     /// The real file system.
     public init() {}
 
-    /// Opens (or creates) the file at `path`.
+    /// Opens (or creates) the file at `path` for reading and writing.
+    /// - Throws: ``StorageError`` `readOnly` when the file system is read-only or the file
+    ///   (or, to create it, its directory) is not writable; `io` (or `noSpace`) otherwise.
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
         let descriptor = retryingInterrupts { open(path, flags, 0o644) }
-        guard descriptor >= 0 else { throw POSIXFileSystem.error("open \(path)") }
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == EROFS || code == EACCES || code == EPERM {
+                let text = String(cString: strerror(code))
+                throw StorageError(
+                    .readOnly,
+                    "open \(path) for writing: \(text) (errno \(code)): the file or its directory is not writable; "
+                        + "open the database read-only (Database.Options.readOnly)")
+            }
+            throw POSIXFileSystem.error("open \(path)")
+        }
+        return POSIXFile(descriptor: descriptor, path: path)
+    }
+
+    /// Opens the existing file at `path` for reading only.
+    /// - Throws: ``StorageError`` `io` when the file cannot be opened.
+    public func openFileReadOnly(atPath path: String) throws -> any StorageFile {
+        let descriptor = retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { throw POSIXFileSystem.error("open \(path) for reading") }
         return POSIXFile(descriptor: descriptor, path: path)
     }
 
@@ -28,17 +48,26 @@ public struct POSIXFileSystem: StorageFileSystem {
         access(path, F_OK) == 0
     }
 
+    /// Whether a directory exists at `path`.
+    public func directoryExists(atPath path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// Removes the file at `path`, if any.
+    /// - Throws: ``StorageError`` `io` when the file exists and cannot be removed.
     public func removeFile(atPath path: String) throws {
         if unlink(path) != 0 && errno != ENOENT { throw POSIXFileSystem.error("unlink \(path)") }
     }
 
     /// Renames `source` over `destination`.
+    /// - Throws: ``StorageError`` `io` when the rename fails.
     public func renameFile(atPath source: String, toPath destination: String) throws {
         if rename(source, destination) != 0 { throw POSIXFileSystem.error("rename \(source)") }
     }
 
     /// Makes the directory entries durable.
+    /// - Throws: ``StorageError`` `io` when the directory cannot be opened or synced.
     public func synchronizeDirectory(atPath path: String) throws {
         let descriptor = retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard descriptor >= 0 else { throw POSIXFileSystem.error("open directory \(path)") }
@@ -81,9 +110,10 @@ final class POSIXFile: StorageFile, @unchecked Sendable {
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         try checkOpen()
+        guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
-            let result = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            let result = pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
             if result < 0 {
                 if errno == EINTR { continue }
                 throw POSIXFileSystem.error("pread \(path)")
@@ -96,9 +126,10 @@ final class POSIXFile: StorageFile, @unchecked Sendable {
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         try checkOpen()
+        guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
-            let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            let result = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
             if result < 0 {
                 if errno == EINTR { continue }
                 throw POSIXFileSystem.error("pwrite \(path)")

@@ -84,6 +84,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         var faultPlan: FaultPlan?
         var matchingCount = 0
         var locks: [String: [UInt64: (exclusive: Bool, holders: Set<ObjectIdentifier>)]] = [:]
+        var isReadOnly = false
     }
 
     let lock = Lock()
@@ -115,6 +116,18 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     /// Whether the crash point has been reached.
     public var hasCrashed: Bool { withState { $0.crashed } }
 
+    /// Whether the medium is read-only (a read-only mount): opening a file for writing,
+    /// creating, writing, truncating, renaming and removing then fail with a `readOnly`
+    /// ``StorageError``, as `EROFS` does; reads, syncs and locks still work.
+    public var isReadOnly: Bool {
+        get { withState { $0.isReadOnly } }
+        set { withState { $0.isReadOnly = newValue } }
+    }
+
+    static func readOnlyMediumError(_ what: String) -> StorageError {
+        StorageError(.readOnly, "\(what): simulated read-only file system (EROFS)")
+    }
+
     /// After `operations` more counted operations succeed, every operation throws ``Crash``.
     public func crashAfter(operations: Int) {
         withState { $0.crashPoint = $0.operationCount + operations }
@@ -138,47 +151,37 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     /// A new file system holding what would be on disk after a power loss now, under
     /// `model`. This one is unchanged.
     public func afterCrash(model: CrashModel, random: inout some RandomNumberGenerator) -> SimulatedFileSystem {
-        let result = SimulatedFileSystem()
         withState { state in
-            var mapped: [ObjectIdentifier: Inode] = [:]
-            var newDirectory: [String: Inode] = [:]
-            for (name, inode) in state.durableDirectory {
-                if let existing = mapped[ObjectIdentifier(inode)] {
-                    newDirectory[name] = existing
-                    continue
-                }
-                let copy = Inode()
-                copy.durable = Self.crashImage(of: inode, model: model, random: &random)
-                copy.current = copy.durable
-                mapped[ObjectIdentifier(inode)] = copy
-                newDirectory[name] = copy
-            }
-            result.withState {
-                $0.directory = newDirectory
-                $0.durableDirectory = newDirectory
-            }
+            Self.copying(state.durableDirectory) { Self.crashImage(of: $0, model: model, random: &random) }
         }
-        return result
     }
 
     /// A copy with every file's volatile image made durable (the state a clean process
     /// exit followed by an orderly shutdown leaves).
     public func snapshotOfCurrentState() -> SimulatedFileSystem {
+        withState { state in Self.copying(state.directory) { $0.current } }
+    }
+
+    /// A new file system with the files of `directory` (names of one file stay one file),
+    /// each holding `image` of the original, durably and currently.
+    private static func copying(_ directory: [String: Inode], image: (Inode) -> [UInt8]) -> SimulatedFileSystem {
+        var copies: [ObjectIdentifier: Inode] = [:]
+        var newDirectory: [String: Inode] = [:]
+        for (name, inode) in directory {
+            if let existing = copies[ObjectIdentifier(inode)] {
+                newDirectory[name] = existing
+                continue
+            }
+            let copy = Inode()
+            copy.durable = image(inode)
+            copy.current = copy.durable
+            copies[ObjectIdentifier(inode)] = copy
+            newDirectory[name] = copy
+        }
         let result = SimulatedFileSystem()
-        withState { state in
-            var mapped: [ObjectIdentifier: Inode] = [:]
-            var newDirectory: [String: Inode] = [:]
-            for (name, inode) in state.directory {
-                let copy = mapped[ObjectIdentifier(inode)] ?? Inode()
-                copy.durable = inode.current
-                copy.current = inode.current
-                mapped[ObjectIdentifier(inode)] = copy
-                newDirectory[name] = copy
-            }
-            result.withState {
-                $0.directory = newDirectory
-                $0.durableDirectory = newDirectory
-            }
+        result.withState {
+            $0.directory = newDirectory
+            $0.durableDirectory = newDirectory
         }
         return result
     }
@@ -240,8 +243,8 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
             }
             image.withUnsafeMutableBytes { destination in
                 bytes.withUnsafeBytes { source in
-                    guard let base = source.baseAddress else { return }
-                    destination.baseAddress!.advanced(by: offset).copyMemory(from: base, byteCount: source.count)
+                    guard let base = source.baseAddress, let target = destination.baseAddress else { return }
+                    (target + offset).copyMemory(from: base, byteCount: source.count)
                 }
             }
         case .truncate(let size):
@@ -280,9 +283,12 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     }
 
     /// Opens (or creates) the file at `path`.
+    /// - Throws: ``StorageError`` `io` (or `noSpace`) when the file cannot be opened; a
+    ///   crashed file system throws until it is replaced.
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         try withState { state in
             if state.crashed { throw Crash() }
+            if state.isReadOnly { throw Self.readOnlyMediumError("open \(path) for writing") }
             if let inode = state.directory[path] { return SimulatedFile(system: self, inode: inode, path: path) }
             guard create else { throw StorageError(.io, "open \(path): no such file") }
             let inode = Inode()
@@ -291,23 +297,44 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Opens the existing file at `path` for reading only.
+    /// - Throws: ``StorageError`` `io` when there is no such file; a crashed file system
+    ///   throws until it is replaced.
+    public func openFileReadOnly(atPath path: String) throws -> any StorageFile {
+        try withState { state in
+            if state.crashed { throw Crash() }
+            guard let inode = state.directory[path] else { throw StorageError(.io, "open \(path): no such file") }
+            return SimulatedFile(system: self, inode: inode, path: path, isWritable: false)
+        }
+    }
+
     /// Whether a file exists at `path`.
     public func fileExists(atPath path: String) -> Bool {
         withState { $0.directory[path] != nil }
     }
 
+    /// Whether no file is at `path`: the simulation's namespace is flat, so every path
+    /// that names no file is taken for an existing directory.
+    public func directoryExists(atPath path: String) -> Bool {
+        withState { $0.directory[path] == nil }
+    }
+
     /// Removes the file at `path`, if any.
+    /// - Throws: ``StorageError`` `io` when the file exists and cannot be removed, or an injected fault.
     public func removeFile(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.remove, in: &state) { throw Self.error(for: fault, .remove) }
+            if state.isReadOnly { throw Self.readOnlyMediumError("unlink \(path)") }
             state.directory[path] = nil
         }
     }
 
     /// Renames `source` over `destination`.
+    /// - Throws: ``StorageError`` `io` when the rename fails, or an injected fault.
     public func renameFile(atPath source: String, toPath destination: String) throws {
         try withState { state in
             if let fault = try begin(.rename, in: &state) { throw Self.error(for: fault, .rename) }
+            if state.isReadOnly { throw Self.readOnlyMediumError("rename \(source)") }
             guard let inode = state.directory[source] else { throw StorageError(.io, "rename \(source): no such file") }
             state.directory[destination] = inode
             state.directory[source] = nil
@@ -315,6 +342,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     }
 
     /// Makes the directory entries durable.
+    /// - Throws: ``StorageError`` `io` when the directory cannot be opened or synced, or an injected fault.
     public func synchronizeDirectory(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.directorySync, in: &state) { throw Self.error(for: fault, .directorySync) }
@@ -328,11 +356,20 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     let system: SimulatedFileSystem
     let inode: SimulatedFileSystem.Inode
     let path: String
+    /// False for a file opened read-only: writes and truncations fail (EBADF).
+    let isWritable: Bool
 
-    init(system: SimulatedFileSystem, inode: SimulatedFileSystem.Inode, path: String) {
+    init(system: SimulatedFileSystem, inode: SimulatedFileSystem.Inode, path: String, isWritable: Bool = true) {
         self.system = system
         self.inode = inode
         self.path = path
+        self.isWritable = isWritable
+    }
+
+    /// Throws when this file or the medium refuses writes.
+    private func checkWritable(_ state: SimulatedFileSystem.State) throws {
+        guard isWritable else { throw StorageError(.io, "write \(path): opened read-only (EBADF)") }
+        if state.isReadOnly { throw SimulatedFileSystem.readOnlyMediumError("write \(path)") }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
@@ -342,7 +379,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
             guard start < inode.current.count else { return 0 }
             let count = min(buffer.count, inode.current.count - start)
             inode.current.withUnsafeBytes { source in
-                buffer.baseAddress!.copyMemory(from: source.baseAddress! + start, byteCount: count)
+                guard let target = buffer.baseAddress, let base = source.baseAddress else { return }
+                target.copyMemory(from: base + start, byteCount: count)
             }
             return count
         }
@@ -351,12 +389,13 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         try system.withState { state in
             var data = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-                if let base = bytes.baseAddress {
-                    buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+                if let base = bytes.baseAddress, let target = buffer.baseAddress {
+                    target.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
                 }
                 count = bytes.count
             }
             let fault = try system.begin(.write, in: &state)
+            try checkWritable(state)
             if let fault {
                 guard fault == .shortWrite else { throw SimulatedFileSystem.error(for: fault, .write) }
                 data = Array(data.prefix(data.count / 2))
@@ -380,6 +419,7 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
             if let fault = try system.begin(.truncate, in: &state) {
                 throw SimulatedFileSystem.error(for: fault, .truncate)
             }
+            try checkWritable(state)
             let write = SimulatedFileSystem.PendingWrite.truncate(size: Int(size))
             SimulatedFileSystem.apply(write, to: &inode.current)
             inode.pending.append(write)
@@ -403,6 +443,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     func tryLock(byte: UInt64, exclusive: Bool) throws -> Bool {
         try system.withState { state in
             if state.crashed { throw SimulatedFileSystem.Crash() }
+            // As with fcntl: an exclusive (write) lock needs a file open for writing.
+            if exclusive && !isWritable { throw StorageError(.io, "lock \(path): opened read-only (EBADF)") }
             let me = ObjectIdentifier(self)
             var table = state.locks[path] ?? [:]
             if var entry = table[byte] {

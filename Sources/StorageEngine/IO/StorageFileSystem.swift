@@ -16,16 +16,27 @@ public enum SyncKind: Sendable {
 /// ``POSIXFileSystem`` is the real implementation; ``SimulatedFileSystem`` keeps files in
 /// memory with a durable and a volatile image for crash and fault testing.
 public protocol StorageFileSystem: Sendable {
-    /// Opens the file at `path`, creating an empty one when `create` is true.
-    /// - Throws: ``StorageError`` with code `io` when the file cannot be opened.
+    /// Opens the file at `path` for reading and writing, creating an empty one when
+    /// `create` is true.
+    /// - Throws: ``StorageError`` with code `readOnly` when the file or its directory cannot
+    ///   be written (a read-only file system, no permission), `io` for other failures.
     func openFile(atPath path: String, create: Bool) throws -> any StorageFile
+    /// Opens the existing file at `path` for reading only: its writes and truncations
+    /// throw, and it takes shared locks only.
+    /// - Throws: ``StorageError`` with code `io` when the file cannot be opened.
+    func openFileReadOnly(atPath path: String) throws -> any StorageFile
     /// Whether a file exists at `path`.
     func fileExists(atPath path: String) -> Bool
+    /// Whether a directory exists at `path`.
+    func directoryExists(atPath path: String) -> Bool
     /// Removes the file at `path` (no error when it does not exist).
+    /// - Throws: ``StorageError`` `io` when it exists and cannot be removed.
     func removeFile(atPath path: String) throws
     /// Atomically replaces `destination` with `source`.
+    /// - Throws: ``StorageError`` `io` when the rename fails.
     func renameFile(atPath source: String, toPath destination: String) throws
     /// Makes the directory's entries (creations, renames, removals) durable.
+    /// - Throws: ``StorageError`` `io` when the directory cannot be synced.
     func synchronizeDirectory(atPath path: String) throws
 }
 
@@ -33,16 +44,22 @@ public protocol StorageFileSystem: Sendable {
 public protocol StorageFile: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes at `offset`, looping over short reads; returns the
     /// number read, fewer only at the end of the file.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
     /// Writes all of `bytes` at `offset`, looping over short writes.
+    /// - Throws: ``StorageError`` `io` or `noSpace`, or `closed` after ``close()``.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
     /// The file's size in bytes.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func size() throws -> UInt64
     /// Sets the file's size.
+    /// - Throws: ``StorageError`` `io` or `noSpace`, or `closed` after ``close()``.
     func truncate(to size: UInt64) throws
     /// Makes written bytes durable. A failure must not be retried: the caller poisons.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func synchronize(_ kind: SyncKind) throws
     /// Takes a lock on one byte without waiting; returns false when another holder has it.
+    /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func tryLock(byte: UInt64, exclusive: Bool) throws -> Bool
     /// Releases a lock taken with ``tryLock(byte:exclusive:)``.
     func unlock(byte: UInt64)

@@ -1,14 +1,18 @@
-// One page in memory and its common 40-byte header (SPEC.md §2.1):
+// One page in memory and the 40-byte header every page but page 0 starts with
+// (SPEC.md §2.1):
 //
 //   offset size field
 //        0    8 checksum H(bytes 8..<pageSize, 0)
-//        8    8 page number
-//       16    8 transaction id that wrote it
-//       24    1 kind (1 leaf, 2 branch, 3 overflow, 4 free list)
+//        8    8 page number (its own position)
+//       16    8 id of the transaction that wrote it
+//       24    1 kind: 1 leaf, 2 branch, 3 overflow, 4 free list, 5 free record (log only)
 //       25    1 reserved, 0
-//       26    2 count
-//       28    4 content start (leaf/branch) or payload bytes (overflow)
-//       32    8 link (branch: leftmost child; overflow, free list: next page)
+//       26    2 count (cells, or free-list entries)
+//       28    4 leaf/branch: content start (offset of the lowest cell); overflow: payload bytes
+//       32    8 link: branch: leftmost child; overflow and free list: next page (0 = end); leaf: 0
+//
+// What follows the header depends on the kind: Node.swift and Cells.swift (leaf, branch),
+// ListPages.swift (overflow, free list, free record).
 //
 // A `Page` owns `pageSize` bytes. Pages read from disk are validated once (P1) and then
 // shared immutably through the page cache; a writer mutates only pages it allocated.
@@ -32,14 +36,15 @@ enum PageHeader {
     static let number = 8
     static let transaction = 16
     static let kind = 24
+    static let reserved = 25
     static let count = 26
     static let contentStart = 28
     static let link = 32
     static let size = 40
 }
 
-/// A page-sized buffer. Unsafe accessors do not bounds-check: every offset they are
-/// given has been validated (on load) or computed by the engine.
+/// A page-sized buffer. Accessors check bounds only in builds with internal checks: every
+/// offset they are given has been validated (on load) or computed by the engine.
 final class Page: @unchecked Sendable {
     let bytes: UnsafeMutableRawPointer
     let size: Int
@@ -56,6 +61,11 @@ final class Page: @unchecked Sendable {
     /// The cell count and kind, copied next to ``prefixes`` when it is built.
     @exclusivity(unchecked) private(set) var tableCount = 0
     @exclusivity(unchecked) private(set) var tableIsLeaf = false
+    #if STORAGE_ENGINE_INTERNAL_CHECKS
+        /// Set once others may read the page (it is cached, published or sealed): from then
+        /// on it must not change (B4, SPEC.md §2.2).
+        @exclusivity(unchecked) private(set) var isShared = false
+    #endif
 
     /// A page of `size` bytes, zeroed unless the caller overwrites every byte next (a copy,
     /// a full read, or ``format(_:number:)``): clearing 4 KiB twice was a visible part of
@@ -80,11 +90,15 @@ final class Page: @unchecked Sendable {
         let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 * count + 1)
         let leaf = isLeaf
         for index in 0..<count {
-            let offset = slot(index)
-            let keyOffset = leaf ? offset + LeafCell.headerSize : offset + BranchCell.headerSize
-            let keyCount = leaf ? u16(offset) : u16(offset + 8)
-            table[index] = keyPrefix(UnsafeRawPointer(bytes + keyOffset), keyCount)
-            table[count + index + (leaf ? 0 : 1)] = leaf ? UInt64(offset) : u64(offset)
+            if leaf {
+                let offset = slot(index)
+                table[index] = SearchKey(leafCell(atOffset: offset).key).prefix
+                table[count + index] = UInt64(offset)
+            } else {
+                let cell = branchCell(index)
+                table[index] = SearchKey(cell.key).prefix
+                table[count + index + 1] = cell.child
+            }
         }
         if !leaf { table[count] = link }
         tableCount = count
@@ -99,28 +113,103 @@ final class Page: @unchecked Sendable {
         return page
     }
 
-    @inline(__always) func u8(_ offset: Int) -> UInt8 { bytes.load(fromByteOffset: offset, as: UInt8.self) }
+    @inline(__always) func u8(_ offset: Int) -> UInt8 {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 1 > size { fieldCheckFailed(at: offset, width: 1) }
+        #endif
+        return UnsafeRawPointer(bytes).u8(at: offset)
+    }
     @inline(__always) func u16(_ offset: Int) -> Int {
-        Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 2 > size { fieldCheckFailed(at: offset, width: 2) }
+        #endif
+        return UnsafeRawPointer(bytes).u16(at: offset)
     }
     @inline(__always) func u32(_ offset: Int) -> Int {
-        Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 4 > size { fieldCheckFailed(at: offset, width: 4) }
+        #endif
+        return UnsafeRawPointer(bytes).u32(at: offset)
     }
     @inline(__always) func u64(_ offset: Int) -> UInt64 {
-        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 8 > size { fieldCheckFailed(at: offset, width: 8) }
+        #endif
+        return UnsafeRawPointer(bytes).u64(at: offset)
     }
     @inline(__always) func setU8(_ offset: Int, _ value: UInt8) {
-        bytes.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 1 > size || isShared { fieldCheckFailed(at: offset, width: 1) }
+        #endif
+        bytes.setU8(at: offset, value)
     }
     @inline(__always) func setU16(_ offset: Int, _ value: Int) {
-        bytes.storeBytes(of: UInt16(truncatingIfNeeded: value).littleEndian, toByteOffset: offset, as: UInt16.self)
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 2 > size || isShared { fieldCheckFailed(at: offset, width: 2) }
+        #endif
+        bytes.setU16(at: offset, value)
     }
     @inline(__always) func setU32(_ offset: Int, _ value: Int) {
-        bytes.storeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian, toByteOffset: offset, as: UInt32.self)
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 4 > size || isShared { fieldCheckFailed(at: offset, width: 4) }
+        #endif
+        bytes.setU32(at: offset, value)
     }
     @inline(__always) func setU64(_ offset: Int, _ value: UInt64) {
-        bytes.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self)
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + 8 > size || isShared { fieldCheckFailed(at: offset, width: 8) }
+        #endif
+        bytes.setU64(at: offset, value)
     }
+
+    // MARK: Internal checks
+
+    /// Marks the page as read by others from now on: cached, published or sealed (B4).
+    @inline(__always) func markShared() {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            isShared = true
+        #endif
+    }
+
+    /// Whether the page is final: sealed (or shared, which a writer's page is only once
+    /// sealed). Builds without internal checks do not track it and answer true.
+    var isSealed: Bool {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            return isShared
+        #else
+            return true
+        #endif
+    }
+
+    /// The problem with a field of `width` bytes at `offset`: outside the page (P1).
+    func fieldProblem(at offset: Int, width: Int) -> String? {
+        guard offset < 0 || offset + width > size else { return nil }
+        return "P1: a \(width)-byte field at \(offset) lies outside the \(size)-byte page"
+    }
+
+    /// The problem with changing the page now: others may read it (B4). Only builds with
+    /// internal checks know.
+    var sharedWriteProblem: String? {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if isShared {
+                return "B4: page \(UnsafeRawPointer(bytes).u64(at: PageHeader.number)) changed after it was shared"
+            }
+        #endif
+        return nil
+    }
+
+    /// The problem with writing `width` bytes at `offset`: outside the page, or shared.
+    func writeProblem(at offset: Int, width: Int) -> String? {
+        fieldProblem(at: offset, width: width) ?? sharedWriteProblem
+    }
+
+    #if STORAGE_ENGINE_INTERNAL_CHECKS
+        /// Traps on ``writeProblem(at:width:)`` (which includes ``fieldProblem(at:width:)``).
+        /// The accessors test the condition inline: they run on every field access.
+        @inline(never) func fieldCheckFailed(at offset: Int, width: Int) -> Never {
+            internalCheckFailed(writeProblem(at: offset, width: width) ?? "")
+        }
+    #endif
 
     var number: UInt64 {
         get { u64(PageHeader.number) }
@@ -147,6 +236,7 @@ final class Page: @unchecked Sendable {
 
     /// Clears the page and sets up an empty page of `kind` numbered `number`.
     func format(_ kind: PageKind, number: UInt64) {
+        internalCheck(sharedWriteProblem)
         memset(bytes, 0, size)
         setU8(PageHeader.kind, kind.rawValue)
         self.number = number
@@ -155,12 +245,14 @@ final class Page: @unchecked Sendable {
 
     /// Computes and stores the checksum; called once, when the page is written.
     func seal(transaction: UInt64) {
+        internalCheck(structureProblem)
         self.transaction = transaction
         setU64(PageHeader.checksum, storedChecksumOfContents)
+        markShared()
     }
 
     var storedChecksumOfContents: UInt64 {
-        XXH64.hash(bytes + 8, count: size - 8, seed: 0)
+        XXH64.hash(bytes + PageHeader.number, count: size - PageHeader.number, seed: 0)
     }
 
     var storedChecksum: UInt64 { u64(PageHeader.checksum) }
@@ -180,17 +272,27 @@ final class Page: @unchecked Sendable {
         try validateStructure(label: expected)
     }
 
+    /// What ``validateStructure(label:)`` finds wrong with a page this process built (P1):
+    /// a page the engine writes must pass what it demands of pages it reads.
+    var structureProblem: String? {
+        do {
+            try validateStructure(label: UnsafeRawPointer(bytes).u64(at: PageHeader.number))
+            return nil
+        } catch {
+            return "P1: \(error)"
+        }
+    }
+
     /// Checks that every count, offset and length inside the page stays inside it.
     func validateStructure(label: UInt64) throws {
-        guard let kind = PageKind(rawValue: kindByte), u8(25) == 0 else {
+        guard let kind = PageKind(rawValue: kindByte), u8(PageHeader.reserved) == 0 else {
             throw StorageError.corrupt("page \(label): unknown page kind \(kindByte)")
         }
         let count = self.count
         switch kind {
         case .leaf, .branch:
-            let slotsEnd = PageHeader.size + 2 * count
             let start = contentStart
-            guard slotsEnd <= start, start <= size else {
+            guard SlotArray.offset(of: count) <= start, start <= size else {
                 throw StorageError.corrupt("page \(label): \(count) cells do not fit (content start \(start))")
             }
             if kind == .leaf {
@@ -199,78 +301,48 @@ final class Page: @unchecked Sendable {
                 throw StorageError.corrupt("page \(label): branch without a leftmost child")
             }
             for index in 0..<count {
-                let offset = u16(PageHeader.size + 2 * index)
+                let offset = slot(index)
                 guard offset >= start else {
                     throw StorageError.corrupt("page \(label): cell \(index) outside content")
                 }
-                let end: Int
                 if kind == .leaf {
                     guard offset + LeafCell.headerSize <= size else {
                         throw StorageError.corrupt("page \(label): cell \(index) header past the end")
                     }
-                    let flags = u8(offset + 2)
-                    guard flags <= 1 else {
-                        throw StorageError.corrupt("page \(label): cell \(index) has flags \(flags)")
+                    let cell = leafCell(atOffset: offset)
+                    guard cell.flags <= LeafCell.overflowFlag else {
+                        throw StorageError.corrupt("page \(label): cell \(index) has flags \(cell.flags)")
                     }
-                    let payload = flags == 1 ? 8 : u32(offset + 3)
-                    end = offset + LeafCell.headerSize + u16(offset) + payload
-                    if flags == 1 && u64(offset + LeafCell.headerSize + u16(offset)) == 0 {
+                    // The end is checked before the overflow reference is read: it may lie past the page.
+                    guard offset + cell.size <= size else {
+                        throw StorageError.corrupt("page \(label): cell \(index) runs past the end")
+                    }
+                    if cell.isOverflow && cell.overflowPage == 0 {
                         throw StorageError.corrupt("page \(label): cell \(index) overflow page 0")
                     }
                 } else {
                     guard offset + BranchCell.headerSize <= size else {
                         throw StorageError.corrupt("page \(label): cell \(index) header past the end")
                     }
-                    end = offset + BranchCell.headerSize + u16(offset + 8)
-                    if u64(offset) == 0 { throw StorageError.corrupt("page \(label): cell \(index) has child page 0") }
+                    let cell = BranchCell(bytes + offset)
+                    if cell.child == 0 { throw StorageError.corrupt("page \(label): cell \(index) has child page 0") }
+                    guard offset + cell.size <= size else {
+                        throw StorageError.corrupt("page \(label): cell \(index) runs past the end")
+                    }
                 }
-                guard end <= size else { throw StorageError.corrupt("page \(label): cell \(index) runs past the end") }
             }
         case .overflow:
-            guard count == 0, contentStart <= size - PageHeader.size else {
+            guard count == 0, contentStart <= OverflowPage.capacity(pageSize: size) else {
                 throw StorageError.corrupt("page \(label): overflow payload of \(contentStart) bytes")
             }
         case .freeList:
-            guard PageHeader.size + count * 16 <= size else {
+            guard count <= FreeListPage.capacity(pageSize: size) else {
                 throw StorageError.corrupt("page \(label): \(count) free-list entries do not fit")
             }
         case .freeRecord:
-            guard PageHeader.size + count * 8 <= size else {
+            guard count <= FreeRecordPage.capacity(pageSize: size) else {
                 throw StorageError.corrupt("page \(label): \(count) free-record entries do not fit")
             }
         }
     }
-}
-
-/// Leaf cell layout: `u16 keyLength, u8 flags, u32 valueLength, key, payload`.
-enum LeafCell {
-    static let headerSize = 7
-}
-
-/// Branch cell layout: `u64 child, u16 keyLength, key`.
-enum BranchCell {
-    static let headerSize = 10
-}
-
-/// A key's first 8 bytes as a big-endian integer, zero-padded: ordering prefixes orders
-/// keys, except that equal prefixes need a full comparison.
-@inline(__always)
-func keyPrefix(_ key: UnsafeRawPointer, _ count: Int) -> UInt64 {
-    if count >= 8 { return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) }
-    var value: UInt64 = 0
-    for index in 0..<count {
-        value |= UInt64(key.load(fromByteOffset: index, as: UInt8.self)) << (56 - 8 * UInt64(index))
-    }
-    return value
-}
-
-/// Byte-wise comparison of two keys (memcmp order, a prefix first).
-@inline(__always)
-func compareKeys(_ left: UnsafeRawPointer, _ leftCount: Int, _ right: UnsafeRawPointer, _ rightCount: Int) -> Int {
-    let common = min(leftCount, rightCount)
-    if common > 0 {
-        let result = memcmp(left, right, common)
-        if result != 0 { return Int(result) }
-    }
-    return leftCount - rightCount
 }

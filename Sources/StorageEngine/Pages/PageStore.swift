@@ -42,11 +42,16 @@ final class PageStore: @unchecked Sendable {
     @inline(__always)
     func pageLocked(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
         let index = Int(number)
-        if index < cache.count, let page = cache[index] { return page }
+        if index < cache.count, let page = cache[index] {
+            #if STORAGE_ENGINE_INTERNAL_CHECKS
+                if page.number != number { internalCheckFailed("P1: the cache holds page \(page.number) as \(number)") }
+            #endif
+            return page
+        }
         return try loadLocked(number, maximumTransaction: maximumTransaction)
     }
 
-    /// What ``readerValue(root:key:keyCount:limit:maximumTransaction:)`` found.
+    /// What ``readerValue(root:key:limit:maximumTransaction:)`` found.
     enum ReaderValue {
         case value([UInt8])
         case absent
@@ -59,26 +64,20 @@ final class PageStore: @unchecked Sendable {
     /// the descent reads search slots, search tables and the one cell, and copies an
     /// inline value out before unlocking.
     func readerValue(
-        root: UInt64, key: UnsafeRawPointer, keyCount: Int, limit: UInt64, maximumTransaction: UInt64
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
     ) throws -> ReaderValue {
-        lock.lock()
-        defer { lock.unlock() }
-        switch try descendLocked(
-            root: root, key: key, keyCount: keyCount, limit: limit, maximumTransaction: maximumTransaction)
-        {
-        case .generalPath: return .generalPath
-        case .absent: return .absent
-        case .found(let bytes, let offset, let loaded, _):
-            guard bytes.load(fromByteOffset: offset + 2, as: UInt8.self) & 1 == 0 else { return .generalPath }
-            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 3, as: UInt32.self)))
-            let keyLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-            let value = Array(
-                UnsafeRawBufferPointer(start: bytes + offset + LeafCell.headerSize + keyLength, count: length))
+        try lookUp(
+            root: root, key: key, limit: limit, maximumTransaction: maximumTransaction, absent: .absent,
+            generalPath: .generalPath
+        ) { bytes, offset, loaded, _ in
+            let cell = LeafCell(bytes + offset)
+            guard !cell.isOverflow else { return .generalPath }
+            let value = Array(cell.inlineValue)
             return withExtendedLifetime(loaded) { .value(value) }
         }
     }
 
-    /// What ``readerCell(root:key:keyCount:limit:maximumTransaction:)`` found.
+    /// What ``readerCell(root:key:limit:maximumTransaction:)`` found.
     enum ReaderCell {
         /// The leaf holding the key (kept alive by this reference) and the cell's offset.
         case found(Page, Int)
@@ -87,22 +86,34 @@ final class PageStore: @unchecked Sendable {
         case generalPath
     }
 
-    /// Like ``readerValue(root:key:keyCount:limit:maximumTransaction:)``, but hands back the
+    /// Like ``readerValue(root:key:limit:maximumTransaction:)``, but hands back the
     /// leaf and cell so the caller can read the value in place after the lock is released;
     /// only the leaf's page object is retained.
     func readerCell(
-        root: UInt64, key: UnsafeRawPointer, keyCount: Int, limit: UInt64, maximumTransaction: UInt64
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
     ) throws -> ReaderCell {
-        lock.lock()
-        defer { lock.unlock() }
-        switch try descendLocked(
-            root: root, key: key, keyCount: keyCount, limit: limit, maximumTransaction: maximumTransaction)
-        {
-        case .generalPath: return .generalPath
-        case .absent: return .absent
-        case .found(_, let offset, let loaded, let index):
+        try lookUp(
+            root: root, key: key, limit: limit, maximumTransaction: maximumTransaction, absent: .absent,
+            generalPath: .generalPath
+        ) { _, offset, loaded, index in
             guard let leaf = loaded ?? cache[index] else { return .generalPath }
             return .found(leaf, offset)
+        }
+    }
+
+    /// Runs a locked descent for `key`; `found` reads the leaf cell it ends at (its bytes,
+    /// offset, the page if just loaded, and its cache index) while the lock is still held.
+    @inline(__always)
+    private func lookUp<Result>(
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64, absent: Result,
+        generalPath: Result, found: (UnsafeRawPointer, Int, Page?, Int) -> Result
+    ) throws -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        switch try descendLocked(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction) {
+        case .generalPath: return generalPath
+        case .absent: return absent
+        case .found(let bytes, let offset, let loaded, let index): return found(bytes, offset, loaded, index)
         }
     }
 
@@ -119,7 +130,7 @@ final class PageStore: @unchecked Sendable {
     /// The descent both lookups share. The caller holds `lock`.
     @inline(__always)
     private func descendLocked(
-        root: UInt64, key: UnsafeRawPointer, keyCount: Int, limit: UInt64, maximumTransaction: UInt64
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
     ) throws -> Descent {
         var number = root
         var depth = 0
@@ -139,15 +150,15 @@ final class PageStore: @unchecked Sendable {
             guard let table = slot.table, let bytes = slot.bytes else { return .generalPath }
             let count = slot.count
             if slot.isLeaf {
-                let (position, found) = tableLeafSearch(bytes, table, count, key, keyCount)
+                let (position, found) = tableLeafSearch(bytes, table, count, key)
                 guard found else { return withExtendedLifetime(loaded) { .absent } }
                 return .found(
                     bytes: bytes, cellOffset: Int(truncatingIfNeeded: table[count + position]), loaded: loaded,
                     index: index)
             }
             depth += 1
-            guard depth < maximumTreeDepth else { throw StorageError.corrupt("tree deeper than \(maximumTreeDepth)") }
-            number = table[count + tableBranchSearch(bytes, table, count, key, keyCount)]
+            try checkDescentDepth(depth)
+            number = table[count + tableBranchSearch(bytes, table, count, key)]
             withExtendedLifetime(loaded) {}
         }
     }
@@ -178,6 +189,7 @@ final class PageStore: @unchecked Sendable {
             searchSlots.append(contentsOf: repeatElement(SearchSlot(), count: growth))
         }
         if cache[index] == nil { cachedCount += 1 }
+        page.markShared()
         cache[index] = page
         searchSlots[index] = SearchSlot(page)
         if cachedCount > capacity { evictLocked() }

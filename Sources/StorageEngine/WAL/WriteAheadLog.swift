@@ -1,30 +1,6 @@
-// The write-ahead log (SPEC.md §2.3). Header, 64 bytes:
-//
-//   offset size field
-//        0    8 magic "OCDWALOG"
-//        8    4 format version (2; format 1 is still read)
-//       12    4 page size
-//       16    8 salt (fresh at every reset)
-//       24    8 base transaction id
-//       32   24 reserved, zero
-//       56    8 checksum H(bytes 0..<56, 0)
-//
-// Then frames, back to back from offset 64: a 64-byte frame header and a payload.
-//
-//   offset size field
-//        0    8 page number (0: free record)
-//        8    8 transaction id
-//       16    4 flags (bit 0: commit frame)
-//       20    4 payload length: 0 = a page image of pageSize bytes; else a free record
-//                of that many bytes (format 2 only)
-//       24    8 commit frames: catalog root
-//       32    8 commit frames: free-list head
-//       40    8 commit frames: page count
-//       48    8 salt (the header's)
-//       56    8 checksum H(frame bytes 0..<56 ++ C, previous checksum or salt), where C is
-//                the page's own checksum (page bytes 0..<8, covering its bytes 8..<pageSize)
-//                or, for a free record, H(payload, 0)
-//       64    . the payload: a page image, or a free record's u64 page numbers
+// The write-ahead log (SPEC.md §2.3; its header and frame layout: LogFormat.swift).
+// Commits append frames, a checkpoint resets the log to a new generation (fresh salt),
+// and opening scans the frames to recover the committed state (§2.6).
 
 #if canImport(Glibc)
     import Glibc
@@ -32,16 +8,12 @@
 
 /// The log file: appends frames, resets after a checkpoint, and scans on open.
 final class WriteAheadLog: @unchecked Sendable {
-    static let headerSize = 64
-    static let frameHeaderSize = 64
-    static let magic: [UInt8] = Array("OCDWALOG".utf8)
-    static let commitFlag: UInt32 = 1
     /// The log format this build writes (SPEC.md §2.3); it also reads format 1.
     static let formatVersion = 2
 
     let file: any StorageFile
     let pageSize: Int
-    var frameSize: Int { Self.frameHeaderSize + pageSize }
+    var frameSize: Int { FrameHeader.size + pageSize }
     /// The current header's salt; meaningful once `hasHeader`.
     private(set) var salt: UInt64 = 0
     private(set) var baseTransaction: UInt64 = 0
@@ -51,10 +23,10 @@ final class WriteAheadLog: @unchecked Sendable {
     /// older build began (its frames keep format 1 until the next reset).
     private(set) var version = WriteAheadLog.formatVersion
     /// Where the next frame goes.
-    private(set) var end = UInt64(WriteAheadLog.headerSize)
+    private(set) var end = UInt64(LogHeader.size)
     private(set) var chain: UInt64 = 0
     /// Bytes of committed frames in this generation.
-    var committedBytes: UInt64 { end - UInt64(Self.headerSize) }
+    var committedBytes: UInt64 { end - UInt64(LogHeader.size) }
     /// Committed frames in this generation (page images and free records).
     private(set) var committedFrames: UInt64 = 0
     /// Bytes at the start of the file already written (frames of any generation, or the
@@ -74,7 +46,7 @@ final class WriteAheadLog: @unchecked Sendable {
     init(file: any StorageFile, pageSize: Int, checkpointThreshold: Int) {
         self.file = file
         self.pageSize = pageSize
-        let frameSize = Self.frameHeaderSize + pageSize
+        let frameSize = FrameHeader.size + pageSize
         bufferFrames = max(1, (1 << 20) / frameSize)
         // Steps of at most an eighth of the threshold (at most 1 MiB, at least 4 frames):
         // about 8 of them fill the first generation once the file has doubled up to that
@@ -83,9 +55,9 @@ final class WriteAheadLog: @unchecked Sendable {
         growthFrames = max(4, min((1 << 20) / frameSize, threshold / 8 / frameSize))
         let thresholdFrames = UInt64(threshold / frameSize + 1)
         let chunks = (thresholdFrames + UInt64(growthFrames) - 1) / UInt64(growthFrames)
-        retainedBytes = UInt64(Self.headerSize) + 2 * chunks * UInt64(growthFrames * frameSize)
+        retainedBytes = UInt64(LogHeader.size) + 2 * chunks * UInt64(growthFrames * frameSize)
         buffer = UnsafeMutableRawPointer.allocate(
-            byteCount: bufferFrames * (Self.frameHeaderSize + pageSize), alignment: 16)
+            byteCount: bufferFrames * (FrameHeader.size + pageSize), alignment: 16)
     }
 
     deinit { buffer.deallocate() }
@@ -94,20 +66,15 @@ final class WriteAheadLog: @unchecked Sendable {
     /// validating because their salt differs.
     /// `version` is for tests that need a format-1 generation (as an older build left it).
     func reset(baseTransaction: UInt64, salt newSalt: UInt64, version newVersion: Int = formatVersion) throws {
-        var header = [UInt8](repeating: 0, count: Self.headerSize)
-        header.replaceSubrange(0..<8, with: Self.magic)
-        put32(&header, 8, UInt32(newVersion))
-        put32(&header, 12, UInt32(pageSize))
-        put64(&header, 16, newSalt)
-        put64(&header, 24, baseTransaction)
-        put64(&header, 56, checksum(Array(header[0..<56])))
+        let header = LogHeader.encode(
+            version: newVersion, pageSize: pageSize, salt: newSalt, baseTransaction: baseTransaction)
         try header.withUnsafeBytes { try file.write($0, at: 0) }
-        allocatedEnd = max(allocatedEnd, UInt64(Self.headerSize))
+        allocatedEnd = max(allocatedEnd, UInt64(LogHeader.size))
         version = newVersion
         salt = newSalt
         self.baseTransaction = baseTransaction
         hasHeader = true
-        end = UInt64(Self.headerSize)
+        end = UInt64(LogHeader.size)
         committedFrames = 0
         chain = newSalt
         if allocatedEnd > 2 * retainedBytes {
@@ -124,7 +91,7 @@ final class WriteAheadLog: @unchecked Sendable {
     /// `growthFrames` frames. Unsynced: the sync of the commit that needed it covers it;
     /// zeros or garbage there are frames that do not validate.
     private func preallocate(from position: UInt64) throws {
-        let frames = (position - UInt64(Self.headerSize)) / UInt64(frameSize)
+        let frames = (position - UInt64(LogHeader.size)) / UInt64(frameSize)
         let step = UInt64(frameSize) * min(UInt64(growthFrames), max(4, frames))
         let target = position + step
         var offset = position
@@ -145,7 +112,7 @@ final class WriteAheadLog: @unchecked Sendable {
         try file.truncate(to: 0)
         allocatedEnd = 0
         hasHeader = false
-        end = UInt64(Self.headerSize)
+        end = UInt64(LogHeader.size)
         committedFrames = 0
     }
 
@@ -154,27 +121,28 @@ final class WriteAheadLog: @unchecked Sendable {
     /// of the page images, in the order of `pages`.
     func append(freed: [UInt64], pages: [Page], commit state: CommitState) throws -> [UInt64] {
         precondition(hasHeader && !(pages.isEmpty && freed.isEmpty))
+        internalCheck(Self.pageImagesProblem(pages, commit: state))
         var offsets: [UInt64] = []
         offsets.reserveCapacity(pages.count)
         var writer = FrameWriter(log: self, position: end, chain: chain)
         if version >= 2 {
             // Format 2: short records of at most a page of entries each (W1). The last frame
             // is a free record only when no page was written (a catalog emptied).
-            let perRecord = pageSize / 8
+            let perRecord = FreeRecordPayload.capacity(pageSize: pageSize)
             var start = 0
             while start < freed.count {
                 let count = min(perRecord, freed.count - start)
                 let commit = pages.isEmpty && start + count == freed.count ? state : nil
-                _ = try writer.frame(payloadBytes: 8 * count) { frame, payload in
-                    frame.storeBytes(of: UInt64(0), toByteOffset: 0, as: UInt64.self)
-                    frame.storeBytes(of: state.transaction.littleEndian, toByteOffset: 8, as: UInt64.self)
-                    frame.storeBytes(of: UInt32(8 * count).littleEndian, toByteOffset: 20, as: UInt32.self)
-                    if let commit { FrameWriter.storeCommit(commit, in: frame) }
+                let bytes = FreeRecordPayload.entrySize * count
+                _ = try writer.frame(payloadBytes: bytes) { frame, payload in
+                    frame.pageNumber = 0
+                    frame.transaction = state.transaction
+                    frame.payloadLength = bytes
+                    if let commit { frame.storeCommit(commit) }
                     for index in 0..<count {
-                        payload.storeBytes(
-                            of: freed[start + index].littleEndian, toByteOffset: 8 * index, as: UInt64.self)
+                        payload.setU64(at: FreeRecordPayload.entrySize * index, freed[start + index])
                     }
-                    return XXH64.hash(payload, count: 8 * count, seed: 0)
+                    return XXH64.hash(payload, count: bytes, seed: 0)
                 }
                 start += count
             }
@@ -200,6 +168,23 @@ final class WriteAheadLog: @unchecked Sendable {
         return offsets
     }
 
+    /// The problem with the page images of one commit (§2.3, W2): not in ascending page
+    /// order, outside `1..<pageCount`, or not sealed by the committing transaction (P1;
+    /// builds with internal checks know a page is sealed without hashing it again).
+    static func pageImagesProblem(_ pages: [Page], commit state: CommitState) -> String? {
+        var previous: UInt64 = 0
+        for page in pages {
+            guard page.number > previous, page.number < state.pageCount else {
+                return "§2.3: page image \(page.number) after \(previous), with \(state.pageCount) pages"
+            }
+            guard page.transaction == state.transaction, page.isSealed else {
+                return "P1: page \(page.number) is not sealed by transaction \(state.transaction)"
+            }
+            previous = page.number
+        }
+        return nil
+    }
+
     /// Gathers frames in the log's buffer and writes them in large pieces.
     private struct FrameWriter {
         let log: WriteAheadLog
@@ -221,18 +206,18 @@ final class WriteAheadLog: @unchecked Sendable {
         /// payload's own checksum, which the chained checksum covers. Returns the payload's
         /// file offset.
         mutating func frame(
-            payloadBytes: Int, fill: (UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> UInt64
+            payloadBytes: Int, fill: (FrameHeader, UnsafeMutableRawPointer) -> UInt64
         ) throws -> UInt64 {
-            let size = WriteAheadLog.frameHeaderSize + payloadBytes
+            let size = FrameHeader.size + payloadBytes
             if used + size > log.bufferFrames * log.frameSize { try flush() }
-            let frame = log.buffer + used
-            memset(frame, 0, WriteAheadLog.frameHeaderSize)
-            let payloadChecksum = fill(frame, frame + WriteAheadLog.frameHeaderSize)
-            frame.storeBytes(of: log.salt.littleEndian, toByteOffset: 48, as: UInt64.self)
-            frame.storeBytes(of: payloadChecksum.littleEndian, toByteOffset: 56, as: UInt64.self)
-            chain = XXH64.hash(frame, count: WriteAheadLog.frameHeaderSize, seed: chain)
-            frame.storeBytes(of: chain.littleEndian, toByteOffset: 56, as: UInt64.self)
-            let offset = position + UInt64(used + WriteAheadLog.frameHeaderSize)
+            let frame = FrameHeader(log.buffer + used)
+            memset(frame.base, 0, FrameHeader.size)
+            let payloadChecksum = fill(frame, frame.base + FrameHeader.size)
+            frame.salt = log.salt
+            frame.checksum = payloadChecksum
+            chain = XXH64.hash(frame.base, count: FrameHeader.size, seed: chain)
+            frame.checksum = chain
+            let offset = position + UInt64(used + FrameHeader.size)
             used += size
             frames += 1
             return offset
@@ -242,20 +227,12 @@ final class WriteAheadLog: @unchecked Sendable {
         mutating func frame(page: Page, transaction: UInt64, commit: CommitState?) throws -> UInt64 {
             let pageSize = log.pageSize
             return try frame(payloadBytes: pageSize) { frame, payload in
-                frame.storeBytes(of: page.number.littleEndian, toByteOffset: 0, as: UInt64.self)
-                frame.storeBytes(of: transaction.littleEndian, toByteOffset: 8, as: UInt64.self)
-                if let commit { FrameWriter.storeCommit(commit, in: frame) }
+                frame.pageNumber = page.number
+                frame.transaction = transaction
+                if let commit { frame.storeCommit(commit) }
                 payload.copyMemory(from: page.bytes, byteCount: pageSize)
                 return page.storedChecksum
             }
-        }
-
-        /// Flags `frame` as its transaction's commit frame, with the state it commits.
-        static func storeCommit(_ commit: CommitState, in frame: UnsafeMutableRawPointer) {
-            frame.storeBytes(of: WriteAheadLog.commitFlag.littleEndian, toByteOffset: 16, as: UInt32.self)
-            frame.storeBytes(of: commit.catalogRoot.littleEndian, toByteOffset: 24, as: UInt64.self)
-            frame.storeBytes(of: commit.freeListHead.littleEndian, toByteOffset: 32, as: UInt64.self)
-            frame.storeBytes(of: commit.pageCount.littleEndian, toByteOffset: 40, as: UInt64.self)
         }
 
         mutating func flush() throws {
@@ -274,7 +251,7 @@ final class WriteAheadLog: @unchecked Sendable {
 
     /// Format-1 free records: whole pages (kind 5, number 0) of page numbers.
     private func legacyFreeRecords(_ freed: [UInt64], transaction: UInt64) -> [Page] {
-        let perPage = (pageSize - PageHeader.size) / 8
+        let perPage = FreeRecordPage.capacity(pageSize: pageSize)
         var records: [Page] = []
         var start = 0
         while start < freed.count {
@@ -282,7 +259,7 @@ final class WriteAheadLog: @unchecked Sendable {
             let page = Page(size: pageSize, zeroed: false)
             page.format(.freeRecord, number: 0)
             page.contentStart = 0
-            for index in 0..<count { page.setU64(PageHeader.size + 8 * index, freed[start + index]) }
+            for index in 0..<count { page.setFreeRecordEntry(index, freed[start + index]) }
             page.count = count
             page.seal(transaction: transaction)
             records.append(page)
@@ -299,44 +276,47 @@ final class WriteAheadLog: @unchecked Sendable {
         var appliedTransactions = 0
         /// Each applied transaction: its state, the pages it wrote and the pages it freed.
         var transactions: [(state: CommitState, written: [UInt64], freed: [UInt64])] = []
+        /// The base of a log that began after the meta recovery started from (the newest
+        /// meta was lost, §2.6 step 2); such a log is set aside, its frames unread.
+        var newerLogBase: UInt64?
     }
 
     /// Reads the header and scans the frames (SPEC.md §2.6), starting from the page file's
-    /// `meta`. Never writes.
+    /// `meta`. Never writes. A log whose base lies after `meta` is set aside (its base in
+    /// ``Recovery/newerLogBase``): the caller decides whether that is acceptable (M4).
     func recover(from meta: CommitState) throws -> Recovery {
         var recovery = Recovery(state: meta)
         hasHeader = false
         version = Self.formatVersion
         let fileSize = try file.size()
         allocatedEnd = fileSize
-        guard fileSize >= UInt64(Self.headerSize) else { return recovery }
-        var header = [UInt8](repeating: 0, count: Self.headerSize)
+        guard fileSize >= UInt64(LogHeader.size) else { return recovery }
+        var header = [UInt8](repeating: 0, count: LogHeader.size)
         _ = try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        guard Array(header[0..<8]) == Self.magic, get64(header, 56) == checksum(Array(header[0..<56])) else {
-            return recovery
-        }
-        let headerVersion = get32(header, 8)
+        guard LogHeader.isIntact(header) else { return recovery }
+        let headerVersion = get32(header, LogHeader.versionOffset)
         guard headerVersion >= 1 && headerVersion <= UInt32(Self.formatVersion) else {
             throw StorageError(
                 .unsupportedFormat, "log format version \(headerVersion) (this build reads 1 to \(Self.formatVersion))")
         }
-        guard Int(get32(header, 12)) == pageSize else {
-            throw StorageError.corrupt("log page size \(get32(header, 12)) differs from the page file's \(pageSize)")
+        let headerPageSize = Int(get32(header, LogHeader.pageSizeOffset))
+        guard headerPageSize == pageSize else {
+            throw StorageError.corrupt("log page size \(headerPageSize) differs from the page file's \(pageSize)")
         }
-        let base = get64(header, 24)
+        let base = get64(header, LogHeader.baseTransactionOffset)
         guard base <= meta.transaction else {
-            throw StorageError.corrupt(
-                "log begins after transaction \(base) but the page file's newest valid meta is \(meta.transaction)")
+            recovery.newerLogBase = base
+            return recovery
         }
         version = Int(headerVersion)
-        salt = get64(header, 16)
+        salt = get64(header, LogHeader.saltOffset)
         baseTransaction = base
         hasHeader = true
         chain = salt
-        end = UInt64(Self.headerSize)
+        end = UInt64(LogHeader.size)
         committedFrames = 0
 
-        var position = UInt64(Self.headerSize)
+        var position = UInt64(LogHeader.size)
         var runningChain = salt
         var pending: [(page: UInt64, offset: UInt64)] = []
         var pendingFreed: [UInt64] = []
@@ -355,36 +335,35 @@ final class WriteAheadLog: @unchecked Sendable {
             bufferStart = position
             return buffered >= bytes
         }
-        scan: while try ensure(Self.frameHeaderSize) {
-            var frame = buffer + Int(position - bufferStart)
-            let pageNumber = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-            let transaction = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            let flags = UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
-            let length = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
-            let frameSalt = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
-            let stored = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 56, as: UInt64.self))
-            guard frameSalt == salt, flags <= Self.commitFlag, pageNumber < MetaSlot.maximumPageCount else {
+        scan: while try ensure(FrameHeader.size) {
+            var frame = FrameHeader(buffer + Int(position - bufferStart))
+            let pageNumber = frame.pageNumber
+            let transaction = frame.transaction
+            let flags = frame.flags
+            let length = frame.payloadLength
+            let stored = frame.checksum
+            guard frame.salt == salt, flags <= FrameHeader.commitFlag, pageNumber < MetaSlot.maximumPageCount else {
                 break scan
             }
             // A short free record (format 2): page number 0, 1 to pageSize / 8 entries.
             let isShortRecord = length != 0
             if isShortRecord {
-                guard version >= 2, pageNumber == 0, length % 8 == 0, length <= pageSize else { break scan }
+                guard version >= 2, pageNumber == 0, length % FreeRecordPayload.entrySize == 0, length <= pageSize
+                else { break scan }
             } else if version >= 2 && pageNumber == 0 {
                 break scan
             }
             let payloadBytes = isShortRecord ? length : pageSize
-            guard try ensure(Self.frameHeaderSize + payloadBytes) else { break scan }
-            frame = buffer + Int(position - bufferStart)
-            let payload = frame + Self.frameHeaderSize
+            guard try ensure(FrameHeader.size + payloadBytes) else { break scan }
+            frame = FrameHeader(buffer + Int(position - bufferStart))
+            let payload = UnsafeRawPointer(frame.base + FrameHeader.size)
             if isShortRecord {
-                let payloadChecksum = XXH64.hash(payload, count: length, seed: 0)
-                frame.storeBytes(of: payloadChecksum.littleEndian, toByteOffset: 56, as: UInt64.self)
+                frame.checksum = XXH64.hash(payload, count: length, seed: 0)
             } else {
                 page.bytes.copyMemory(from: payload, byteCount: pageSize)
-                frame.storeBytes(of: page.storedChecksum.littleEndian, toByteOffset: 56, as: UInt64.self)
+                frame.checksum = page.storedChecksum
             }
-            let computed = XXH64.hash(frame, count: Self.frameHeaderSize, seed: runningChain)
+            let computed = XXH64.hash(frame.base, count: FrameHeader.size, seed: runningChain)
             guard computed == stored else { break scan }
             if !isShortRecord {
                 guard (try? page.validate(number: pageNumber, maximumTransaction: transaction)) != nil else {
@@ -397,23 +376,18 @@ final class WriteAheadLog: @unchecked Sendable {
             runningChain = computed
             scannedFrames += 1
             let framePosition = position
-            position += UInt64(Self.frameHeaderSize + payloadBytes)
+            position += UInt64(FrameHeader.size + payloadBytes)
             if isShortRecord {
-                for index in 0..<(length / 8) {
-                    pendingFreed.append(
-                        UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: 8 * index, as: UInt64.self)))
+                for index in 0..<(length / FreeRecordPayload.entrySize) {
+                    pendingFreed.append(payload.u64(at: FreeRecordPayload.entrySize * index))
                 }
             } else if pageNumber == 0 {
-                for index in 0..<page.count { pendingFreed.append(page.u64(PageHeader.size + 8 * index)) }
+                for index in 0..<page.count { pendingFreed.append(page.freeRecordEntry(index)) }
             } else {
-                pending.append((pageNumber, framePosition + UInt64(Self.frameHeaderSize)))
+                pending.append((pageNumber, framePosition + UInt64(FrameHeader.size)))
             }
-            guard flags & Self.commitFlag != 0 else { continue }
-            let state = CommitState(
-                transaction: transaction,
-                catalogRoot: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
-                freeListHead: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
-                pageCount: UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 40, as: UInt64.self)))
+            guard flags & FrameHeader.commitFlag != 0 else { continue }
+            let state = frame.committedState
             // Page counts never shrink (SPEC.md W2); a later count bounds every earlier one.
             guard state.pageCount < MetaSlot.maximumPageCount, state.pageCount >= recovery.state.pageCount,
                 state.catalogRoot < state.pageCount,

@@ -181,7 +181,7 @@ struct PageFileMigration {
     ) throws {
         for relationship in transform.reversedRelationships {
             guard let owner = relationship.entity else { continue }
-            for entity in FetchEvaluation.entities(owner, includingSubentities: true) where !entity.isAbstract {
+            for entity in owner.hierarchy(includingSubentities: true) where !entity.isAbstract {
                 let info = try catalog.info(for: entity)
                 guard let rows = try reader.transaction.tree(named: info.treeName) else { continue }
                 try rows.scan { key, _ in

@@ -1,0 +1,489 @@
+// The object lifecycle: the one place every state change of a context's objects passes.
+//
+// Every insert, delete, undelete, load, refresh, turn into a fault, save, rollback and
+// invalidation of an object, and every change of one of its properties, runs through
+// ObjectLifecycle. It keeps the context's sets of inserted, updated and deleted
+// objects, records what the next NSManagedObjectContextObjectsDidChange reports, posts
+// the context's change and save notifications, and tells its observer (undo, results
+// controllers) of each step in order. The flags of ObjectState are settable only in
+// this file, so no other code can change an object's state.
+//
+// The phases an object goes through and the legal transitions between them are in
+// ObjectTransition.swift.
+//
+// A fault enters the registry through object(with:) without a transition: nothing
+// about the object changed.
+//
+// Property changes: every store into a slot of a loaded object, attribute or
+// relationship, goes through ObjectLifecycle.change(_:slot:to:); relationship inverses
+// are maintained by the object as further changes of the other side's slots. An
+// inserted object is saved whole, so while nobody observes its context, a change of it
+// is stored and nothing else: a bulk insert pays one flag test per property. Any other
+// change marks the slot dirty and lists the object as updated. An observer is told of
+// each change with the old and new value: undo reverts one by passing the old value
+// back through the same call (which it is told of in turn, for redo), and since each
+// side of an inverse is its own change, reverting in reverse order restores both sides.
+// An insert is reverted by delete(_:) (the object is discarded at the next processing),
+// a delete by undelete(_:): the same paths, reported in turn.
+import Foundation
+
+/// An object's lifecycle flags. Only ObjectLifecycle (this file) sets them.
+struct ObjectState {
+    /// Inserted into its context and not saved yet.
+    fileprivate(set) var isInserted = false
+    /// Marked for deletion at the next save.
+    fileprivate(set) var isDeleted = false
+    /// Values not loaded. An object starts as one: inserting or loading it fills it.
+    fileprivate(set) var isFault = true
+    /// A member of its context's updated objects.
+    fileprivate(set) var isListedUpdated = false
+    /// Listed as updated for the next ObjectsDidChange notification.
+    fileprivate(set) var isNoticedUpdated = false
+    /// Its context has an observer, so changes of it are reported even while it is
+    /// inserted (kept for the inserted objects' fast path; other objects' changes always
+    /// reach the observer).
+    fileprivate(set) var isObserved = false
+}
+
+/// The lifecycle of one context's objects: the only code that changes their states.
+final class ObjectLifecycle {
+    // The context owns its lifecycle for its whole life and the lifecycle never escapes
+    // it, so an unretained reference is safe (and costs no reference counting). Set once,
+    // right after the context's initializer has a `self` to give.
+    private unowned(unsafe) var owner: NSManagedObjectContext?
+    private var context: NSManagedObjectContext { owner.unsafelyUnwrapped }
+
+    /// Objects inserted since the last save (not those deleted again).
+    @exclusivity(unchecked) private(set) var inserted = ObjectSet()
+    /// Objects changed since the last save; some may have had their changes discarded.
+    @exclusivity(unchecked) private(set) var updated = ObjectSet()
+    /// Stored objects deleted since the last save.
+    @exclusivity(unchecked) private(set) var deleted = ObjectSet()
+    /// Deleted objects whose delete rules have not run yet.
+    private(set) var pendingDeletes: [NSManagedObject] = []
+    // Changes since the last ObjectsDidChange notification.
+    @exclusivity(unchecked) private var noticeInserted = ObjectSet()
+    @exclusivity(unchecked) private var noticeUpdated = ObjectSet()
+    @exclusivity(unchecked) private var noticeDeleted = ObjectSet()
+
+    /// Told of every step (held strongly: the context owns what observes it).
+    var observer: (any ObjectLifecycleObserver)? {
+        didSet {
+            let observed = observer != nil
+            for object in context.registry.values { object.state.isObserved = observed }
+        }
+    }
+
+    /// Makes `context` the owner; called once by the context's initializer.
+    func attach(to context: NSManagedObjectContext) {
+        owner = context
+    }
+
+    /// Whether there are unsaved changes.
+    var hasChanges: Bool {
+        !inserted.isEmpty || !deleted.isEmpty || !pendingDeletes.isEmpty || updated.contains { $0.hasDirtySlots }
+    }
+
+    /// Tells the observer, once the object's state is the new one and before the object's
+    /// own hooks run after it (changes they make follow the transition).
+    private func report(_ transition: ObjectTransition, _ object: NSManagedObject) {
+        observer?.object(object, didUndergo: transition)
+    }
+
+    private func checkLegal(_ transition: ObjectTransition, _ object: NSManagedObject) {
+        assert(
+            transition.isLegal(from: object.lifecyclePhase),
+            "OpenCoreData: illegal lifecycle transition \(transition) from \(object.lifecyclePhase) of \(object)")
+    }
+
+    // MARK: Property changes
+
+    /// Stores `value` in `slot` of the loaded `object` (`slot` in range): every property
+    /// change comes here.
+    @inline(__always)
+    static func change(_ object: NSManagedObject, slot: Int, to value: Any?) {
+        // An inserted object is saved whole: unobserved, it has nothing to record.
+        if object.state.isInserted && !object.state.isObserved {
+            object.values[slot] = value
+            return
+        }
+        record(object, slot: slot, value)
+    }
+
+    private static func record(_ object: NSManagedObject, slot: Int, _ value: Any?) {
+        let context = object.managedObjectContext
+        guard let observer = context?.lifecycle.observer else {
+            store(object, slot: slot, value, context: context)
+            return
+        }
+        let oldValue = object.values[slot]
+        store(object, slot: slot, value, context: context)
+        observer.object(object, didChangeSlot: slot, from: oldValue, to: value)
+    }
+
+    @inline(__always)
+    private static func store(_ object: NSManagedObject, slot: Int, _ value: Any?, context: NSManagedObjectContext?) {
+        object.values[slot] = value
+        guard !object.state.isInserted else { return }
+        if object.dirtySlots.isEmpty {
+            object.dirtySlots = Array(repeating: false, count: object.layout.properties.count)
+        }
+        object.dirtySlots[slot] = true
+        context?.lifecycle.objectDidChange(object)
+    }
+
+    private func objectDidChange(_ object: NSManagedObject) {
+        if object.state.isInserted || object.state.isDeleted { return }
+        if !object.state.isListedUpdated {
+            object.state.isListedUpdated = true
+            updated.insert(object)
+        }
+        if !object.state.isNoticedUpdated {
+            object.state.isNoticedUpdated = true
+            noticeUpdated.insert(object)
+        }
+    }
+
+    // MARK: Entering and leaving the context
+
+    /// `object`, in no context, joins this one as inserted; `awakes` calls its
+    /// `awakeFromInsert()` (not for a child context's object saved into this one).
+    func insert(_ object: NSManagedObject, awakes: Bool) {
+        checkLegal(.inserted, object)
+        if object.state.isFault && object.values.isEmpty {
+            object.values = object.layout.defaultValues
+            object.state.isFault = false
+        }
+        object.managedObjectContext = context
+        object.state.isInserted = true
+        object.state.isObserved = observer != nil
+        context.registry[object.objectID] = object
+        inserted.insert(object)
+        noticeInserted.insert(object)
+        report(.inserted, object)
+        if awakes { object.awakeFromInsert() }
+    }
+
+    /// Inserts the stored `object` again, keeping its object ID: another save deleted its
+    /// row and the merge policy keeps the object. It is saved as a new row.
+    func insertAgain(_ object: NSManagedObject) {
+        checkLegal(.inserted, object)
+        if object.state.isListedUpdated {
+            updated.remove(object)
+            object.state.isListedUpdated = false
+        }
+        object.state.isInserted = true
+        object.state.isObserved = observer != nil
+        inserted.insert(object)
+        report(.inserted, object)
+    }
+
+    /// Marks `object` (loaded, registered here, not deleted) deleted; its delete rules
+    /// run when pending changes are processed.
+    func delete(_ object: NSManagedObject) {
+        checkLegal(.deleted, object)
+        object.state.isDeleted = true
+        if object.state.isInserted {
+            inserted.remove(object)
+        } else {
+            deleted.insert(object)
+            noticeDeleted.insert(object)
+        }
+        if object.state.isListedUpdated {
+            updated.remove(object)
+            object.state.isListedUpdated = false
+        }
+        pendingDeletes.append(object)
+        report(.deleted, object)
+    }
+
+    /// Takes back the deletion of `object`.
+    func undelete(_ object: NSManagedObject) {
+        checkLegal(.undeleted, object)
+        object.state.isDeleted = false
+        deleted.remove(object)
+        noticeDeleted.remove(object)
+        pendingDeletes.removeAll { $0 === object }
+        if object.state.isInserted {
+            inserted.insert(object)
+        } else if object.hasDirtySlots {
+            // Deleting took it off the updated objects; its changes are still to be saved.
+            object.state.isListedUpdated = true
+            updated.insert(object)
+        }
+        report(.undeleted, object)
+    }
+
+    /// Runs `applyDeleteRules` on each pending deletion (deleting more appends to them),
+    /// then lets the inserted objects among them leave the context: never saved, nothing
+    /// to delete.
+    func processPendingDeletes(applyingDeleteRules applyDeleteRules: (NSManagedObject) -> Void) {
+        var index = 0
+        var discarded: [NSManagedObject] = []
+        while index < pendingDeletes.count {
+            let object = pendingDeletes[index]
+            index += 1
+            applyDeleteRules(object)
+            if object.state.isInserted { discarded.append(object) }
+        }
+        pendingDeletes.removeAll()
+        for object in discarded {
+            checkLegal(.discarded, object)
+            context.registry[object.objectID] = nil
+            noticeInserted.remove(object)
+            noticeUpdated.remove(object)
+            object.state.isInserted = false
+            object.managedObjectContext = nil
+            report(.discarded, object)
+        }
+    }
+
+    /// `object` was deleted by another context's save: it leaves this one.
+    func invalidate(_ object: NSManagedObject) {
+        checkLegal(.invalidated, object)
+        context.registry[object.objectID] = nil
+        inserted.remove(object)
+        updated.remove(object)
+        deleted.remove(object)
+        object.state.isListedUpdated = false
+        object.managedObjectContext = nil
+        noticeDeleted.insert(object)
+        report(.invalidated, object)
+    }
+
+    /// Every object leaves the context, with every unsaved change.
+    func forgetAll() {
+        for object in context.registry.values {
+            checkLegal(.forgotten, object)
+            object.managedObjectContext = nil
+            report(.forgotten, object)
+        }
+        context.registry = ObjectRegistry()
+        inserted = []
+        updated = []
+        deleted = []
+        pendingDeletes = []
+        clearNotices()
+    }
+
+    // MARK: Values from a store or parent
+
+    /// The fault `object` loads `values` (stored form) of row version `version`.
+    func load(_ object: NSManagedObject, stored values: [StoreValue], version: Int64) {
+        checkLegal(.loaded, object)
+        object.pendingFault = nil
+        object.values = object.layout.objectValues(fromStored: values)
+        object.committed = object.values
+        object.version = version
+        object.state.isFault = false
+        report(.loaded, object)
+        object.awakeFromFetch()
+    }
+
+    /// The fault `object`'s row is gone: it reads default values and, with
+    /// `marksDeleted`, reports itself deleted.
+    func faultIsInaccessible(_ object: NSManagedObject, marksDeleted: Bool) {
+        checkLegal(.inaccessible, object)
+        object.values = object.layout.defaultValues
+        object.committed = nil
+        object.state.isFault = false
+        if marksDeleted { object.state.isDeleted = true }
+        report(.inaccessible, object)
+    }
+
+    /// A fault with nothing to load from (no context, or its lookup failed) reads default values.
+    static func loadDefaults(_ object: NSManagedObject) {
+        object.managedObjectContext?.lifecycle.checkLegal(.loaded, object)
+        object.state.isFault = false
+        object.values = object.layout.defaultValues
+        object.managedObjectContext?.lifecycle.report(.loaded, object)
+    }
+
+    /// Stored values (`stored`, of row version `version`) come in for the loaded
+    /// `object`: every slot without an unsaved change takes its stored value.
+    func refresh(_ object: NSManagedObject, stored: [StoreValue], version: Int64) {
+        checkLegal(.refreshed, object)
+        let fresh = object.objectValues(from: stored)
+        for slot in fresh.indices where slot < object.values.count {
+            let changed = slot < object.dirtySlots.count && object.dirtySlots[slot]
+            if !changed { object.values[slot] = fresh[slot] }
+        }
+        object.committed = fresh
+        object.version = version
+        report(.refreshed, object)
+        object.awake(fromSnapshotEvents: .refresh)
+    }
+
+    /// `slots` of `object` take their values in `stored` (a save repaired those
+    /// relationships in the store).
+    func adopt(_ slots: [Int], from stored: [StoreValue], of object: NSManagedObject) {
+        checkLegal(.refreshed, object)
+        let fresh = object.objectValues(from: stored)
+        for slot in slots where slot < fresh.count && slot < object.values.count {
+            object.values[slot] = fresh[slot]
+        }
+        report(.refreshed, object)
+    }
+
+    /// A merge policy resolved a conflict of `object`: its values, the stored values it
+    /// now compares against, the slots the retried save writes and the row version.
+    /// (A conflict made with the public initializer may name an object in no context.)
+    static func resolveConflict(
+        of object: NSManagedObject, values: [Any?], committed: [Any?], dirtySlots: [Bool], version: Int64
+    ) {
+        let lifecycle = object.managedObjectContext?.lifecycle
+        lifecycle?.checkLegal(.refreshed, object)
+        object.values = values
+        object.committed = committed
+        object.dirtySlots = dirtySlots
+        object.version = version
+        lifecycle?.report(.refreshed, object)
+    }
+
+    /// `object` drops its values and unsaved changes and becomes a fault.
+    func turnIntoFault(_ object: NSManagedObject) {
+        checkLegal(.turnedIntoFault, object)
+        object.willTurnIntoFault()
+        object.pendingFault = nil
+        object.values = []
+        object.committed = nil
+        object.dirtySlots = []
+        object.state.isFault = true
+        if object.state.isListedUpdated {
+            updated.remove(object)
+            object.state.isListedUpdated = false
+        }
+        report(.turnedIntoFault, object)
+        object.didTurnIntoFault()
+    }
+
+    // MARK: Saving and rolling back
+
+    /// The saved changes become committed: inserted and updated objects are clean, deleted
+    /// ones leave the context. `versions` holds the new row versions of updated objects.
+    func settleSave(
+        inserted savedInserted: [NSManagedObject], updated savedUpdated: [NSManagedObject],
+        deleted savedDeleted: [NSManagedObject], versions: [NSManagedObjectID: Int64]
+    ) {
+        for object in savedInserted {
+            checkLegal(.saved, object)
+            object.state.isInserted = false
+            object.dirtySlots = []
+            object.committed = object.values
+            object.version = 1
+            report(.saved, object)
+        }
+        for object in savedUpdated {
+            checkLegal(.saved, object)
+            object.state.isListedUpdated = false
+            object.dirtySlots = []
+            object.committed = object.values
+            if let version = versions[object.objectID] { object.version = version }
+            report(.saved, object)
+        }
+        for object in savedDeleted {
+            checkLegal(.saved, object)
+            context.registry[object.objectID] = nil
+            object.managedObjectContext = nil
+            object.state.isDeleted = false
+            report(.saved, object)
+        }
+        inserted = []
+        // Listed objects whose changes a merge policy discarded were not saved: nothing to save.
+        for object in updated { object.state.isListedUpdated = false }
+        updated = []
+        deleted = []
+    }
+
+    /// A merge policy rolled back the deletion of `object`, saved in this save: it takes
+    /// `values` (nil: a fault keeps none) and row version `version`, without changes.
+    func restoreDeleted(_ object: NSManagedObject, values: [Any?]?, version: Int64) {
+        checkLegal(.rolledBack, object)
+        object.state.isDeleted = false
+        deleted.remove(object)
+        noticeDeleted.remove(object)
+        if let values {
+            object.values = values
+            object.committed = values
+        }
+        object.dirtySlots = []
+        object.version = version
+        report(.rolledBack, object)
+        object.awake(fromSnapshotEvents: .mergePolicy)
+    }
+
+    /// Discards every unsaved change: inserted objects leave the context, updated and
+    /// deleted ones return to their last saved values.
+    func rollback() {
+        // Inserted objects deleted since pending changes were last processed are in no set.
+        let insertedAndDeleted = pendingDeletes.filter { $0.state.isInserted }
+        pendingDeletes.removeAll()
+        for object in Array(inserted) + insertedAndDeleted {
+            checkLegal(.rolledBack, object)
+            context.registry[object.objectID] = nil
+            object.state.isInserted = false
+            object.state.isDeleted = false
+            object.managedObjectContext = nil
+            report(.rolledBack, object)
+        }
+        for object in Array(updated) + Array(deleted) {
+            checkLegal(.rolledBack, object)
+            if let committed = object.committed { object.values = committed }
+            object.dirtySlots = []
+            object.state.isDeleted = false
+            object.state.isListedUpdated = false
+            report(.rolledBack, object)
+            object.awake(fromSnapshotEvents: .rollback)
+        }
+        inserted = []
+        updated = []
+        deleted = []
+        clearNotices()
+    }
+
+    // MARK: Notifications
+
+    /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last one
+    /// (with `refreshed`, the objects a merge refreshed), when there are any.
+    func postObjectsDidChange(refreshed: Set<NSManagedObject> = []) {
+        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty { return }
+        let changes = ObjectChanges(
+            inserted: noticeInserted.asSet, updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet,
+            refreshed: refreshed)
+        clearNotices()
+        observer?.objectsDidChange(changes)
+        NotificationCenter.default.post(
+            name: .NSManagedObjectContextObjectsDidChange, object: context, userInfo: changes.userInfo)
+    }
+
+    private func clearNotices() {
+        for object in noticeUpdated { object.state.isNoticedUpdated = false }
+        noticeInserted = []
+        noticeUpdated = []
+        noticeDeleted = []
+    }
+
+    /// Posts `NSManagedObjectContextWillSave`.
+    func postWillSave() {
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: context, userInfo: nil)
+    }
+
+    /// Calls `didSave()` of the saved objects and posts `NSManagedObjectContextDidSave`
+    /// with them; returns their object IDs, for the contexts that merge the save.
+    func finishSave(
+        inserted savedInserted: [NSManagedObject], updated savedUpdated: [NSManagedObject],
+        deleted savedDeleted: [NSManagedObject]
+    ) -> SavedChanges {
+        let changes = SavedChanges(
+            inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
+            deleted: savedDeleted.map(\.objectID))
+        let info: [AnyHashable: Any] = [
+            NSInsertedObjectsKey: Set(savedInserted), NSUpdatedObjectsKey: Set(savedUpdated),
+            NSDeletedObjectsKey: Set(savedDeleted), SavedChanges.userInfoKey: changes,
+        ]
+        for object in savedInserted { object.didSave() }
+        for object in savedUpdated { object.didSave() }
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: context, userInfo: info)
+        return changes
+    }
+}
