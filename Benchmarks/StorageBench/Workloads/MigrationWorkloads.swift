@@ -63,13 +63,9 @@ enum MigrationBench {
             _ name: String, _ type: NSAttributeType, optional: Bool = true, indexed: Bool = false,
             renamedFrom: String? = nil, defaultValue: Any? = nil
         ) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = optional
-            attribute.isIndexed = indexed
+            let attribute = ModelDescriptions.attribute(
+                name, type, optional: optional, indexed: indexed, defaultValue: defaultValue)
             attribute.renamingIdentifier = renamedFrom
-            attribute.defaultValue = defaultValue
             return attribute
         }
         let entity = NSEntityDescription()
