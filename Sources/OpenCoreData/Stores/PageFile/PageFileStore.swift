@@ -307,8 +307,13 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 NSPersistentStoreInvalidTypeError,
                 "the file at \(url.path) is not a store this version reads: \(storage.message)")
         case .busy:
+            // The engine names its own option; a store user sets the store option instead.
+            let message = storage.message.replacingOccurrences(
+                of: "Options.multiProcess",
+                with: "PageFileStoreMultiProcessOption: true in the store's options (NSPersistentStoreDescription"
+                    + ".setOption(true as NSNumber, forKey: PageFileStoreMultiProcessOption))")
             return CoreDataError.make(
-                NSPersistentStoreTimeoutError, "the store at \(url.path) is busy: \(storage.message)")
+                NSPersistentStoreTimeoutError, "the store at \(url.path) is busy: \(message)")
         default:
             return CoreDataError.make(NSPersistentStoreOpenError, "the store at \(url.path): \(storage)")
         }
