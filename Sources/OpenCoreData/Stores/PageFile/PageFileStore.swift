@@ -399,7 +399,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// Applies the save in one engine write transaction (rows, index entries, history,
-    /// metadata) through a ``PageFileWriter``.
+    /// metadata) through a `PageFileWriter`.
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try request.checkApplicable(to: self)
         let (catalog, codec) = (self.catalog, self.codec)
