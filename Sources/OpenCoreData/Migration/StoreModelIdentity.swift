@@ -27,3 +27,21 @@ extension NSPersistentStore {
         return flag(NSMigratePersistentStoresAutomaticallyOption) && flag(NSInferMappingModelAutomaticallyOption)
     }
 }
+
+extension NSManagedObjectModel {
+    /// The model a store was last written with, read from its metadata (the model record,
+    /// SPEC.md §3.11), with `NSManagedObject` for every entity; nil for a store written
+    /// before stores recorded their model. Beyond Core Data: what tools that open a store
+    /// without the app's model (the `opencoredata-store` inspector) read it with.
+    ///
+    /// ```swift
+    /// let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+    ///     ofType: NSSQLiteStoreType, at: url, options: nil)
+    /// let model = try NSManagedObjectModel.recordedModel(inStoreMetadata: metadata)
+    /// ```
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` (259) for a damaged record.
+    public static func recordedModel(inStoreMetadata metadata: [String: Any]) throws -> NSManagedObjectModel? {
+        try ModelRecord.model(in: metadata)
+    }
+}
