@@ -28,14 +28,16 @@ extension NSManagedObjectContext {
         lifecycle.delete(object)
     }
 
-    /// Applies delete rules of deleted objects and posts
-    /// `NSManagedObjectContextObjectsDidChange` for the changes since the last call.
+    /// Applies delete rules of deleted objects, posts
+    /// `NSManagedObjectContextObjectsDidChange` for the changes since the last call, and
+    /// registers those changes with the ``undoManager`` as one undo action.
     public func processPendingChanges() {
         lifecycle.processPendingDeletes { object in
             object.prepareForDeletion()
             applyDeleteRules(of: object)
         }
         lifecycle.postObjectsDidChange()
+        undoRecorder?.registerPendingSteps()
     }
 
     private func applyDeleteRules(of object: NSManagedObject) {
@@ -61,15 +63,17 @@ extension NSManagedObjectContext {
     }
 
     /// Discards every unsaved change: inserted objects leave the context, updated and
-    /// deleted ones return to their last saved values.
+    /// deleted ones return to their last saved values. Empties the ``undoManager``.
     public func rollback() {
         lifecycle.rollback()
+        clearUndo()
     }
 
     /// Forgets every registered object and unsaved change; objects you still hold become
-    /// detached from the context.
+    /// detached from the context. Empties the ``undoManager``.
     public func reset() {
         lifecycle.forgetAll()
+        clearUndo()
     }
 
     /// Reloads `object`: with `flag`, stored values replace those you have not changed;

@@ -56,8 +56,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
         }
     }
-    /// The context's undo manager (undo is not implemented yet; it stays nil).
-    open var undoManager: AnyObject?
+    /// The undo manager that records the context's changes; nil (the default) records
+    /// nothing, which keeps imports fast.
+    ///
+    /// ```swift
+    /// context.undoManager = UndoManager()
+    /// person.name = "Ada"
+    /// context.processPendingChanges()
+    /// context.undo()
+    /// ```
+    ///
+    /// Changes are registered as one undo action each time the context processes its
+    /// pending changes (and at each checkpoint of the undo manager). ``rollback()`` and
+    /// ``reset()`` remove all its actions; ``save()`` keeps them.
+    open var undoManager: UndoManager? {
+        didSet { undoManagerDidChange() }
+    }
+    /// Records changes for `undoManager` while there is one (NSManagedObjectContext+Undo.swift).
+    var undoRecorder: ContextUndoRecorder?
     /// How long fetched values are considered fresh (accepted; values are always reloaded).
     open var stalenessInterval: TimeInterval = -1
     /// Whether faults whose rows are gone read as empty objects (always true here).
