@@ -84,6 +84,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Adds a store of `storeType` at `url` (nil for the in-memory store).
     ///
+    /// A file store at `/dev/null` lives in memory, as Core Data's SQLite store does
+    /// there: each such store is new, empty and private, and gone when removed — the
+    /// guides' recipe for isolated tests with the on-disk store's features.
+    ///
+    /// ```swift
+    /// let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
+    /// container.persistentStoreDescriptions = [description]
+    /// ```
+    ///
     /// - Throws: `NSPersistentStoreInvalidTypeError` (134000) for an unknown store type;
     ///   `NSPersistentStoreIncompatibleSchemaError` (134020) for a model with a property no
     ///   store can hold yet (a derived or composite attribute); the store's error when it
@@ -95,6 +104,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ) throws -> NSPersistentStore {
         let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
         if let error = managedObjectModel.unsupportedStoreFeatureError(storeType: storeType) { throw error }
+        if url == nil, storeType == NSSQLiteStoreType || storeType == NSBinaryStoreType {
+            throw CoreDataError.make(
+                NSPersistentStoreOpenError,
+                "a store of type \(storeType) needs a file URL (for one in memory use NSInMemoryStoreType, "
+                    + "or the URL /dev/null)")
+        }
         let store = type.init(
             persistentStoreCoordinator: self, configurationName: configuration,
             at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)

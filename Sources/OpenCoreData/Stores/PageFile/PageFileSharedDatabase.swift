@@ -72,6 +72,17 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         }
     }
 
+    /// A handle of its own on a new database in memory, in no registry: the store at
+    /// `/dev/null` (Core Data's in-memory SQLite recipe), gone when the store is removed.
+    static func inMemory(options: Database.Options) throws -> PageFileSharedDatabase {
+        var options = options
+        options.fileSystem = SimulatedFileSystem()
+        options.durability = .off
+        options.multiProcess = false
+        let database = try Database.open(at: "/dev/null", options: options)
+        return PageFileSharedDatabase(database: database, path: "", isMultiProcess: false)
+    }
+
     /// Gives up one reference; the last one closes the engine handle (checkpointing it).
     func release() {
         PageFileSharedDatabase.registryLock.lock()

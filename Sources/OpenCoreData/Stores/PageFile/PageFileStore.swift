@@ -53,10 +53,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the store has no coordinator and so no model")
         }
-        guard let url, url.isFileURL, url.path != "/dev/null" else {
+        guard let url, url.isFileURL else {
             throw CoreDataError.make(
                 NSPersistentStoreOpenError, "the default store needs a file URL (use NSInMemoryStoreType for none)")
         }
+        // /dev/null: a database in memory, as Core Data's SQLite store makes one there.
+        let isInMemory = url.path == "/dev/null"
         catalog = PageFileCatalog(model: model, path: url.path)
         _ = codec  // made now, before reads on other threads can ask for it
         var engineOptions = Database.Options()
@@ -71,7 +73,10 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
             // Core Data's lock timeout: also how long a save waits for another process's writer.
             engineOptions.busyTimeout = timeout
-            shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
+            shared =
+                isInMemory
+                ? try PageFileSharedDatabase.inMemory(options: engineOptions)
+                : try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
         } catch {
             throw PageFileStore.translate(error, opening: url)
         }
