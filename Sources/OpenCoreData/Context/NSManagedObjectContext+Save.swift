@@ -14,6 +14,7 @@ extension NSManagedObjectContext {
     ///   a store error (for example `NSManagedObjectMergeError`, 133020) otherwise.
     ///   Nothing is saved when it throws.
     public func save() throws {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.save()")
         processPendingChanges()
         guard hasChanges else { return }
         lifecycle.postWillSave()

@@ -102,6 +102,7 @@ final class ObjectLifecycle {
     /// change comes here.
     @inline(__always)
     static func change(_ object: NSManagedObject, slot: Int, to value: Any?) {
+        ConcurrencyDebug.check(object, "setting \(object.entity.name ?? "?").\(object.layout.properties[slot].name)")
         // An inserted object is saved whole: unobserved, it has nothing to record.
         if object.state.isInserted && !object.state.isObserved {
             object.values[slot] = value

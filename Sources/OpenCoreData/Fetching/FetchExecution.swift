@@ -101,6 +101,7 @@ extension NSManagedObjectContext {
     /// - Throws: `NSCoreDataError` (134060) for an entity the model lacks; the store's
     ///   error; `NSCoreDataError` when `ResultType` does not match the result type.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.fetch(_:)")
         let results = try executeFetchResults(request.untyped())
         var typed: [T] = []
         typed.reserveCapacity(results.count)
@@ -136,6 +137,7 @@ extension NSManagedObjectContext {
     ///
     /// - Throws: as ``fetch(_:)``.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.count(for:)")
         let untyped = request.untyped()
         processPendingChanges()
         _ = try resolveEntity(of: untyped)
