@@ -343,7 +343,14 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     /// The matching rows, through an index range when the predicate allows (SPEC.md §3.5).
     public override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
-        try fetchStoredRows(request)
+        try fetchStoredRows(request, plan: StoreFetchPlan(everyRowOf: request)).rows
+    }
+
+    /// The matching rows; under a plan's leading-row limit, maybe only those, sorted (SPEC.md §3.5 Q5).
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, plan: StoreFetchPlan) throws
+        -> StoreFetchAnswer
+    {
+        try fetchStoredRows(request, plan: plan)
     }
 
     /// The number of matching rows; read from an index alone when the predicate is fully indexed.
