@@ -196,7 +196,9 @@ public let NSPersistentStoreURLKey = "storeURL"
 
 extension Notification.Name {
     /// Posted by a coordinator after a save changed a store added with
-    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`; userInfo holds
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey` — its own saves, and, for a
+    /// default store also added with `PageFileStoreMultiProcessOption`, saves by other
+    /// processes (noticed within a second); userInfo holds
     /// `NSStoreUUIDKey`, `NSPersistentStoreURLKey` and, when the store tracks history,
     /// `NSPersistentHistoryTokenKey`.
     public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
@@ -215,13 +217,17 @@ extension NSPersistentStoreCoordinator {
             request.insertedRows.lazy.map(\.objectID) + request.updatedRows.lazy.map(\.objectID)
             + request.deletedObjects.lazy.map(\.objectID)
         let stores = posting.filter { store in ids.contains { $0.persistentStore === store } }
-        for store in stores {
-            var info: [AnyHashable: Any] = [NSStoreUUIDKey: store.identifier ?? ""]
-            if let url = store.url { info[NSPersistentStoreURLKey] = url }
-            if let token = currentPersistentHistoryToken(fromStores: [store]) {
-                info[NSPersistentHistoryTokenKey] = token
-            }
-            NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
+        for store in stores { postRemoteChangeNotification(for: store) }
+    }
+
+    /// Posts `NSPersistentStoreRemoteChange` for `store`: its identifier, URL and newest
+    /// history token.
+    func postRemoteChangeNotification(for store: NSPersistentStore) {
+        var info: [AnyHashable: Any] = [NSStoreUUIDKey: store.identifier ?? ""]
+        if let url = store.url { info[NSPersistentStoreURLKey] = url }
+        if let token = currentPersistentHistoryToken(fromStores: [store]) {
+            info[NSPersistentHistoryTokenKey] = token
         }
+        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
     }
 }

@@ -26,6 +26,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     var database: Database?
     /// The engine handle this store shares with the process's other stores on the file.
     private var shared: PageFileSharedDatabase?
+    /// Posts other processes' saves (PageFileRemoteChangeWatcher.swift), when asked for.
+    private var remoteChangeWatcher: PageFileRemoteChangeWatcher?
     /// The trees of the model's entities (empty until the store is loaded).
     private(set) var catalog = PageFileCatalog()
     /// The next primary key this process hands out; setting it raises it (it never goes back).
@@ -197,12 +199,23 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// Lets go of the store file; the last store of the process open on it closes it
     /// (checkpointing its log).
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
+        remoteChangeWatcher?.stop()
+        remoteChangeWatcher = nil
         database = nil
         shared?.release()
         shared = nil
     }
 
+    /// Watches for other processes' saves when the options ask for their notifications.
+    public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {
+        super.didAdd(to: coordinator)
+        guard let database, PageFileStore.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey])
+        else { return }
+        remoteChangeWatcher = PageFileRemoteChangeWatcher(store: self, database: database)
+    }
+
     deinit {
+        remoteChangeWatcher?.stop()
         shared?.release()
     }
 
