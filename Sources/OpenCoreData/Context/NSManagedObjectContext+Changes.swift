@@ -77,6 +77,7 @@ extension NSManagedObjectContext {
     /// detached from the context. Empties the ``undoManager``.
     public func reset() {
         ConcurrencyDebug.check(self, "NSManagedObjectContext.reset()")
+        advanceQueryGeneration()
         lifecycle.forgetAll()
         clearUndo()
     }

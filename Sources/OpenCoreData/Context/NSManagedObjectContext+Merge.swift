@@ -43,6 +43,9 @@ extension NSManagedObjectContext {
     }
 
     func merge(_ changes: SavedChanges) {
+        // Core Data moves a pinned context to the newest data on every merge, before the
+        // merged objects are refreshed from it.
+        advanceQueryGeneration()
         var refreshed: Set<NSManagedObject> = []
         for id in changes.updated {
             guard let object = registry[id] else { continue }

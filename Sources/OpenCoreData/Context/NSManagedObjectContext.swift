@@ -81,6 +81,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// Records changes for `undoManager` while there is one (NSManagedObjectContext+Undo.swift).
     var undoRecorder: ContextUndoRecorder?
+    /// Guards `queryGeneration` and `isSavingUnpinned`: a child reads its root's from its own queue.
+    let generationLock = NSLock()
+    /// The pinned query generation (NSManagedObjectContext+QueryGeneration.swift); nil when not pinned.
+    var queryGeneration: QueryGeneration?
+    /// Set while a pinned context saves: its reads then see the newest data.
+    var isSavingUnpinned = false
     /// How long fetched values are considered fresh (accepted; values are always reloaded).
     open var stalenessInterval: TimeInterval = -1
     /// Whether faults whose rows are gone read as empty objects (always true here).
@@ -345,7 +351,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return try parent.performAndWait { try parent.snapshotForChild(objectID) }
         }
         guard let coordinator = persistentStoreCoordinator, !objectID.isTemporaryID else { return nil }
-        return try coordinator.row(for: objectID).map { ($0.values, $0.version) }
+        return try readingQueryGeneration { try coordinator.row(for: objectID).map { ($0.values, $0.version) } }
     }
 
     /// What a child sees of `objectID`: this context's current state when registered.
@@ -385,7 +391,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return parent.performAndWait { parent.destinationIDsForChild(relationship, objectID) }
         }
         guard let coordinator = persistentStoreCoordinator, !objectID.isTemporaryID else { return [] }
-        return (try? coordinator.objectIDs(forRelationship: relationship, of: objectID)) ?? []
+        return (try? readingQueryGeneration { try coordinator.objectIDs(forRelationship: relationship, of: objectID) })
+            ?? []
     }
 
     private func destinationIDsForChild(_ relationship: NSRelationshipDescription, _ objectID: NSManagedObjectID)

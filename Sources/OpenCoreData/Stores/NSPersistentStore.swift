@@ -95,6 +95,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         StoreFetchAnswer(rows: try fetchRows(request), isSorted: false)
     }
 
+    /// A snapshot of the store for a query generation (NSQueryGenerationToken.swift), or
+    /// nil when the store has none and pinned contexts read it as it is now.
+    func queryGenerationSnapshot() throws -> AnyObject? { nil }
+
     /// How many rows `fetchRows(_:)` would return (ignoring `fetchOffset` and `fetchLimit`).
     open func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try fetchRows(request).count

@@ -312,6 +312,24 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         entityNamed: { [unowned self] in self.catalog.entity(named: $0) },
         makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
 
+    /// Runs `body` in a read transaction: the running query generation's snapshot of this
+    /// store when it has one, else a new transaction on the newest data.
+    func readCommitted<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        if let generation = QueryGeneration.current, let snapshot = generation.snapshot(for: self) as? ReadTransaction {
+            return try body(snapshot)
+        }
+        return try openDatabase().read(body)
+    }
+
+    /// An engine snapshot, kept while the query generation holding it lives.
+    override func queryGenerationSnapshot() throws -> AnyObject? {
+        do {
+            return try openDatabase().snapshot()
+        } catch {
+            throw translate(error)
+        }
+    }
+
     func openDatabase() throws -> Database {
         guard let database else {
             throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
@@ -396,7 +414,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard objectID.persistentStore === self else { return nil }
         let codec = self.codec
         do {
-            return try openDatabase().read { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
+            return try readCommitted { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
         } catch {
             throw translate(error)
         }
@@ -410,7 +428,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard objectID.persistentStore === self else { return [] }
         let codec = self.codec
         do {
-            return try openDatabase().read {
+            return try readCommitted {
                 try reader(in: $0, codec: codec).destinationIDs(of: relationship, for: objectID)
             }
         } catch {
@@ -423,7 +441,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
         let codec = self.codec
         do {
-            return try openDatabase().read { transaction in
+            return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
                 return try objectIDs.map { id -> StoreRow? in
                     guard id.persistentStore === self else { return nil }
