@@ -213,6 +213,30 @@ import Testing
         #expect(try store.verify().isClean)
     }
 
+    /// Another process's saves on a shared default store are not seen by a pinned context
+    /// until it moves; the other process saves and closes while the generation is held.
+    @Test func anotherProcessSavesWhileAGenerationIsPinned() throws {
+        guard let executable = SharedStoreChild.executable() else { return }
+        let url = try PageFileFixtures.temporaryURL("pinned.store")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let coordinator = try SharedStoreChild.coordinator(url)
+        defer { try? PageFileFixtures.close(coordinator) }
+        let records = NSFetchRequest<NSManagedObject>(entityName: "StoreRecord")
+        let writer = PageFileFixtures.context(coordinator)
+        SharedStoreChild.insertRecord("parent", into: writer)
+        try writer.save()
+        let pinned = PageFileFixtures.context(coordinator)
+        try pinned.setQueryGenerationFrom(.current)
+        #expect(try pinned.count(for: records) == 1)
+
+        let child = try SharedStoreChild.run(executable, at: url, count: 3)
+        #expect(child.status == 0, "child said: \(child.output)")
+        #expect(try PageFileFixtures.context(coordinator).count(for: records) == 4)
+        #expect(try pinned.count(for: records) == 1, "the other process's saves are not in the generation")
+        try pinned.setQueryGenerationFrom(.current)
+        #expect(try pinned.count(for: records) == 4)
+    }
+
     /// A pinned reader under a concurrent writer never sees a row change until it moves.
     @Test(arguments: storeTypes) func aPinnedReaderUnderAConcurrentWriterSeesNoChange(storeType: String) throws {
         let base = SeededRandom.environmentSeed ?? 11

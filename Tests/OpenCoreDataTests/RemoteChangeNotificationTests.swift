@@ -23,21 +23,11 @@ import Testing
     }
 
     @Test func anotherProcessSavePostsWithinASecond() throws {
-        let executable = PageFileStoreCrashTests.childExecutable
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            Issue.record("\(executable.path) is missing: run `swift build` before `swift test`")
-            return
-        }
+        guard let executable = SharedStoreChild.executable() else { return }
         let url = try PageFileFixtures.temporaryURL("remote.store")
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PageFileStoreCrashTests.model)
-        try coordinator.addPersistentStore(
-            ofType: NSSQLiteStoreType, configurationName: nil, at: url,
-            options: [
-                PageFileStoreMultiProcessOption: true as NSNumber, NSPersistentHistoryTrackingKey: true as NSNumber,
-                NSPersistentStoreRemoteChangeNotificationPostOptionKey: true as NSNumber,
-                PageFileStoreDurabilityOption: "normal", NSPersistentStoreTimeoutOption: 30 as NSNumber,
-            ])
+        let coordinator = try SharedStoreChild.coordinator(
+            url, options: [NSPersistentStoreRemoteChangeNotificationPostOptionKey: true as NSNumber])
         defer { try? PageFileFixtures.close(coordinator) }
         let received = Received()
         let observer = NotificationCenter.default.addObserver(
@@ -57,12 +47,7 @@ import Testing
         // This process's own save: one notification, from the save.
         let context = PageFileFixtures.context(coordinator)
         try context.performAndWait {
-            let record = NSEntityDescription.insertNewObject(forEntityName: "StoreRecord", into: context)
-            record.setValue("parent", forKey: "name")
-            record.setValue(Int64(1), forKey: "score")
-            record.setValue(Int16(1), forKey: "age")
-            record.setValue(0.5, forKey: "weight")
-            record.setValue(true, forKey: "active")
+            SharedStoreChild.insertRecord("parent", into: context)
             try context.save()
         }
         #expect(received.all.count == 1)
@@ -71,16 +56,9 @@ import Testing
         usleep(600_000)
         #expect(received.all.count == 1, "the watcher posted this process's own save again")
 
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["store-share-child", url.path, "3"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
+        let child = try SharedStoreChild.run(executable, at: url, count: 3)
         let exited = Date()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "child said: \(text)")
+        #expect(child.status == 0, "child said: \(child.output)")
 
         let arrived = received.wait(seconds: 1) { notes in
             notes.count > 1

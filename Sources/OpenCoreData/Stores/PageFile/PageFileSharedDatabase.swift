@@ -94,8 +94,10 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         options.fileSystem = SimulatedFileSystem()
         options.durability = .off
         options.multiProcess = false
+        // A new database has nothing to protect; a read-only store refuses saves itself.
+        options.readOnly = false
         let database = try Database.open(at: "/dev/null", options: options)
-        return PageFileSharedDatabase(database: database, path: "", isMultiProcess: false)
+        return PageFileSharedDatabase(database: database, path: "", isMultiProcess: false, isReadOnly: false)
     }
 
     /// Gives up one reference; the last one closes the engine handle (checkpointing it).
