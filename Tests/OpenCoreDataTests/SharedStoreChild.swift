@@ -39,18 +39,25 @@ enum SharedStoreChild {
         record.setValue(true, forKey: "active")
     }
 
-    /// Runs the child with `executable`, saving `count` records to the store at `url`
-    /// one save each, and waits for it to exit.
-    /// - Returns: Its exit status and standard output.
-    static func run(_ executable: URL, at url: URL, count: Int) throws -> (status: Int32, output: String) {
+    /// Starts the child with `executable`, saving `count` records to the store at `url`
+    /// one save each.
+    /// - Returns: The running process and the pipe of its standard output.
+    static func start(_ executable: URL, at url: URL, count: Int) throws -> (process: Process, output: Pipe) {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["store-share-child", url.path, "\(count)"]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, text)
+        return (process, output)
+    }
+
+    /// Runs the child (see ``start(_:at:count:)``) and waits for it to exit.
+    /// - Returns: Its exit status and standard output.
+    static func run(_ executable: URL, at url: URL, count: Int) throws -> (status: Int32, output: String) {
+        let child = try start(executable, at: url, count: count)
+        child.process.waitUntilExit()
+        let text = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (child.process.terminationStatus, text)
     }
 }
