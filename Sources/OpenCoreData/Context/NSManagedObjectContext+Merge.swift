@@ -46,6 +46,10 @@ extension NSManagedObjectContext {
         // Core Data moves a pinned context to the newest data on every merge, before the
         // merged objects are refreshed from it.
         advanceQueryGeneration()
+        OpenCoreDataDebugLog.log(
+            1,
+            "merge into \(name ?? "a context"): \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
+                + "\(changes.deleted.count) deleted")
         var refreshed: Set<NSManagedObject> = []
         for id in changes.updated {
             guard let object = registry[id] else { continue }
