@@ -31,6 +31,24 @@ final class Hooked: NSManagedObject {
         #expect(manager.level == 3 && manager.name == "Grace" && manager.entity.name == "Manager")
     }
 
+    /// The guide's generic manager creates objects with `T(context:)`.
+    @Test func genericCodeCreatesObjectsWithTheRequiredInitializer() throws {
+        func create<T: NSManagedObject>(_: T.Type, in context: NSManagedObjectContext) -> T { T(context: context) }
+        let context = try TestStack.freshContext()
+        let manager = create(TManager.self, in: context)
+        #expect(manager.entity.name == "Manager" && context.insertedObjects.contains(manager))
+    }
+
+    /// `fetchRequest()` untyped, beside a subclass's typed one.
+    @Test func untypedFetchRequestNamesTheClassEntity() throws {
+        let context = try TestStack.freshContext()
+        _ = TProject(context: context)
+        _ = TCompany(context: context)
+        let request: NSFetchRequest<NSFetchRequestResult> = TProject.fetchRequest()
+        #expect(request.entityName == "Project")
+        #expect(try context.count(for: request) == 1)
+    }
+
     @Test func objectIDsAreTemporaryUntilSavedAndMapBackFromURIs() throws {
         let context = try TestStack.freshContext()
         let company = TCompany(context: context)

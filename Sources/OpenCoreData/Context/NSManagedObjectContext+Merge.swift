@@ -43,6 +43,9 @@ extension NSManagedObjectContext {
     }
 
     func merge(_ changes: SavedChanges) {
+        // Core Data moves a pinned context to the newest data on every merge, before the
+        // merged objects are refreshed from it.
+        advanceQueryGeneration()
         OpenCoreDataDebugLog.log(
             1,
             "merge into \(name ?? "a context"): \(changes.inserted.count) inserted, \(changes.updated.count) updated, "

@@ -88,9 +88,17 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
 
     /// Creates an object of this class's entity in `context`'s model and inserts it.
     ///
+    /// Required, so generic code can create objects of any subclass:
+    ///
+    /// ```swift
+    /// func create<T: NSManagedObject>(_ type: T.Type, in context: NSManagedObjectContext) -> T {
+    ///     T(context: context)
+    /// }
+    /// ```
+    ///
     /// - Precondition: the model of `context`'s coordinator has an entity whose
     ///   `managedObjectClassName` names this class (Core Data raises otherwise).
-    public convenience init(context: NSManagedObjectContext) {
+    public required convenience init(context: NSManagedObjectContext) {
         let type = Swift.type(of: self)
         guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entity(for: type) else {
             preconditionFailure(
@@ -116,6 +124,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
                         : "several entities use this class (\(distinct.sorted().joined(separator: ", ")))"))
         }
         return entity
+    }
+
+    /// A fetch request for this class's entity (see ``entity()``), untyped: a subclass
+    /// usually declares a typed one beside it, as Xcode generates.
+    ///
+    /// ```swift
+    /// let request: NSFetchRequest<NSFetchRequestResult> = Person.fetchRequest()
+    /// ```
+    ///
+    /// - Precondition: as ``entity()``.
+    open class func fetchRequest() -> NSFetchRequest<NSFetchRequestResult> {
+        NSFetchRequest<NSFetchRequestResult>(entityName: entity().name ?? "")
     }
 
     // MARK: Identity and state

@@ -95,6 +95,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         StoreFetchAnswer(rows: try fetchRows(request), isSorted: false)
     }
 
+    /// A snapshot of the store for a query generation (NSQueryGenerationToken.swift), or
+    /// nil when the store has none and pinned contexts read it as it is now.
+    func queryGenerationSnapshot() throws -> AnyObject? { nil }
+
     /// How the store finds the rows of `request`, for debug logging (level 2): this
     /// default says it evaluates every row.
     func debugPlan(for request: NSFetchRequest<NSFetchRequestResult>) -> String {

@@ -55,9 +55,11 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
     ///   `NSFileReadNoSuchFileError` (260) for a read-only store with no file.
     public override func loadMetadata() throws {
         if let custom = options?[storeFileSystemOption] as? any StorageFileSystem { fileSystem = custom }
-        guard let url, url.isFileURL, url.path != "/dev/null" else {
+        guard let url, url.isFileURL else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the binary store needs a file URL")
         }
+        // /dev/null: a file in memory (Core Data's in-memory recipe), never the device.
+        if url.path == "/dev/null" { fileSystem = SimulatedFileSystem() }
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the binary store was created without a coordinator")
         }

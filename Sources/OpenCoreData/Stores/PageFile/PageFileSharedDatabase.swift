@@ -92,6 +92,19 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         registryLock.withLock { registry[registryPath(of: url)] != nil }
     }
 
+    /// A handle of its own on a new database in memory, in no registry: the store at
+    /// `/dev/null` (Core Data's in-memory SQLite recipe), gone when the store is removed.
+    static func inMemory(options: Database.Options) throws -> PageFileSharedDatabase {
+        var options = options
+        options.fileSystem = SimulatedFileSystem()
+        options.durability = .off
+        options.multiProcess = false
+        // A new database has nothing to protect; a read-only store refuses saves itself.
+        options.readOnly = false
+        let database = try Database.open(at: "/dev/null", options: options)
+        return PageFileSharedDatabase(database: database, path: "", isMultiProcess: false, isReadOnly: false)
+    }
+
     /// Gives up one reference; the last one closes the engine handle (checkpointing it).
     func release() {
         PageFileSharedDatabase.registryLock.lock()

@@ -13,7 +13,7 @@ extension PageFileStore {
         let entity = plan.entity
         let codec = self.codec
         do {
-            return try openDatabase().read { transaction in
+            return try readCommitted { transaction in
                 var result: [StoreRow] = []
                 let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
                 var isSorted = false
@@ -41,7 +41,7 @@ extension PageFileStore {
         let plan = try StoreFetchPlan(everyRowOf: request).withoutValues()
         let entities = plan.entity.hierarchy(includingSubentities: request.includesSubentities)
         do {
-            let counted: Int? = try openDatabase().read { transaction in
+            let counted: Int? = try readCommitted { transaction in
                 var total = 0
                 for candidate in entities {
                     let info = try info(for: candidate)

@@ -26,6 +26,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     var database: Database?
     /// The engine handle this store shares with the process's other stores on the file.
     private var shared: PageFileSharedDatabase?
+    /// Posts other processes' saves (PageFileRemoteChangeWatcher.swift), when asked for.
+    private var remoteChangeWatcher: PageFileRemoteChangeWatcher?
     /// The trees of the model's entities (empty until the store is loaded).
     private(set) var catalog = PageFileCatalog()
     /// The next primary key this process hands out; setting it raises it (it never goes back).
@@ -61,10 +63,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the store has no coordinator and so no model")
         }
-        guard let url, url.isFileURL, url.path != "/dev/null" else {
+        guard let url, url.isFileURL else {
             throw CoreDataError.make(
                 NSPersistentStoreOpenError, "the default store needs a file URL (use NSInMemoryStoreType for none)")
         }
+        // /dev/null: a database in memory, as Core Data's SQLite store makes one there.
+        let isInMemory = url.path == "/dev/null"
         catalog = PageFileCatalog(model: model, path: url.path)
         _ = codec  // made now, before reads on other threads can ask for it
         var engineOptions = Database.Options()
@@ -90,7 +94,10 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         while true {
             let shared: PageFileSharedDatabase
             do {
-                shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
+                shared =
+                    isInMemory
+                    ? try PageFileSharedDatabase.inMemory(options: engineOptions)
+                    : try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
             } catch {
                 throw PageFileStore.translate(error, opening: url)
             }
@@ -245,12 +252,23 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// Lets go of the store file; the last store of the process open on it closes it
     /// (checkpointing its log).
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
+        remoteChangeWatcher?.stop()
+        remoteChangeWatcher = nil
         database = nil
         shared?.release()
         shared = nil
     }
 
+    /// Watches for other processes' saves when the options ask for their notifications.
+    public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {
+        super.didAdd(to: coordinator)
+        guard let database, PageFileStore.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey])
+        else { return }
+        remoteChangeWatcher = PageFileRemoteChangeWatcher(store: self, database: database)
+    }
+
     deinit {
+        remoteChangeWatcher?.stop()
         shared?.release()
     }
 
@@ -367,6 +385,24 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         entityNamed: { [unowned self] in self.catalog.entity(named: $0) },
         makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
 
+    /// Runs `body` in a read transaction: the running query generation's snapshot of this
+    /// store when it has one, else a new transaction on the newest data.
+    func readCommitted<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        if let generation = QueryGeneration.current, let snapshot = generation.snapshot(for: self) as? ReadTransaction {
+            return try body(snapshot)
+        }
+        return try openDatabase().read(body)
+    }
+
+    /// An engine snapshot, kept while the query generation holding it lives.
+    override func queryGenerationSnapshot() throws -> AnyObject? {
+        do {
+            return try openDatabase().snapshot()
+        } catch {
+            throw translate(error)
+        }
+    }
+
     func openDatabase() throws -> Database {
         guard let database else {
             throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
@@ -426,7 +462,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     override func debugPlan(for request: NSFetchRequest<NSFetchRequestResult>) -> String {
         guard let entity = request.entity else { return "no entity" }
         let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
-        let parts = try? openDatabase().read { transaction in
+        let parts = try? readCommitted { transaction in
             try entities.map { candidate -> String in
                 let info = try info(for: candidate)
                 guard
@@ -485,7 +521,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard objectID.persistentStore === self else { return nil }
         let codec = self.codec
         do {
-            return try openDatabase().read { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
+            return try readCommitted { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
         } catch {
             throw translate(error)
         }
@@ -499,7 +535,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard objectID.persistentStore === self else { return [] }
         let codec = self.codec
         do {
-            return try openDatabase().read {
+            return try readCommitted {
                 try reader(in: $0, codec: codec).destinationIDs(of: relationship, for: objectID)
             }
         } catch {
@@ -512,7 +548,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
         let codec = self.codec
         do {
-            return try openDatabase().read { transaction in
+            return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
                 return try objectIDs.map { id -> StoreRow? in
                     guard id.persistentStore === self else { return nil }
