@@ -66,6 +66,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             engineOptions.durability = mode
         }
         engineOptions.multiProcess = PageFileStore.flag(options?[PageFileStoreMultiProcessOption])
+        if let custom = options?[storeFileSystemOption] as? any StorageFileSystem { engineOptions.fileSystem = custom }
         let shared: PageFileSharedDatabase
         do {
             let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
@@ -425,6 +426,19 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             defer { key += 1 }
             return newObjectID(for: entity, key: key)
         }
+    }
+
+    /// Applies a batch request in one engine write transaction (PageFileStore+Batch.swift).
+    override func executeBatch(_ operation: StoreBatchOperation) throws -> StoreBatchOutcome {
+        try executeBatchInOneTransaction(operation)
+    }
+
+    /// `count` new primary keys for rows written in `transaction`; returns the first.
+    func allocateKeys(_ count: Int, in transaction: WriteTransaction) throws -> Int64 {
+        guard let shared else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
+        }
+        return try shared.allocateKeys(count, in: transaction)
     }
 
     /// Sets the metadata without marking it changed (it is being written already).
