@@ -91,6 +91,10 @@ struct BatchInsertRowBuilder {
     private var scratch: [Int] = []
     /// The position of the row being built among the request's objects, for messages.
     private var position = -1
+    /// Keys met so far with their slots, in an open-addressed table placed by the key's
+    /// length and first bytes: every row names the same few keys, so a key costs a string
+    /// comparison or two instead of a hashed lookup.
+    private var recentKeys: [(key: String, slot: Int?)?]
 
     init(entity: NSEntityDescription) throws {
         self.entity = entity
@@ -115,6 +119,9 @@ struct BatchInsertRowBuilder {
         }
         self.template = template
         self.requiredBySlot = required
+        var tableSize = 64
+        while tableSize < 4 * layout.properties.count { tableSize *= 2 }
+        recentKeys = Array(repeating: nil, count: tableSize)
         scratch.reserveCapacity(layout.attributeSlots.count)
     }
 
@@ -124,7 +131,7 @@ struct BatchInsertRowBuilder {
         var values = template
         scratch.removeAll(keepingCapacity: true)
         for (key, value) in dictionary {
-            guard let slot = try slot(forKey: key) else { continue }
+            guard let slot = try cachedSlot(forKey: key) else { continue }
             values[slot] = try storedValue(value, slot: slot, key: key)
             scratch.append(slot)
         }
@@ -142,7 +149,7 @@ struct BatchInsertRowBuilder {
                     NSManagedObjectValidationError,
                     "\(subject): a key of type \(type(of: rawKey)) is not an attribute name")
             }
-            guard let slot = try slot(forKey: key) else { continue }
+            guard let slot = try cachedSlot(forKey: key) else { continue }
             values[slot] = try storedValue(value, slot: slot, key: key)
             scratch.append(slot)
         }
@@ -169,6 +176,23 @@ struct BatchInsertRowBuilder {
         return try finish(values)
     }
 
+    /// The slot of `key`, through ``recentKeys``.
+    private mutating func cachedSlot(forKey key: String) throws -> Int? {
+        var bytes = key.utf8.makeIterator()
+        let first = Int(bytes.next() ?? 0)
+        let second = Int(bytes.next() ?? 0)
+        let mask = recentKeys.count - 1
+        var position = (key.utf8.count &* 31 &+ first &* 7 &+ second) & mask
+        while let known = recentKeys[position] {
+            if known.key == key { return known.slot }
+            position = (position + 1) & mask
+        }
+        let slot = try slot(forKey: key)
+        // Keys an entity has, and only those (others throw above): the table never fills.
+        recentKeys[position] = (key, slot)
+        return slot
+    }
+
     /// The slot of the stored attribute `key`; nil for a transient attribute (nothing to store).
     ///
     /// - Throws: 1550 naming `key` when it is not an attribute of the entity.
@@ -193,6 +217,12 @@ struct BatchInsertRowBuilder {
     /// - Throws: 1550 when it does not fit the attribute's type; 1570 when it is nil and the
     ///   attribute is not optional.
     private func storedValue(_ value: Any, slot: Int, key: String) throws -> StoreValue {
+        // Most values are of their attribute's own Swift type: no cast, no conversion.
+        if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
+            let type = layout.attributeTypeBySlot[slot], let stored = StoreValue(canonical: value, of: type)
+        {
+            return stored
+        }
         guard let value = unwrapOptional(value), !(value is NSNull) else {
             if !layout.mayBeNilBySlot[slot] { throw missing(key, given: true) }
             return .null
