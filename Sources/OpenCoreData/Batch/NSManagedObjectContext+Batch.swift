@@ -30,7 +30,7 @@ extension NSManagedObjectContext {
         let entity = try request.resolvedEntity(in: coordinator.managedObjectModel)
         if let predicate = request.predicate {
             // Malformed or unknown keys fail here, before any store is touched.
-            _ = try FetchEvaluation.compile(predicate, for: entity)
+            _ = try predicate.compiled(for: entity.frozenLayoutIfAny)
         }
         let update = StoreBatchUpdate(
             entity: entity, predicate: request.predicate, includesSubentities: request.includesSubentities,
@@ -67,7 +67,7 @@ extension NSManagedObjectContext {
         } else {
             let fetch = request.fetchRequest
             let entity = try resolveEntity(of: fetch)
-            if let predicate = fetch.predicate { _ = try FetchEvaluation.compile(predicate, for: entity) }
+            if let predicate = fetch.predicate { _ = try predicate.compiled(for: entity.frozenLayoutIfAny) }
             selection = .fetch(fetch, entity: entity)
         }
         let delete = StoreBatchDelete(

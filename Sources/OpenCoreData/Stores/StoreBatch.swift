@@ -114,7 +114,7 @@ struct StoreBatchRows {
         -> [StoreRow]
     {
         var rows: [StoreRow] = []
-        for candidate in FetchEvaluation.entities(entity, includingSubentities: includingSubentities) {
+        for candidate in entity.hierarchy(includingSubentities: includingSubentities) {
             rows.append(contentsOf: try matching(candidate, predicate))
         }
         return rows

@@ -28,13 +28,11 @@ extension Database {
     /// - Complexity: O(pages).
     public func verify() throws -> VerificationReport {
         try checkUsable()
-        guard try writerGate.acquire(timeout: options.busyTimeout) else {
-            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
-        }
+        try acquireWriterGate()
         defer { writerGate.release() }
         try checkUsable()
         let state = stateLock.withLock { committed }
-        let (meta, _, _) = try Database.readMeta(dataFile, path: path, options: options)
+        let meta = try Database.readMeta(dataFile, path: path).state
         guard meta == checkpointed else {
             throw StorageError.corrupt(
                 "V1: the page file's newest meta (\(meta.transaction)) is not the checkpointed state")
