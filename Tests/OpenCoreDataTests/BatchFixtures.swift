@@ -14,33 +14,17 @@ enum BatchFixtures {
     static func attribute(
         _ name: String, _ type: NSAttributeType, optional: Bool = true, defaultValue: Any? = nil, indexed: Bool = false
     ) -> NSAttributeDescription {
-        let attribute = NSAttributeDescription()
-        attribute.name = name
-        attribute.attributeType = type
-        attribute.isOptional = optional
-        attribute.defaultValue = defaultValue
-        attribute.isIndexed = indexed
-        return attribute
+        TestStack.attribute(name, type, optional: optional, defaultValue: defaultValue, indexed: indexed)
     }
 
     static func relationship(
         _ name: String, to destination: NSEntityDescription, toMany: Bool, rule: NSDeleteRule = .nullifyDeleteRule,
         optional: Bool = true, ordered: Bool = false
     ) -> NSRelationshipDescription {
-        let relationship = NSRelationshipDescription()
-        relationship.name = name
-        relationship.destinationEntity = destination
-        relationship.maxCount = toMany ? 0 : 1
-        relationship.deleteRule = rule
-        relationship.isOptional = optional
-        relationship.isOrdered = ordered
-        return relationship
+        TestStack.relationship(name, to: destination, toMany: toMany, rule: rule, optional: optional, ordered: ordered)
     }
 
-    static func pair(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) {
-        a.inverseRelationship = b
-        b.inverseRelationship = a
-    }
+    static func pair(_ a: NSRelationshipDescription, _ b: NSRelationshipDescription) { TestStack.pair(a, b) }
 
     /// Item: name (required), code (unique), count (indexed, default 0), score, flag
     /// (default true), note, payload (external binary, its value kept in history on
