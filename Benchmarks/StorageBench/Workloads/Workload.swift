@@ -23,6 +23,7 @@ struct Workload: Sendable {
             .storeBinary,
             .storeWrites,
             .storeBatch, .storeBatchMemory,
+            .migrationLightweight,
         ] + Workload.engine
 }
 

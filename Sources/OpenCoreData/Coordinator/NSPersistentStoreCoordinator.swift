@@ -95,6 +95,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ) throws -> NSPersistentStore {
         let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
         if let error = managedObjectModel.unsupportedStoreFeatureError(storeType: storeType) { throw error }
+        if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager,
+            let url
+        {
+            try staged.migrate(storeAt: url, type: storeType, options: options ?? [:], to: managedObjectModel)
+        }
         let store = type.init(
             persistentStoreCoordinator: self, configurationName: configuration,
             at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)
@@ -260,6 +265,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, plan: StoreFetchPlan) throws -> StoreFetchAnswer {
         try withStores {
             let stores = storesFor(request)
+            if OpenCoreDataDebugLog.isOn(2) {
+                for store in stores { OpenCoreDataDebugLog.log(2, "  plan: \(store.debugPlan(for: request))") }
+            }
             if stores.count == 1 { return try stores[0].fetchRows(request, plan: plan) }
             var rows: [StoreRow] = []
             for store in stores { rows.append(contentsOf: try store.fetchRows(request, plan: plan).rows) }
@@ -269,7 +277,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try withStores {
-            try storesFor(request).reduce(0) { $0 + (try $1.countRows(request)) }
+            if OpenCoreDataDebugLog.isOn(2) {
+                for store in storesFor(request) {
+                    OpenCoreDataDebugLog.log(2, "  plan: \(store.debugPlan(for: request))")
+                }
+            }
+            return try storesFor(request).reduce(0) { $0 + (try $1.countRows(request)) }
         }
     }
 

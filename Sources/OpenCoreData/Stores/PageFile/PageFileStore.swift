@@ -83,68 +83,91 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 "there is no store at \(url.path): a store added with NSReadOnlyPersistentStoreOption is not "
                     + "created; check the URL", userInfo: [NSFilePathErrorKey: url.path])
         }
-        let shared: PageFileSharedDatabase
-        do {
-            let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
-            // Core Data's lock timeout: also how long a save waits for another process's writer.
-            engineOptions.busyTimeout = timeout
-            shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
-        } catch {
-            throw PageFileStore.translate(error, opening: url)
-        }
-        let database = shared.database
-        self.shared = shared
-        do {
-            var stored = try PageFileStore.readStoredMetadata(database)
-            if stored == nil && isReadOnly {
-                throw CoreDataError.make(
-                    NSPersistentStoreOpenError,
-                    "\(url.path) holds no store yet, and a store added with NSReadOnlyPersistentStoreOption cannot "
-                        + "create one: add it once without the option")
+        let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
+        // Core Data's lock timeout: also how long a save waits for another process's writer.
+        engineOptions.busyTimeout = timeout
+        var migrated = false
+        while true {
+            let shared: PageFileSharedDatabase
+            do {
+                shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
+            } catch {
+                throw PageFileStore.translate(error, opening: url)
             }
-            if stored == nil, try !createStore(in: database, model: model, url: url) {
-                stored = try PageFileStore.readStoredMetadata(database)
-            }
-            if let stored {
-                guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
-                    storedType == NSSQLiteStoreType || storedType == "PageFile"
-                else {
+            let database = shared.database
+            self.shared = shared
+            do {
+                var stored = try PageFileStore.readStoredMetadata(database)
+                if stored == nil && isReadOnly {
                     throw CoreDataError.make(
-                        NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)")
+                        NSPersistentStoreOpenError,
+                        "\(url.path) holds no store yet, and a store added with NSReadOnlyPersistentStoreOption "
+                            + "cannot create one: add it once without the option")
                 }
-                var stored = stored
-                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
-                    migratesAutomatically, !isReadOnly
-                {
-                    guard shared.referenceCount == 1 else {
+                if stored == nil, try !createStore(in: database, model: model, url: url) {
+                    stored = try PageFileStore.readStoredMetadata(database)
+                }
+                if let stored {
+                    guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
+                        storedType == NSSQLiteStoreType || storedType == "PageFile"
+                    else {
+                        throw CoreDataError.make(
+                            NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)"
+                        )
+                    }
+                    var stored = stored
+                    if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
+                        migratesAutomatically, !migrated, !isReadOnly
+                    {
+                        guard shared.referenceCount == 1 else {
+                            throw CoreDataError.make(
+                                NSPersistentStoreIncompatibleVersionHashError,
+                                "the store at \(url.path) is open in another coordinator with an older model: "
+                                    + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                        }
+                        if let sourceModel = try ModelRecord.model(in: stored.metadata) {
+                            // Inferred before anything changes: what cannot be inferred fails here.
+                            let plan = try LightweightMigrationPlan(inferringFrom: sourceModel, to: model)
+                            // The migration opens the file alone, then this store opens the result.
+                            self.shared = nil
+                            shared.release()
+                            try migrateFile(
+                                at: url.path, plan: plan, storedMetadata: stored.metadata,
+                                fileSystem: engineOptions.fileSystem)
+                            migrated = true
+                            continue
+                        }
+                        stored.metadata = try migrate(
+                            database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                    }
+                    if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
                         throw CoreDataError.make(
                             NSPersistentStoreIncompatibleVersionHashError,
-                            "the store at \(url.path) is open in another coordinator with an older model: "
-                                + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                            "the model is not compatible with the store at \(url.path): its entity version hashes "
+                                + (isReadOnly
+                                    ? "differ, and a store added with NSReadOnlyPersistentStoreOption is not migrated"
+                                    : "differ and automatic migration was not requested")
+                                + " (the store is left unchanged)",
+                            userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
                     }
-                    stored.metadata = try migrate(database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                    super.metadata = stored.metadata
+                    nextKey = stored.nextKey
+                    if stored.metadata[ModelRecord.metadataKey] == nil, !isReadOnly {
+                        try recordModel(model, in: database)
+                    }
+                    identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 }
-                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
-                    throw CoreDataError.make(
-                        NSPersistentStoreIncompatibleVersionHashError,
-                        "the model is not compatible with the store at \(url.path): its entity version hashes "
-                            + (isReadOnly
-                                ? "differ, and a store added with NSReadOnlyPersistentStoreOption is not migrated"
-                                : "differ and automatic migration was not requested")
-                            + " (the store is left unchanged)",
-                        userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                metadataChanged = false
+            } catch {
+                if self.shared === shared {
+                    self.shared = nil
+                    shared.release()
                 }
-                super.metadata = stored.metadata
-                nextKey = stored.nextKey
-                identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+                throw PageFileStore.translate(error, opening: url)
             }
-            metadataChanged = false
-        } catch {
-            self.shared = nil
-            shared.release()
-            throw PageFileStore.translate(error, opening: url)
+            self.database = database
+            return
         }
-        self.database = database
     }
 
     /// Creates the store's trees in an empty database; false when another coordinator or
@@ -160,11 +183,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             }
             let uuid = UUID().uuidString
             identifier = uuid
-            super.metadata = [
+            var metadata: [String: Any] = [
                 NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
-                NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
                 PageFileStore.schemaKey: PageFileStore.schema(of: model),
             ]
+            metadata.merge(try model.storeIdentityMetadata()) { _, identity in identity }
+            super.metadata = metadata
             try writeMetadata(in: transaction)
             try PageFileWriter(transaction: transaction, catalog: catalog, codec: codec).writeCatalog()
             return true
@@ -277,11 +301,15 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     func writeMetadata(in transaction: WriteTransaction, includingRecord: Bool = true) throws {
         if includingRecord {
             let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
-            let plist = try PropertyListSerialization.data(
-                fromPropertyList: metadata ?? [:], format: .binary, options: 0)
-            try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+            try meta.setValue(try PageFileStore.metadataRecord(metadata ?? [:]), forKey: PageFileStore.metadataKey)
         }
         try shared?.writeNextKey(in: transaction)
+    }
+
+    /// The bytes of the `metadata` record: the store format, then the binary property list.
+    static func metadataRecord(_ metadata: [String: Any]) throws -> [UInt8] {
+        let plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+        return [PageFileStore.metadataFormatVersion] + Array(plist)
     }
 
     static func translate(_ error: Error, opening url: URL) -> Error {
@@ -393,18 +421,52 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         try fetchStoredRows(request, plan: plan)
     }
 
+    /// The index and key ranges (or the scan) the store uses for `request`, and how many
+    /// entries or rows that examines, per entity of the hierarchy: debug logging, level 2.
+    override func debugPlan(for request: NSFetchRequest<NSFetchRequestResult>) -> String {
+        guard let entity = request.entity else { return "no entity" }
+        let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
+        let parts = try? openDatabase().read { transaction in
+            try entities.map { candidate -> String in
+                let info = try info(for: candidate)
+                guard
+                    let plan = PageFileQueryPlanner.plan(
+                        request.predicate, layout: candidate.layout, indexes: info.indexes),
+                    let index = try transaction.tree(named: plan.index.treeName)
+                else {
+                    let rows = try transaction.tree(named: info.treeName)?.count ?? 0
+                    return "scan \(info.treeName) (\(rows) rows examined)"
+                }
+                var entries = 0
+                for range in plan.ranges { entries += try index.count(from: range.lower, to: range.upper) }
+                return "index \(plan.index.treeName), \(plan.ranges.count) key ranges (\(entries) entries examined"
+                    + (plan.isExact ? ", exact: no row evaluated)" : ", each row evaluated)")
+            }
+        }
+        let location = "the store at \(url?.path ?? "?")"
+        return "\(location): " + (parts?.joined(separator: "; ") ?? "no plan (the store could not be read)")
+    }
+
     /// The number of matching rows; read from an index alone when the predicate is fully indexed.
     public override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try countStoredRows(request)
     }
 
     /// Applies the save in one engine write transaction (rows, index entries, history,
-    /// metadata) through a ``PageFileWriter``.
+    /// metadata) through a `PageFileWriter`.
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try request.checkApplicable(to: self)
         let (catalog, codec) = (self.catalog, self.codec)
         let tracksHistory = isHistoryTrackingEnabled
+        let started = OpenCoreDataDebugLog.isOn(2) ? OpenCoreDataDebugLog.start() : 0
         do {
+            defer {
+                OpenCoreDataDebugLog.log(
+                    2,
+                    "  commit: \(request.insertedRows.count) rows inserted, \(request.updatedRows.count) updated, "
+                        + "\(request.deletedObjects.count) deleted in the store at \(url?.path ?? "?") in "
+                        + OpenCoreDataDebugLog.elapsed(since: started))
+            }
             let result = try openDatabase().write { transaction in
                 var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
                 let result = try writer.save(request, tracksHistory: tracksHistory)
