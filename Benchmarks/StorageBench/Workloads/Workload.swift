@@ -22,6 +22,7 @@ struct Workload: Sendable {
             .storeInMemory,
             .storeBinary,
             .storeWrites,
+            .storeBatch, .storeBatchMemory,
             .migrationLightweight,
         ] + Workload.engine
 }

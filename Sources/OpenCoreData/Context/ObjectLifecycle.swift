@@ -459,12 +459,17 @@ final class ObjectLifecycle {
     // MARK: Notifications
 
     /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last one
-    /// (with `refreshed`, the objects a merge refreshed), when there are any.
-    func postObjectsDidChange(refreshed: Set<NSManagedObject> = []) {
-        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty { return }
+    /// (with `refreshed`, the objects a merge refreshed, and `merged`, the objects a merge
+    /// brought in as inserted elsewhere), when there are any.
+    func postObjectsDidChange(refreshed: Set<NSManagedObject> = [], merged: Set<NSManagedObject> = []) {
+        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty
+            && merged.isEmpty
+        {
+            return
+        }
         let changes = ObjectChanges(
-            inserted: noticeInserted.asSet, updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet,
-            refreshed: refreshed)
+            inserted: merged.isEmpty ? noticeInserted.asSet : noticeInserted.asSet.union(merged),
+            updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet, refreshed: refreshed)
         clearNotices()
         observer?.objectsDidChange(changes)
         NotificationCenter.default.post(

@@ -208,16 +208,27 @@ extension NSPersistentStoreCoordinator {
     /// Posts `NSPersistentStoreRemoteChange` for each store `request` changed that asked
     /// for it, outside the coordinator's lock so observers may fetch history at once.
     func postRemoteChangeNotifications(after request: StoreSaveRequest) {
-        let posting = persistentStores.filter { store in
-            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
-            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
-        }
+        let posting = postingStores(persistentStores)
         guard !posting.isEmpty else { return }
         let ids =
             request.insertedRows.lazy.map(\.objectID) + request.updatedRows.lazy.map(\.objectID)
             + request.deletedObjects.lazy.map(\.objectID)
-        let stores = posting.filter { store in ids.contains { $0.persistentStore === store } }
-        for store in stores { postRemoteChangeNotification(for: store) }
+        for store in posting where ids.contains(where: { $0.persistentStore === store }) {
+            postRemoteChangeNotification(for: store)
+        }
+    }
+
+    /// Posts `NSPersistentStoreRemoteChange` for each of the `changed` stores that asked for it.
+    func postRemoteChangeNotifications(for changed: [NSPersistentStore]) {
+        for store in postingStores(changed) { postRemoteChangeNotification(for: store) }
+    }
+
+    /// The stores of `stores` added with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+    private func postingStores(_ stores: [NSPersistentStore]) -> [NSPersistentStore] {
+        stores.filter { store in
+            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
+            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
+        }
     }
 
     /// Posts `NSPersistentStoreRemoteChange` for `store`: its identifier, URL and newest

@@ -108,6 +108,23 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
         self.init(entity: entity, insertInto: context)
     }
 
+    /// A fetch request for this class's entity, untyped: the form Core Data's generated
+    /// classes inherit, chosen where the result type says so.
+    ///
+    /// ```swift
+    /// let request: NSFetchRequest<NSFetchRequestResult> = Person.fetchRequest()
+    /// let delete = NSBatchDeleteRequest(fetchRequest: request)
+    /// ```
+    ///
+    /// A class's own typed `fetchRequest() -> NSFetchRequest<Person>` (as Xcode generates)
+    /// is chosen where the type is `NSFetchRequest<Person>` or not given.
+    ///
+    /// - Precondition: as ``entity()``: exactly one entity of the models in use names this class.
+    open class func fetchRequest() -> NSFetchRequest<NSFetchRequestResult> {
+        // By name: the executing context resolves it in its own model's instance.
+        NSFetchRequest<NSFetchRequestResult>(entityName: entity().name ?? "")
+    }
+
     /// The entity whose objects are of this class, in the models coordinators use.
     ///
     /// - Precondition: exactly one entity of the process's models in use names this class
@@ -124,18 +141,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
                         : "several entities use this class (\(distinct.sorted().joined(separator: ", ")))"))
         }
         return entity
-    }
-
-    /// A fetch request for this class's entity (see ``entity()``), untyped: a subclass
-    /// usually declares a typed one beside it, as Xcode generates.
-    ///
-    /// ```swift
-    /// let request: NSFetchRequest<NSFetchRequestResult> = Person.fetchRequest()
-    /// ```
-    ///
-    /// - Precondition: as ``entity()``.
-    open class func fetchRequest() -> NSFetchRequest<NSFetchRequestResult> {
-        NSFetchRequest<NSFetchRequestResult>(entityName: entity().name ?? "")
     }
 
     // MARK: Identity and state
