@@ -53,7 +53,7 @@ extension NSManagedObjectContext {
             guard let object = registry[id] else { continue }
             lifecycle.invalidate(object)
         }
-        lifecycle.postObjectsDidChange(refreshed: refreshed)
+        lifecycle.postObjectsDidChange(refreshed: refreshed, mergedObjectIDs: changes.inserted + changes.updated)
     }
 
     /// After a save: contexts that merge automatically get the changes on their queue.

@@ -68,10 +68,21 @@ final class ObjectLifecycle {
 
     /// Told of every step (held strongly: the context owns what observes it).
     var observer: (any ObjectLifecycleObserver)? {
-        didSet {
-            let observed = observer != nil
-            for object in context.registry.values { object.state.isObserved = observed }
-        }
+        didSet { observersDidChange() }
+    }
+    /// The context's results controllers and result sequences (ContextChangeObservers.swift),
+    /// told of every step after `observer`.
+    var resultsObserver: (any ObjectLifecycleObserver)? {
+        didSet { observersDidChange() }
+    }
+    /// Whether anything observes the context.
+    private(set) var isObserved = false
+
+    private func observersDidChange() {
+        let observed = observer != nil || resultsObserver != nil
+        if observed == isObserved { return }
+        isObserved = observed
+        for object in context.registry.values { object.state.isObserved = observed }
     }
 
     /// Makes `context` the owner; called once by the context's initializer.
@@ -88,6 +99,7 @@ final class ObjectLifecycle {
     /// own hooks run after it (changes they make follow the transition).
     private func report(_ transition: ObjectTransition, _ object: NSManagedObject) {
         observer?.object(object, didUndergo: transition)
+        resultsObserver?.object(object, didUndergo: transition)
     }
 
     private func checkLegal(_ transition: ObjectTransition, _ object: NSManagedObject) {
@@ -112,13 +124,14 @@ final class ObjectLifecycle {
 
     private static func record(_ object: NSManagedObject, slot: Int, _ value: Any?) {
         let context = object.managedObjectContext
-        guard let observer = context?.lifecycle.observer else {
+        guard let lifecycle = context?.lifecycle, lifecycle.isObserved else {
             store(object, slot: slot, value, context: context)
             return
         }
         let oldValue = object.values[slot]
         store(object, slot: slot, value, context: context)
-        observer.object(object, didChangeSlot: slot, from: oldValue, to: value)
+        lifecycle.observer?.object(object, didChangeSlot: slot, from: oldValue, to: value)
+        lifecycle.resultsObserver?.object(object, didChangeSlot: slot, from: oldValue, to: value)
     }
 
     @inline(__always)
@@ -156,7 +169,7 @@ final class ObjectLifecycle {
         }
         object.managedObjectContext = context
         object.state.isInserted = true
-        object.state.isObserved = observer != nil
+        object.state.isObserved = isObserved
         context.registry[object.objectID] = object
         inserted.insert(object)
         noticeInserted.insert(object)
@@ -173,7 +186,7 @@ final class ObjectLifecycle {
             object.state.isListedUpdated = false
         }
         object.state.isInserted = true
-        object.state.isObserved = observer != nil
+        object.state.isObserved = isObserved
         inserted.insert(object)
         report(.inserted, object)
     }
@@ -445,13 +458,24 @@ final class ObjectLifecycle {
 
     /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last one
     /// (with `refreshed`, the objects a merge refreshed), when there are any.
-    func postObjectsDidChange(refreshed: Set<NSManagedObject> = []) {
-        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty { return }
-        let changes = ObjectChanges(
+    /// `mergedObjectIDs` names what a merge inserted or updated elsewhere, registered here
+    /// or not: results controllers look at those, though the notification does not list them.
+    func postObjectsDidChange(refreshed: Set<NSManagedObject> = [], mergedObjectIDs: [NSManagedObjectID] = []) {
+        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty {
+            // Nothing to notify; results controllers may still have changes this notification
+            // never lists (an inserted object changed again, a rollback) or a merge to look at.
+            if !mergedObjectIDs.isEmpty || resultsObserver?.awaitsChanges == true {
+                resultsObserver?.objectsDidChange(ObjectChanges(mergedObjectIDs: mergedObjectIDs))
+            }
+            return
+        }
+        var changes = ObjectChanges(
             inserted: noticeInserted.asSet, updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet,
             refreshed: refreshed)
         clearNotices()
         observer?.objectsDidChange(changes)
+        changes.mergedObjectIDs = mergedObjectIDs
+        resultsObserver?.objectsDidChange(changes)
         NotificationCenter.default.post(
             name: .NSManagedObjectContextObjectsDidChange, object: context, userInfo: changes.userInfo)
     }
@@ -483,6 +507,7 @@ final class ObjectLifecycle {
         ]
         for object in savedInserted { object.didSave() }
         for object in savedUpdated { object.didSave() }
+        resultsObserver?.contextDidSave()
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: context, userInfo: info)
         return changes
     }
