@@ -11,7 +11,8 @@ protocol ContextExecutableRequest {
 }
 
 extension NSManagedObjectContext {
-    /// Executes `request` in the context and returns its result.
+    /// Executes `request` in the context and returns its result (which you may ignore, as
+    /// with Core Data's: `try context.execute(batchDelete)`).
     ///
     /// A fetch request returns an `NSAsynchronousFetchResult` holding its results; an
     /// ``NSAsynchronousFetchRequest`` returns its result at once and fetches later on the
@@ -19,6 +20,7 @@ extension NSManagedObjectContext {
     ///
     /// - Throws: `NSPersistentStoreUnsupportedRequestTypeError` (134091) for a request kind
     ///   no store implements yet; the request's own errors.
+    @discardableResult
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
         if let executable = request as? ContextExecutableRequest { return try executable.execute(in: self) }
         if let fetch = request as? NSFetchRequest<NSFetchRequestResult> {

@@ -333,6 +333,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     empty.checksVersions = request.checksVersions
                     empty.mergePolicyType = request.mergePolicyType
                     empty.upsertObjectIDs = request.upsertObjectIDs
+                    empty.upsertedSlots = request.upsertedSlots
                     empty.transactionAuthor = request.transactionAuthor
                     empty.contextName = request.contextName
                     byStore[ObjectIdentifier(store)] = empty

@@ -181,15 +181,28 @@ extension NSPersistentStoreCoordinator {
     /// Posts `NSPersistentStoreRemoteChange` for each store `request` changed that asked
     /// for it, outside the coordinator's lock so observers may fetch history at once.
     func postRemoteChangeNotifications(after request: StoreSaveRequest) {
-        let posting = persistentStores.filter { store in
-            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
-            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
-        }
+        let posting = postingStores(persistentStores)
         guard !posting.isEmpty else { return }
         let ids =
             request.insertedRows.lazy.map(\.objectID) + request.updatedRows.lazy.map(\.objectID)
             + request.deletedObjects.lazy.map(\.objectID)
-        let stores = posting.filter { store in ids.contains { $0.persistentStore === store } }
+        post(for: posting.filter { store in ids.contains { $0.persistentStore === store } })
+    }
+
+    /// Posts `NSPersistentStoreRemoteChange` for each of the `changed` stores that asked for it.
+    func postRemoteChangeNotifications(for changed: [NSPersistentStore]) {
+        post(for: postingStores(changed))
+    }
+
+    /// The stores of `stores` added with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+    private func postingStores(_ stores: [NSPersistentStore]) -> [NSPersistentStore] {
+        stores.filter { store in
+            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
+            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
+        }
+    }
+
+    private func post(for stores: [NSPersistentStore]) {
         for store in stores {
             var info: [AnyHashable: Any] = [NSStoreUUIDKey: store.identifier ?? ""]
             if let url = store.url { info["storeURL"] = url }

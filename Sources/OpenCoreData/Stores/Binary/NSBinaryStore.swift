@@ -5,8 +5,10 @@
 import Foundation
 import StorageEngine
 
-/// Option (internal, for tests): the `StorageFileSystem` a file-backed store uses instead
-/// of the real one, so crash and fault tests can run on the simulated file system.
+/// Option (internal, for tests): the `StorageFileSystem` a file-backed store (binary or
+/// default) uses instead of the real one, so crash and fault tests can run on the
+/// simulated file system. A default store on it should have a path of its own: stores
+/// of one process share an engine handle by path.
 let storeFileSystemOption = "OpenCoreDataStorageFileSystem"
 
 /// The binary store (`NSBinaryStoreType`): the whole object graph in one checksummed

@@ -116,7 +116,8 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             if StoreUniqueness.insertedValuesWin(request.mergePolicyType),
                 var existing = rowsByEntity[entity]?[existingID.key]
             {
-                changedSlots = StoreUniqueness.absorb(inserted, into: &existing)
+                changedSlots = StoreUniqueness.absorb(
+                    inserted, into: &existing, slots: request.upsertedSlots[inserted.objectID])
                 existing.version += 1
                 rowsByEntity[entity]?[existingID.key] = existing
                 result.versions[existingID] = existing.version

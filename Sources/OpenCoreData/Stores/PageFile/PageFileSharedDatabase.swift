@@ -142,6 +142,24 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         }
     }
 
+    /// `count` consecutive new keys for rows written in `transaction`; returns the first.
+    ///
+    /// A single-process handle hands them out from its counter (the transaction writes
+    /// `next-key` with its metadata). A multi-process handle cannot reserve a block with a
+    /// write of its own while `transaction` is open, so it takes the keys from `next-key`
+    /// in `transaction` itself: they are taken if and only if the transaction commits.
+    func allocateKeys(_ count: Int, in transaction: WriteTransaction) throws -> Int64 {
+        guard isMultiProcess else { return try allocateKeys(count) }
+        let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
+        let stored = try PageFileStore.readNextKey(meta) ?? 1
+        let next = stored + Int64(max(count, 0))
+        guard next <= PageFileStore.maximumNextKey else {
+            throw CoreDataError.make(NSPersistentStoreSaveError, "the store has run out of primary keys")
+        }
+        try meta.setValue(PageFileKey.sequence(next), forKey: PageFileStore.nextKeyKey)
+        return stored
+    }
+
     /// Whether `next-key` in the file may be behind the keys handed out.
     var needsNextKeyWrite: Bool { lock.withLock { !isMultiProcess && nextKey > persistedNextKey } }
 

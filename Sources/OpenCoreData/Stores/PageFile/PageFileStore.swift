@@ -474,6 +474,19 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// Applies a batch request in one engine write transaction (PageFileStore+Batch.swift).
+    override func executeBatch(_ operation: StoreBatchOperation) throws -> StoreBatchOutcome {
+        try executeBatchInOneTransaction(operation)
+    }
+
+    /// `count` new primary keys for rows written in `transaction`; returns the first.
+    func allocateKeys(_ count: Int, in transaction: WriteTransaction) throws -> Int64 {
+        guard let shared else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
+        }
+        return try shared.allocateKeys(count, in: transaction)
+    }
+
     /// Sets the metadata without marking it changed (it is being written already).
     func setStoredMetadata(_ metadata: [String: Any]) {
         super.metadata = metadata
