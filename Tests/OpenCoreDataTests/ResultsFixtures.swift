@@ -11,6 +11,9 @@ final class RPerson: NSManagedObject {
     @Managed var age: Int16
     @Managed var serial: Int64
     @Managed var startDate: Date?
+
+    /// Not an attribute: a sort descriptor cannot name it.
+    var fullName: String { "\(firstName ?? "") \(lastName ?? "")" }
 }
 
 final class RPet: NSManagedObject {

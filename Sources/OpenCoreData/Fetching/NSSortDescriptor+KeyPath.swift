@@ -30,6 +30,15 @@ extension NSSortDescriptor {
         self.init(key: ManagedKeyPathNames.name(of: keyPath), ascending: ascending)
     }
 
+    /// A descriptor ordering by the @Managed attribute `keyPath` names, with `compare:`.
+    ///
+    /// Foundation on Linux declares `init(keyPath:ascending:)` for `Comparable` values,
+    /// which sorts objects in memory and names no key a fetch can use; this more
+    /// specialized form wins for managed objects, so `\Person.age` resolves as above.
+    public convenience init<Root: NSManagedObject, Value: Comparable>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
+        self.init(key: ManagedKeyPathNames.name(of: keyPath), ascending: ascending)
+    }
+
     /// A descriptor ordering by the @Managed attribute `keyPath` names with `comparator`,
     /// which sees only non-nil values (nil sorts first).
     public convenience init<Root: NSManagedObject, Value>(
