@@ -27,6 +27,7 @@ struct Workload: Sendable {
         .storeWrites,
         .storeBatch,
         .storeBatchMemory,
+        .storeResultsController,
     ]
 }
 
