@@ -8,6 +8,7 @@
 // the refetch in proportion to the 100,000; the ratio says how far apart they are.
 import Foundation
 import OpenCoreData
+import TestSupport
 
 /// Counts the changes a controller reports (as a table view would apply them).
 final class ResultsBenchDelegate: NSObject, NSFetchedResultsControllerDelegate {
@@ -36,7 +37,7 @@ enum ResultsControllerBench {
 
     /// 100 people of `ids`, changed in `writer` and saved; returns the did-save notification.
     @inline(never) static func saveChanges(
-        round: Int, ids: [NSManagedObjectID], writer: NSManagedObjectContext, random: inout SplitMixBench
+        round: Int, ids: [NSManagedObjectID], writer: NSManagedObjectContext, random: inout SeededRandom
     ) throws -> Notification {
         let saved = SavedNotification()
         let observer = NotificationCenter.default.addObserver(
@@ -64,19 +65,6 @@ enum ResultsControllerBench {
     }
 }
 
-/// A small seeded generator, so every run changes the same people.
-struct SplitMixBench {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 extension Workload {
     static let storeResultsController = Workload(
         name: "store/results-controller",
@@ -100,7 +88,7 @@ extension Workload {
         context.progress("results controller: first fetch of \(count)")
         let firstFetch = try measureSeconds { try ResultsControllerBench.refetch(controller) }
         let ids = (controller.fetchedObjects ?? []).map(\.objectID)
-        var random = SplitMixBench(state: 0x5EC7_10A5)
+        var random = SeededRandom(seed: 0x5EC7_10A5)
         var updates: [Double] = []
         var refetches: [Double] = []
         for round in 0..<7 {

@@ -122,7 +122,7 @@ struct FetchedResultsChanges {
         }
         // Valid by construction (distinct offsets per side, moves paired); the empty
         // difference stands in should that ever not hold.
-        return CollectionDifference(changes) ?? CollectionDifference([])!
+        return CollectionDifference(changes) ?? [NSManagedObjectID]().difference(from: [])
     }
 }
 
