@@ -262,4 +262,36 @@ import Testing
             })
         #expect(context.performAndWait { controller.fetchedObjects?.count } == 7)
     }
+
+    @Test(arguments: ResultsFixtures.storeTypes)
+    func mergedHistoryReachesTheController(storeType: String) throws {
+        let coordinator = try ResultsFixtures.coordinator(storeType, history: true)
+        let writer = ResultsFixtures.context(coordinator)
+        let ann = ResultsFixtures.person("Ann", "Adams", age: 30, in: writer)
+        try writer.save()
+        let reader = ResultsFixtures.context(coordinator)
+        let request = NSFetchRequest<RPerson>(entityName: "Person")
+        request.predicate = NSPredicate(format: "age >= %d", 18)
+        request.sortDescriptors = [NSSortDescriptor(key: "firstName", ascending: true)]
+        let controller = NSFetchedResultsController(
+            fetchRequest: request, managedObjectContext: reader, sectionNameKeyPath: nil, cacheName: nil)
+        let log = ChangeRecorder()
+        controller.delegate = log
+        try controller.performFetch()
+        log.load(controller)
+        #expect(controller.fetchedObjects?.compactMap(\.firstName) == ["Ann"])
+        let token = coordinator.currentPersistentHistoryToken(fromStores: nil)
+        ResultsFixtures.person("Bob", "Baker", age: 40, in: writer)
+        let kid = ResultsFixtures.person("Kid", "Baker", age: 10, in: writer)
+        ann.age = 5
+        try writer.save()
+        // The reader learns of the writer's save only from the history, as another process would.
+        let history = try reader.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: token))
+        let transactions = (history as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryTransaction] ?? []
+        #expect(transactions.count == 1)
+        for transaction in transactions { reader.mergeChanges(fromContextDidSave: transaction.objectIDNotification()) }
+        #expect(log.events == ["will", "delete Ann [0,0]->nil", "insert Bob nil->[0,0]", "did"])
+        #expect(log.replayFailures.isEmpty && log.rows.map(\.ids) == ChangeRecorder.rows(of: controller).map(\.ids))
+        #expect(reader.registeredObject(for: kid.objectID) == nil, "a row that does not match stays unregistered")
+    }
 }

@@ -43,8 +43,9 @@ enum ResultsFixtures {
         return model
     }()
 
-    /// A coordinator with one store of `storeType` (files in a fresh temporary directory).
-    static func coordinator(_ storeType: String) throws -> NSPersistentStoreCoordinator {
+    /// A coordinator with one store of `storeType` (files in a fresh temporary directory),
+    /// keeping persistent history when asked.
+    static func coordinator(_ storeType: String, history: Bool = false) throws -> NSPersistentStoreCoordinator {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("results-\(UUID().uuidString)", isDirectory: true)
@@ -52,7 +53,7 @@ enum ResultsFixtures {
         try coordinator.addPersistentStore(
             ofType: storeType, configurationName: nil,
             at: storeType == NSInMemoryStoreType ? nil : url.appendingPathComponent("People.store"),
-            options: [PageFileStoreDurabilityOption: "off"])
+            options: [PageFileStoreDurabilityOption: "off", NSPersistentHistoryTrackingKey: history as NSNumber])
         return coordinator
     }
 
