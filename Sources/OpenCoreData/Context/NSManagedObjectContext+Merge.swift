@@ -96,6 +96,10 @@ extension NSManagedObjectContext {
     /// Merges `changes` (saved elsewhere) into this context; with `faultsInInserted`, the
     /// inserted objects are registered as faults and reported as inserted.
     func merge(_ changes: SavedChanges, faultsInInserted: Bool = false) {
+        OpenCoreDataDebugLog.log(
+            1,
+            "merge into \(name ?? "a context"): \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
+                + "\(changes.deleted.count) deleted")
         var refreshed: Set<NSManagedObject> = []
         var inserted: Set<NSManagedObject> = []
         for id in changes.updated {
