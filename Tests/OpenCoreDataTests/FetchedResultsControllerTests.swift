@@ -64,10 +64,7 @@ import Testing
         let people = try People(storeType)
         let context = people.context
         let controller = people.controller()
-        let log = ChangeRecorder()
-        controller.delegate = log
-        try controller.performFetch()
-        log.load(controller)
+        let log = try ChangeRecorder.following(controller)
 
         func expect(
             _ name: String, _ expected: [String], sourceLocation: SourceLocation = #_sourceLocation,
@@ -130,9 +127,7 @@ import Testing
     func anInsertedObjectChangedAfterItsInsertWasReportedMoves(storeType: String) throws {
         let people = try People(storeType)
         let controller = people.controller()
-        let log = ChangeRecorder()
-        controller.delegate = log
-        try controller.performFetch()
+        let log = try ChangeRecorder.following(controller)
         let new = ResultsFixtures.person("Abe", "Adams", age: 20, in: people.context)
         people.context.processPendingChanges()
         log.events.removeAll()
@@ -150,9 +145,7 @@ import Testing
     func rollbackIsReportedAtTheNextBatch(storeType: String) throws {
         let people = try People(storeType)
         let controller = people.controller()
-        let log = ChangeRecorder()
-        controller.delegate = log
-        try controller.performFetch()
+        let log = try ChangeRecorder.following(controller)
         people.ann.lastName = "Zulu"
         people.context.processPendingChanges()
         #expect(controller.sections?.map(\.name) == ["Adams", "Brown", "Clark", "Zulu"])
@@ -170,10 +163,7 @@ import Testing
     func backgroundSavesArriveThroughMerges(storeType: String) throws {
         let people = try People(storeType)
         let controller = people.controller()
-        let log = ChangeRecorder()
-        controller.delegate = log
-        try controller.performFetch()
-        log.load(controller)
+        let log = try ChangeRecorder.following(controller)
         let background = ResultsFixtures.context(people.coordinator)
         let saves = NotificationLog([.NSManagedObjectContextDidSave], from: background)
         try background.performAndWait {
@@ -205,9 +195,7 @@ import Testing
         request.sortDescriptors = [NSSortDescriptor(key: "firstName", ascending: true)]
         let controller = NSFetchedResultsController(
             fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
-        let log = ChangeRecorder()
-        controller.delegate = log
-        try controller.performFetch()
+        let log = try ChangeRecorder.following(controller)
         #expect(controller.fetchedObjects?.compactMap(\.firstName) == ["Eve"])
         let registeredBefore = context.registeredObjects.count
         let background = ResultsFixtures.context(people.coordinator)
@@ -242,10 +230,7 @@ import Testing
                     request.sortDescriptors = [NSSortDescriptor(key: "firstName", ascending: true)]
                     return request
                 }(), managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
-            let log = ChangeRecorder()
-            controller.delegate = log
-            try controller.performFetch()
-            log.load(controller)
+            let log = try ChangeRecorder.following(controller)
             return (controller, log)
         }
         let background = ResultsFixtures.context(people.coordinator)
@@ -275,10 +260,7 @@ import Testing
         request.sortDescriptors = [NSSortDescriptor(key: "firstName", ascending: true)]
         let controller = NSFetchedResultsController(
             fetchRequest: request, managedObjectContext: reader, sectionNameKeyPath: nil, cacheName: nil)
-        let log = ChangeRecorder()
-        controller.delegate = log
-        try controller.performFetch()
-        log.load(controller)
+        let log = try ChangeRecorder.following(controller)
         #expect(controller.fetchedObjects?.compactMap(\.firstName) == ["Ann"])
         let token = coordinator.currentPersistentHistoryToken(fromStores: nil)
         ResultsFixtures.person("Bob", "Baker", age: 40, in: writer)

@@ -94,6 +94,16 @@ final class ChangeRecorder: NSObject, NSFetchedResultsControllerDelegate {
     /// What made a batch impossible to replay (a path out of range), if anything did.
     var replayFailures: [String] = []
 
+    /// A recorder made the delegate of `controller`, which then fetches; the recorder's rows
+    /// start as its results.
+    static func following(_ controller: NSFetchedResultsController<some Any>) throws -> ChangeRecorder {
+        let recorder = ChangeRecorder()
+        controller.delegate = recorder
+        try controller.performFetch()
+        recorder.load(controller)
+        return recorder
+    }
+
     /// Takes the controller's results as the starting rows, which the calls then update.
     func load(_ controller: NSFetchedResultsController<some Any>) {
         isReplaying = true
