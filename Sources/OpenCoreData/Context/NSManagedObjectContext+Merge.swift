@@ -125,7 +125,8 @@ extension NSManagedObjectContext {
             guard let object = registry[id] else { continue }
             lifecycle.invalidate(object)
         }
-        lifecycle.postObjectsDidChange(refreshed: refreshed, merged: inserted)
+        lifecycle.postObjectsDidChange(
+            refreshed: refreshed, merged: inserted, mergedObjectIDs: changes.inserted + changes.updated)
     }
 
     /// Brings the stored values of `object` in: its unsaved changes stay, unless the

@@ -68,10 +68,21 @@ final class ObjectLifecycle {
 
     /// Told of every step (held strongly: the context owns what observes it).
     var observer: (any ObjectLifecycleObserver)? {
-        didSet {
-            let observed = observer != nil
-            for object in context.registry.values { object.state.isObserved = observed }
-        }
+        didSet { observersDidChange() }
+    }
+    /// The context's results controllers and result sequences (ContextChangeObservers.swift),
+    /// told of every step after `observer`.
+    var resultsObserver: (any ObjectLifecycleObserver)? {
+        didSet { observersDidChange() }
+    }
+    /// Whether anything observes the context.
+    private(set) var isObserved = false
+
+    private func observersDidChange() {
+        let observed = observer != nil || resultsObserver != nil
+        if observed == isObserved { return }
+        isObserved = observed
+        for object in context.registry.values { object.state.isObserved = observed }
     }
 
     /// Makes `context` the owner; called once by the context's initializer.
@@ -88,6 +99,7 @@ final class ObjectLifecycle {
     /// own hooks run after it (changes they make follow the transition).
     private func report(_ transition: ObjectTransition, _ object: NSManagedObject) {
         observer?.object(object, didUndergo: transition)
+        resultsObserver?.object(object, didUndergo: transition)
     }
 
     private func checkLegal(_ transition: ObjectTransition, _ object: NSManagedObject) {
@@ -124,13 +136,14 @@ final class ObjectLifecycle {
 
     private static func record(_ object: NSManagedObject, slot: Int, _ value: Any?) {
         let context = object.managedObjectContext
-        guard let observer = context?.lifecycle.observer else {
+        guard let lifecycle = context?.lifecycle, lifecycle.isObserved else {
             store(object, slot: slot, value, context: context)
             return
         }
         let oldValue = object.values[slot]
         store(object, slot: slot, value, context: context)
-        observer.object(object, didChangeSlot: slot, from: oldValue, to: value)
+        lifecycle.observer?.object(object, didChangeSlot: slot, from: oldValue, to: value)
+        lifecycle.resultsObserver?.object(object, didChangeSlot: slot, from: oldValue, to: value)
     }
 
     @inline(__always)
@@ -171,7 +184,7 @@ final class ObjectLifecycle {
         // An inserted object deleted before any save keeps the flag when discarded; undo
         // may insert it again.
         object.state.isDeleted = false
-        object.state.isObserved = observer != nil
+        object.state.isObserved = isObserved
         context.registry[object.objectID] = object
         inserted.insert(object)
         noticeInserted.insert(object)
@@ -188,7 +201,7 @@ final class ObjectLifecycle {
             object.state.isListedUpdated = false
         }
         object.state.isInserted = true
-        object.state.isObserved = observer != nil
+        object.state.isObserved = isObserved
         inserted.insert(object)
         report(.inserted, object)
     }
@@ -460,18 +473,30 @@ final class ObjectLifecycle {
 
     /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last one
     /// (with `refreshed`, the objects a merge refreshed, and `merged`, the objects a merge
-    /// brought in as inserted elsewhere), when there are any.
-    func postObjectsDidChange(refreshed: Set<NSManagedObject> = [], merged: Set<NSManagedObject> = []) {
+    /// brought in as inserted elsewhere), when there are any. `mergedObjectIDs` names what
+    /// a merge inserted or updated elsewhere, registered here or not: results controllers
+    /// look at those, though the notification does not list them.
+    func postObjectsDidChange(
+        refreshed: Set<NSManagedObject> = [], merged: Set<NSManagedObject> = [],
+        mergedObjectIDs: [NSManagedObjectID] = []
+    ) {
         if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty
             && merged.isEmpty
         {
+            // Nothing to notify; results controllers may still have changes this notification
+            // never lists (an inserted object changed again, a rollback) or a merge to look at.
+            if !mergedObjectIDs.isEmpty || resultsObserver?.awaitsChanges == true {
+                resultsObserver?.objectsDidChange(ObjectChanges(mergedObjectIDs: mergedObjectIDs))
+            }
             return
         }
-        let changes = ObjectChanges(
+        var changes = ObjectChanges(
             inserted: merged.isEmpty ? noticeInserted.asSet : noticeInserted.asSet.union(merged),
             updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet, refreshed: refreshed)
         clearNotices()
         observer?.objectsDidChange(changes)
+        changes.mergedObjectIDs = mergedObjectIDs
+        resultsObserver?.objectsDidChange(changes)
         NotificationCenter.default.post(
             name: .NSManagedObjectContextObjectsDidChange, object: context, userInfo: changes.userInfo)
     }
@@ -503,6 +528,7 @@ final class ObjectLifecycle {
         ]
         for object in savedInserted { object.didSave() }
         for object in savedUpdated { object.didSave() }
+        resultsObserver?.contextDidSave()
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: context, userInfo: info)
         return changes
     }

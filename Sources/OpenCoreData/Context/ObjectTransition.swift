@@ -81,6 +81,18 @@ protocol ObjectLifecycleObserver: AnyObject {
     /// The context processed its pending changes (or merged others'): `changes` holds
     /// what it reports in NSManagedObjectContextObjectsDidChange.
     func objectsDidChange(_ changes: ObjectChanges)
+    /// The context saved: its inserted objects have their permanent IDs now.
+    func contextDidSave()
+    /// Whether the observer saw changes the next ObjectsDidChange notification will not
+    /// list, so it wants `objectsDidChange(_:)` even when there is nothing to notify.
+    var awaitsChanges: Bool { get }
+}
+
+extension ObjectLifecycleObserver {
+    /// Nothing to do by default.
+    func contextDidSave() {}
+    /// False by default.
+    var awaitsChanges: Bool { false }
 }
 
 /// The changes one ObjectsDidChange notification reports.
@@ -89,6 +101,9 @@ struct ObjectChanges {
     var updated: Set<NSManagedObject> = []
     var deleted: Set<NSManagedObject> = []
     var refreshed: Set<NSManagedObject> = []
+    /// For results controllers: the objects a merge says were inserted or updated
+    /// elsewhere, registered in this context or not (not part of the notification).
+    var mergedObjectIDs: [NSManagedObjectID] = []
 
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty }
 

@@ -191,24 +191,51 @@ extension NSManagedObjectContext {
             let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, dictionaries.count) : dictionaries.count
             return .values(Array(dictionaries[start..<end]))
         }
-        if !descriptors.isEmpty, !(found.storeSorted && isReadThroughRows(candidates)) {
-            candidates = try sortResults(candidates, by: found.matcher ?? FetchRequestMatcher(request, entity: entity))
-        }
-        candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
+        candidates = try orderedWindow(found, request, entity: entity)
         switch request.resultType {
         case .managedObjectIDResultType:
             return .values(candidates.map(\.objectID))
         case .countResultType:
             return .values([NSNumber(value: candidates.count)])
         default:
-            let keyPaths = request.relationshipKeyPathsForPrefetching ?? []
-            if !keyPaths.isEmpty { try validatePrefetching(keyPaths, from: entity) }
-            let objects = fetchedObjects(candidates, request)
-            if !keyPaths.isEmpty && !(request.fetchBatchSize > 0 && parent == nil) {
-                try prefetch(keyPaths, of: objects)
-            }
-            return .objects(objects)
+            return .objects(try objects(for: candidates, request, entity: entity))
         }
+    }
+
+    /// Stages 1-6 for managed object results, with the candidate each object came from:
+    /// a results controller reads section names from the candidates' rows, so a batched
+    /// fetch's faults stay faults.
+    func fetchObjectsWithCandidates(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> (
+        entity: NSEntityDescription, candidates: [FetchCandidate], objects: [NSManagedObject]
+    ) {
+        processPendingChanges()
+        let entity = try resolveEntity(of: request)
+        let candidates = try orderedWindow(try self.candidates(for: request, entity: entity), request, entity: entity)
+        return (entity, candidates, try objects(for: candidates, request, entity: entity))
+    }
+
+    /// Stages 4-5: the candidates sorted (unless the store's rows came sorted) and windowed.
+    private func orderedWindow(
+        _ found: FetchCandidates, _ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription
+    ) throws -> [FetchCandidate] {
+        var candidates = found.list
+        if !(request.sortDescriptors ?? []).isEmpty, !(found.storeSorted && isReadThroughRows(candidates)) {
+            candidates = try sortResults(candidates, by: found.matcher ?? FetchRequestMatcher(request, entity: entity))
+        }
+        return window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
+    }
+
+    /// Stage 6 for managed object results, with relationshipKeyPathsForPrefetching loaded.
+    private func objects(
+        for candidates: [FetchCandidate], _ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription
+    ) throws -> [NSManagedObject] {
+        let keyPaths = request.relationshipKeyPathsForPrefetching ?? []
+        if !keyPaths.isEmpty { try validatePrefetching(keyPaths, from: entity) }
+        let objects = fetchedObjects(candidates, request)
+        if !keyPaths.isEmpty && !(request.fetchBatchSize > 0 && parent == nil) {
+            try prefetch(keyPaths, of: objects)
+        }
+        return objects
     }
 
     // MARK: Stages 1-3
@@ -335,15 +362,7 @@ extension NSManagedObjectContext {
     /// fetched row, so sorting fires no faults.
     func sortResults(_ candidates: [FetchCandidate], by matcher: FetchRequestMatcher) throws -> [FetchCandidate] {
         let compiled = try matcher.compiledSortDescriptors()
-        let coordinator = try requireCoordinator()
-        let resolve: (NSManagedObjectID) throws -> StoreRow? = { id in
-            try self.readingQueryGeneration { try coordinator.row(for: id) }
-        }
-        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            relationship, id in
-            try self.readingQueryGeneration { try coordinator.objectIDs(forRelationship: relationship, of: id) }
-        }
-        let makeView = { (row: StoreRow) in StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany) }
+        let makeView = try rowViewMaker()
         var records: [FetchSortRecord] = []
         records.reserveCapacity(candidates.count)
         for (index, candidate) in candidates.enumerated() {
@@ -357,6 +376,21 @@ extension NSManagedObjectContext {
             }
         }
         return try compiled.sort(records: records).map { candidates[$0.index] }
+    }
+
+    /// Makes views of fetched rows whose relationships resolve through the coordinator:
+    /// key paths are read on rows without loading objects.
+    func rowViewMaker() throws -> (StoreRow) -> StoreRowView {
+        let coordinator = try requireCoordinator()
+        // A pinned context reads its query generation's snapshot here too.
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { id in
+            try self.readingQueryGeneration { try coordinator.row(for: id) }
+        }
+        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
+            relationship, id in
+            try self.readingQueryGeneration { try coordinator.objectIDs(forRelationship: relationship, of: id) }
+        }
+        return { row in StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany) }
     }
 
     /// Stage 5: skips `offset` candidates and keeps at most `limit` (0: all).

@@ -60,12 +60,27 @@ final class FetchRequestMatcher {
     func matches(_ object: NSManagedObject) throws -> Bool {
         let objectEntity = object.objectID.entity
         guard includes(objectEntity), !object.isDeleted else { return false }
+        return try satisfiesPredicate(object, entity: objectEntity)
+    }
+
+    /// Whether the stored row seen through `view` is one of the request's results as
+    /// stored: a results controller asks this of rows another context saved, so objects
+    /// that do not match are never registered.
+    ///
+    /// - Throws: as ``matches(_:)``.
+    func matches(row view: StoreRowView) throws -> Bool {
+        let rowEntity = view.objectID.entity
+        guard includes(rowEntity) else { return false }
+        return try satisfiesPredicate(view, entity: rowEntity)
+    }
+
+    private func satisfiesPredicate(_ record: any KeyValueSlotReadable, entity: NSEntityDescription) throws -> Bool {
         guard let predicate else { return true }
-        let key = ObjectIdentifier(objectEntity)
-        if let compiled = predicates[key] { return try compiled.evaluate(record: object) }
-        let compiled = try predicate.compiled(for: objectEntity.frozenLayoutIfAny)
+        let key = ObjectIdentifier(entity)
+        if let compiled = predicates[key] { return try compiled.evaluate(record: record) }
+        let compiled = try predicate.compiled(for: entity.frozenLayoutIfAny)
         predicates[key] = compiled
-        return try compiled.evaluate(record: object)
+        return try compiled.evaluate(record: record)
     }
 
     /// The request's sort descriptors, compiled for its entity.
