@@ -154,8 +154,8 @@ extension NSAttributeDescription {
         case .stringAttributeType: if let string = value as? String { return .string(string) }
         case .decimalAttributeType: if let decimal = value as? Decimal { return .decimal(decimal) }
         case .dateAttributeType: if let date = value as? Date { return .date(date) }
-        case .binaryDataAttributeType, .transformableAttributeType:
-            if let data = value as? Data { return .binary(data) }
+        case .binaryDataAttributeType: if let data = value as? Data { return .binary(data) }
+        case .transformableAttributeType: return try transformableStoreValue(value)
         case .UUIDAttributeType: if let uuid = value as? UUID { return .uuid(uuid) }
         case .URIAttributeType: if let url = value as? URL { return .uri(url) }
         case .objectIDAttributeType: if let id = value as? NSManagedObjectID { return .objectID(id) }
@@ -170,9 +170,7 @@ extension NSAttributeDescription {
         throw CoreDataError.make(
             NSManagedObjectValidationError,
             "attribute '\(name)' holds a \(Swift.type(of: value)), which cannot be stored as "
-                + "\(attributeType.swiftTypeName)"
-                + (attributeType == .transformableAttributeType
-                    ? " (transformable attributes hold Data here: Foundation on Linux has no ValueTransformer)" : ""),
+                + "\(attributeType.swiftTypeName)",
             userInfo: [NSValidationKeyErrorKey: name])
     }
 
@@ -196,7 +194,7 @@ extension NSAttributeDescription {
         case .string(let string): return string
         case .decimal(let decimal): return decimal
         case .date(let date): return date
-        case .binary(let data): return data
+        case .binary(let data): return attributeType == .transformableAttributeType ? transformableValue(data) : data
         case .uuid(let uuid): return uuid
         case .uri(let url): return url
         case .objectID(let objectID): return objectID

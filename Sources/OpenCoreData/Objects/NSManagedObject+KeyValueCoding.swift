@@ -75,10 +75,17 @@ extension NSManagedObject {
 
     /// The value of the property `key`, as ``value(forKey:)``.
     ///
-    /// - Throws: `KeyValueCodingError.unknownKey` when the entity has no property `key`.
+    /// - Throws: `KeyValueCodingError.unknownKey` when the entity has no property `key`;
+    ///   `NSCoderReadCorruptError` (4864) naming the attribute for stored transformable
+    ///   bytes its transformer cannot read.
     public func readValue(forKey key: String) throws -> Any? {
         guard let slot = layout.slotsByName[key] else {
             throw KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")
+        }
+        if layout.attributeTypeBySlot[slot] == .transformableAttributeType,
+            let undecodable = slotValue(slot) as? UndecodableTransformableValue
+        {
+            throw undecodable.error
         }
         return publicValue(slot)
     }
@@ -232,6 +239,9 @@ extension NSManagedObject {
     /// The public form of slot: to-many as Set<NSManagedObject> or NSOrderedSet.
     func publicValue(_ slot: Int) -> Any? {
         let value = slotValue(slot)
+        if layout.attributeTypeBySlot[slot] == .transformableAttributeType, value is UndecodableTransformableValue {
+            return nil
+        }
         if let relationship = layout.relationshipBySlot[slot], relationship.isOrdered,
             let array = value as? [NSManagedObject]
         {
