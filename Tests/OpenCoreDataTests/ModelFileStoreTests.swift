@@ -58,7 +58,7 @@ import Testing
         }
     }
 
-    @Test(arguments: storeTypes) func aDerivedAttributeMakesAddingAStoreAClearError(_ type: String) throws {
+    @Test(arguments: storeTypes) func aDerivedAttributeFromAModelFileIsComputedOnSave(_ type: String) throws {
         let directory = try ModelFixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = try ModelFixtures.writeModel(
@@ -72,31 +72,71 @@ import Testing
         let model = try NSManagedObjectModel(validatingContentsOf: url)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let storeURL = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Derived.store")
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
+        let context = TestStack.context(coordinator)
+        try context.performAndWait {
+            let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+            person.setValue("Ada LOVELACE", forKey: "name")
+            try context.save()
+            context.refresh(person, mergeChanges: false)
+            #expect(person.value(forKey: "searchName") as? String == "ada lovelace")
+        }
+    }
+
+    @Test(arguments: storeTypes) func aDerivedAttributeTheStoresCannotComputeMakesAddingAStoreAClearError(
+        _ type: String
+    ) throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try ModelFixtures.writeModel(
+            ModelFixtures.model(
+                """
+                <entity name="Person" representedClassName="Person" syncable="YES">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                    <attribute name="luck" optional="YES" attributeType="Double" derived="YES" derivationExpression="random()"/>
+                </entity>
+                """), in: directory)
+        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let storeURL = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Derived.store")
         let error = try #require(throws: NSError.self) {
             try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
         }
         #expect(error.code == NSPersistentStoreIncompatibleSchemaError)
-        #expect(error.localizedDescription.contains("Person.searchName is a derived attribute (lowercase:(name))"))
+        #expect(error.localizedDescription.contains("Person.luck has the expression 'random()'"))
         #expect(coordinator.persistentStores.isEmpty)
         if let storeURL { #expect(!FileManager.default.fileExists(atPath: storeURL.path), "no file is created") }
     }
 
-    @Test func aCompositeAttributeMakesAddingAStoreAClearError() throws {
-        let place = NSCompositeAttributeDescription()
-        place.name = "place"
-        place.elements = [TestStack.attribute("city", .stringAttributeType)]
-        let entity = NSEntityDescription()
-        entity.name = "Visit"
-        entity.properties = [place]
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
-        let container = NSPersistentContainer(name: "Visits", managedObjectModel: model)
-        container.persistentStoreDescriptions = [NSPersistentStoreDescription()]
-        container.persistentStoreDescriptions[0].type = NSInMemoryStoreType
-        var reported: Error?
-        container.loadPersistentStores { _, error in reported = error }
-        #expect((reported as NSError?)?.code == NSPersistentStoreIncompatibleSchemaError)
-        #expect((reported as NSError?)?.localizedDescription.contains("Visit.place is a composite attribute") == true)
+    @Test func aCompositeElementOfAForbiddenTypeMakesAddingAStoreAClearError() throws {
+        for (element, fragment) in [
+            (TestStack.attribute("link", .objectIDAttributeType), "'link' of a type composite elements cannot have"),
+            (TestStack.attribute("any", .undefinedAttributeType), "'any' of a type composite elements cannot have"),
+            (
+                {
+                    let photo = TestStack.attribute("photo", .binaryDataAttributeType)
+                    photo.allowsExternalBinaryDataStorage = true
+                    return photo
+                }(), "binary data in external storage"
+            ),
+        ] {
+            let place = NSCompositeAttributeDescription()
+            place.name = "place"
+            place.elements = [TestStack.attribute("city", .stringAttributeType), element]
+            let entity = NSEntityDescription()
+            entity.name = "Visit"
+            entity.properties = [place]
+            let model = NSManagedObjectModel()
+            model.entities = [entity]
+            let container = NSPersistentContainer(name: "Visits", managedObjectModel: model)
+            container.persistentStoreDescriptions = [NSPersistentStoreDescription()]
+            container.persistentStoreDescriptions[0].type = NSInMemoryStoreType
+            var reported: Error?
+            container.loadPersistentStores { _, error in reported = error }
+            #expect((reported as NSError?)?.code == NSPersistentStoreIncompatibleSchemaError)
+            let message = (reported as NSError?)?.localizedDescription ?? ""
+            #expect(message.contains("composite attribute Visit.place") && message.contains(fragment), "\(message)")
+        }
     }
 
     @Test func aContainerFindsItsModelInTheMainBundle() throws {

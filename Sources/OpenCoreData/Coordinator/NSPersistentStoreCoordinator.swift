@@ -19,6 +19,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var stores: [NSPersistentStore] = []
     private var mergingContexts: [WeakContext] = []
+    /// The model's derived attributes, checked when the first store is added (under `lock`).
+    private var derivedPlan: DerivedAttributePlan?
 
     nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
         NSInMemoryStoreType: NSInMemoryStore.self,
@@ -85,21 +87,24 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Adds a store of `storeType` at `url` (nil for the in-memory store).
     ///
     /// - Throws: `NSPersistentStoreInvalidTypeError` (134000) for an unknown store type;
-    ///   `NSPersistentStoreIncompatibleSchemaError` (134020) for a model with a property no
-    ///   store can hold yet (a derived or composite attribute); the store's error when it
-    ///   cannot open.
+    ///   `NSPersistentStoreIncompatibleSchemaError` (134020) for a model the stores cannot
+    ///   hold (a derived attribute whose expression they cannot compute, a composite
+    ///   element of a type Core Data forbids), naming the attribute; the store's error
+    ///   when it cannot open.
     @discardableResult
     open func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at url: URL?,
         options: [AnyHashable: Any]?
     ) throws -> NSPersistentStore {
         let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
-        if let error = managedObjectModel.unsupportedStoreFeatureError(storeType: storeType) { throw error }
+        try managedObjectModel.checkStoreSupport(storeType: storeType)
+        let plan = try DerivedAttributePlan(model: managedObjectModel, storeType: storeType)
         let store = type.init(
             persistentStoreCoordinator: self, configurationName: configuration,
             at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)
         try store.loadMetadata()
         lock.lock()
+        if !plan.isEmpty { derivedPlan = plan }
         stores.append(store)
         lock.unlock()
         store.didAdd(to: self)
@@ -322,6 +327,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     private func saveRows(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try withStores {
+            let request = try derivedPlan.map { try addingDerivedValues(to: request, plan: $0) } ?? request
             if stores.count == 1, let store = stores.first, belongsEntirely(request, to: store) {
                 return try store.save(request)
             }

@@ -66,7 +66,7 @@ enum ModelFileValues {
             guard let value = URL(string: text) else { throw bad() }
             return value
         case .dateAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType,
-            .undefinedAttributeType:
+            .undefinedAttributeType, .compositeAttributeType:
             throw attributes.error("an attribute of type \(name(of: type)) cannot have a defaultValueString")
         }
     }
