@@ -100,6 +100,11 @@ extension NSManagedObject {
         for key in keyPath.split(separator: ".").map(String.init) {
             var next: [Any] = []
             for item in current {
+                // A composite attribute's value: the next key is an element.
+                if let composite = item as? [String: Any] {
+                    if let element = composite[key] { next.append(element) }
+                    continue
+                }
                 guard let object = item as? NSManagedObject else { continue }
                 let value = try object.readValue(forKey: key)
                 switch value {
@@ -227,11 +232,21 @@ extension NSManagedObject {
     /// Checks every key of `keyPath` against the model, following relationship destinations.
     private func checkKeyPath(_ keyPath: String) throws {
         var entity: NSEntityDescription? = self.entity
+        var composite: NSCompositeAttributeDescription?
         for key in keyPath.split(separator: ".").map(String.init) {
+            if let owner = composite {
+                guard let element = owner.elements.first(where: { $0.name == key }) else {
+                    throw KeyValueCodingError.unknownKey(key, in: owner.qualifiedName)
+                }
+                composite = element as? NSCompositeAttributeDescription
+                if composite == nil { return }
+                continue
+            }
             guard let current = entity else { return }
             guard let property = current.layout.propertiesByName[key] else {
                 throw KeyValueCodingError.unknownKey(key, in: current.name ?? "entity")
             }
+            composite = property as? NSCompositeAttributeDescription
             entity = (property as? NSRelationshipDescription)?.destinationEntity
         }
     }
