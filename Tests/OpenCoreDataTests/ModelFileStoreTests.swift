@@ -108,6 +108,45 @@ import Testing
         if let storeURL { #expect(!FileManager.default.fileExists(atPath: storeURL.path), "no file is created") }
     }
 
+    @Test func aModelFilesBoundsAndPatternsFailWithCoreDatasCodes() throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try ModelFixtures.writeModel(
+            ModelFixtures.model(
+                """
+                <entity name="Form" representedClassName="Form" syncable="YES">
+                    <attribute name="count" optional="YES" attributeType="Integer 16" minValueString="1" maxValueString="10" usesScalarValueType="YES"/>
+                    <attribute name="price" optional="YES" attributeType="Double" minValueString="0.5" maxValueString="9.5" usesScalarValueType="YES"/>
+                    <attribute name="code" optional="YES" attributeType="String" minValueString="2" maxValueString="4" regularExpressionString="[a-z]+"/>
+                    <attribute name="when" optional="YES" attributeType="Date" minDateTimeInterval="0" maxDateTimeInterval="1000" usesScalarValueType="NO"/>
+                </entity>
+                """), in: directory)
+        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        let context = TestStack.context(try TestStack.coordinator(model: model))
+        try context.performAndWait {
+            for (key, value, code) in [
+                ("count", Int16(0), NSValidationNumberTooSmallError),
+                ("count", Int16(11), NSValidationNumberTooLargeError),
+                ("price", 0.25, NSValidationNumberTooSmallError), ("price", 10.0, NSValidationNumberTooLargeError),
+                ("code", "a", NSValidationStringTooShortError), ("code", "abcde", NSValidationStringTooLongError),
+                ("code", "AB", NSValidationStringPatternMatchingError),
+                ("when", Date(timeIntervalSinceReferenceDate: -1), NSValidationDateTooSoonError),
+                ("when", Date(timeIntervalSinceReferenceDate: 1001), NSValidationDateTooLateError),
+            ] as [(String, Any, Int)] {
+                let form = NSEntityDescription.insertNewObject(forEntityName: "Form", into: context)
+                form.setValue(value, forKey: key)
+                let error = try #require(throws: NSError.self) { try context.save() }
+                #expect(error.code == code, "\(key) = \(value): \(error)")
+                #expect(error.userInfo[NSValidationKeyErrorKey] as? String == key)
+                context.rollback()
+            }
+            let form = NSEntityDescription.insertNewObject(forEntityName: "Form", into: context)
+            form.setValue(Int16(5), forKey: "count")
+            form.setValue("abc", forKey: "code")
+            try context.save()
+        }
+    }
+
     @Test func aCompositeElementOfAForbiddenTypeMakesAddingAStoreAClearError() throws {
         for (element, fragment) in [
             (TestStack.attribute("link", .objectIDAttributeType), "'link' of a type composite elements cannot have"),
