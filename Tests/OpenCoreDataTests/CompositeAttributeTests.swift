@@ -143,9 +143,13 @@ import Testing
         for damaged in [
             Data([9]), Data([1, 3]) + Data("abc".utf8), data + Data([0]),
             Data([1, 4]) + Data("city".utf8) + Data([1, 2]),
+            Data([2, 3]) + Data("zip".utf8) + Data([6, 1, 0x31, 3]) + Data("zip".utf8) + Data([6, 1, 0x32]),
         ] {
             #expect(throws: NSError.self) { try composite.compositeValue(from: damaged) }
         }
+        // An element a later model removed is skipped.
+        let removed = Data([2, 3]) + Data("zip".utf8) + Data([6, 1, 0x31, 3]) + Data("old".utf8) + Data([6, 1, 0x32])
+        #expect(try composite.compositeValue(from: removed).keys.sorted() == ["zip"])
     }
 
     /// Random places saved both as composites and flattened; random predicates and sorts

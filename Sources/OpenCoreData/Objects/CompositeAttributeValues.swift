@@ -6,7 +6,8 @@
 //
 // in the order of `elements`; a nested composite element is a tag-9 value holding its own
 // encoding. Equal values have equal bytes (uniqueness constraints rely on it). Reading
-// checks every length and refuses an unknown element name or a value of the wrong type.
+// checks every length and refuses a repeated element or a value of the wrong type; an
+// element the model no longer has is skipped, so removing an element needs no rewrite.
 import Foundation
 
 extension NSCompositeAttributeDescription {
@@ -81,15 +82,18 @@ extension NSCompositeAttributeDescription {
         try data.withUnsafeBytes { raw in
             var reader = StoreByteReader(
                 raw, what: "the composite value of \(qualifiedName)", errorCode: NSFileReadCorruptFileError)
-            let count = try reader.count(atMost: elements.count)
+            // Elements a later model removed may still be stored: at most one entry per
+            // byte pair, so the count is bounded by the bytes, not by today's elements.
+            let count = try reader.count(atMost: reader.remaining / 2)
             var result: [String: Any] = [:]
+            var names: Set<String> = []
             for _ in 0..<count {
                 let name = try reader.string()
-                guard let element = elements.first(where: { $0.name == name }), result[name] == nil else {
-                    throw reader.damaged("unknown or repeated element '\(name)'")
-                }
+                guard names.insert(name).inserted else { throw reader.damaged("the element '\(name)' twice") }
                 let objectIDError = reader.damaged("an object ID in a composite value")
                 let stored = try reader.value { _, _ in throw objectIDError }
+                // An element the model no longer has (removed by a migration) is left out.
+                guard let element = elements.first(where: { $0.name == name }) else { continue }
                 let value: Any?
                 if let nested = element as? NSCompositeAttributeDescription, case .binary(let bytes) = stored {
                     value = try nested.compositeValue(from: bytes)
