@@ -152,6 +152,46 @@ import Testing
         #expect(try composite.compositeValue(from: removed).keys.sorted() == ["zip"])
     }
 
+    @Test(arguments: storeTypes) func aUniquenessConstraintOnACompositeHoldsOnTheWholeValue(type: String) throws {
+        let model = Self.model()
+        let place = try #require(model.entitiesByName["Place"])
+        place.uniquenessConstraints = [["spot"]]
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("composite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(
+            ofType: type, configurationName: nil,
+            at: type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("store"), options: nil)
+        let context = TestStack.context(coordinator)
+        try context.performAndWait {
+            for (name, city) in [("A", "Oslo"), ("B", "Bergen")] {
+                let object = NSEntityDescription.insertNewObject(forEntityName: "Place", into: context)
+                object.setValue(name, forKey: "name")
+                object.setValue(["city": city, "rank": 1] as [String: Any], forKey: "spot")
+            }
+            try context.save()
+            let clash = NSEntityDescription.insertNewObject(forEntityName: "Place", into: context)
+            clash.setValue("C", forKey: "name")
+            clash.setValue(["rank": 1, "city": "Oslo"] as [String: Any], forKey: "spot")
+            let error = try #require(throws: NSError.self) { try context.save() }
+            #expect(error.code == NSManagedObjectConstraintMergeError, "\(error)")
+        }
+    }
+
+    @Test func aUniquenessConstraintOnACompositeElementIsRefused() throws {
+        let model = Self.model()
+        let place = try #require(model.entitiesByName["Place"])
+        place.uniquenessConstraints = [["spot.city"]]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let error = try #require(throws: NSError.self) {
+            try coordinator.addPersistentStore(
+                ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        }
+        #expect(error.code == NSPersistentStoreIncompatibleSchemaError)
+        #expect(error.localizedDescription.contains("'spot.city'"))
+    }
+
     /// Random places saved both as composites and flattened; random predicates and sorts
     /// over the elements return the same names from both entities.
     @Test(arguments: storeTypes) func compositeQueriesEqualTheSameQueriesOnFlattenedAttributes(type: String) throws {

@@ -13,6 +13,22 @@ extension NSManagedObjectModel {
     /// - Throws: `NSPersistentStoreIncompatibleSchemaError` (134020) naming the attribute.
     func checkStoreSupport(storeType: String) throws {
         for entity in entities {
+            // A constraint on a composite's element would be left out by the stores, which
+            // key constraints by whole attributes: refuse it rather than not enforce it.
+            for constraint in entity.uniquenessConstraints {
+                for name in constraint.compactMap({ ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }) {
+                    let head = String(name.prefix { $0 != "." })
+                    guard head != name,
+                        entity.properties.first(where: { $0.name == head }) is NSCompositeAttributeDescription
+                    else { continue }
+                    throw CoreDataError.make(
+                        NSPersistentStoreIncompatibleSchemaError,
+                        "cannot add a store of type \(storeType): the uniqueness constraint of "
+                            + "\(entity.name ?? "entity") names the composite element '\(name)'; the stores enforce "
+                            + "constraints on whole attributes only: constrain '\(head)'",
+                        userInfo: [NSStoreTypeKey: storeType])
+                }
+            }
             for property in entity.properties {
                 guard let composite = property as? NSCompositeAttributeDescription else { continue }
                 if let problem = composite.elementProblem() {
