@@ -54,7 +54,19 @@ import Testing
                 model.fetchRequestFromTemplate(
                     withName: "BooksByAuthor", substitutionVariables: ["AUTHOR": "Frank Herbert"]))
             #expect(try reader.count(for: template) == 2)
-            #expect(authors.first?.value(forKey: "longBooks") == nil, "fetched properties are not evaluated yet")
+            // $FETCH_SOURCE is the author: its books of more than 300 pages (none yet).
+            let author = try #require(authors.first)
+            #expect((author.value(forKey: "longBooks") as? [NSManagedObject])?.isEmpty == true)
+            let children = NSEntityDescription.insertNewObject(forEntityName: "Book", into: reader)
+            children.setValue("Children of Dune", forKey: "title")
+            children.setValue("3", forKey: "isbn")
+            children.setValue(444, forKey: "pages")
+            children.setValue(author, forKey: "author")
+            try reader.save()
+            #expect((author.value(forKey: "longBooks") as? [NSManagedObject])?.isEmpty == true, "kept until a refresh")
+            reader.refresh(author, mergeChanges: false)
+            let long = author.value(forKey: "longBooks") as? [NSManagedObject]
+            #expect(long?.compactMap { $0.value(forKey: "title") as? String } == ["Children of Dune"])
         }
     }
 

@@ -254,6 +254,11 @@ extension NSManagedObject {
     /// The public form of slot: to-many as Set<NSManagedObject> or NSOrderedSet.
     func publicValue(_ slot: Int) -> Any? {
         let value = slotValue(slot)
+        if value == nil, layout.attributeTypeBySlot[slot] == nil, layout.relationshipBySlot[slot] == nil,
+            let fetched = layout.properties[slot] as? NSFetchedPropertyDescription
+        {
+            return fetchedPropertyValue(fetched, slot: slot)
+        }
         if layout.attributeTypeBySlot[slot] == .transformableAttributeType, value is UndecodableTransformableValue {
             return nil
         }
@@ -365,5 +370,20 @@ extension NSManagedObject {
         preconditionFailure(
             "OpenCoreData: \(KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")); "
                 + "use readValue(forKey:)/writeValue(_:forKey:) to get a thrown error")
+    }
+}
+
+extension NSManagedObject {
+    /// A fetched property's value: its request's results with `$FETCH_SOURCE` this object
+    /// and `$FETCHED_PROPERTY` the description, kept until the object is refreshed (as
+    /// Core Data keeps it: fetched properties are not updated by later changes). A request
+    /// that fails reads as an empty array.
+    fileprivate func fetchedPropertyValue(_ fetched: NSFetchedPropertyDescription, slot: Int) -> Any? {
+        guard let request = fetched.fetchRequest, let context = managedObjectContext else { return [Any]() }
+        let substituted = request.copy(substituting: ["FETCH_SOURCE": self, "FETCHED_PROPERTY": fetched])
+        let results = (try? context.fetch(substituted)) ?? []
+        // Kept in the slot without recording a change: the stores hold nothing for it.
+        if slot < values.count { values[slot] = results }
+        return results
     }
 }
