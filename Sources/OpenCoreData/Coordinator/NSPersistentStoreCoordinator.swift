@@ -258,7 +258,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     private func storesFor(_ request: NSPersistentStoreRequest) -> [NSPersistentStore] {
-        request.affectedStores ?? stores
+        if let affected = request.affectedStores { return affected }
+        guard stores.count > 1, let fetch = request as? NSFetchRequest<NSFetchRequestResult>,
+            let entity = fetch.entity ?? fetch.entityName.flatMap({ managedObjectModel.entitiesByName[$0] })
+        else { return stores }
+        // A store added with a configuration holds only that configuration's entities.
+        return stores.filter { store in
+            entity.hierarchy(includingSubentities: true).contains { holds(store, $0) }
+        }
+    }
+
+    /// Whether `store`'s configuration includes `entity` (the default configuration has every entity).
+    private func holds(_ store: NSPersistentStore, _ entity: NSEntityDescription) -> Bool {
+        guard let members = managedObjectModel.entities(forConfigurationName: store.configurationName) else {
+            return false
+        }
+        return members.contains { $0 === entity }
     }
 
     /// The rows of every store `request` affects; sorted only when one store answered and sorted them.
@@ -307,14 +322,31 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try withStores { try store.objectIDs(forRelationship: relationship, of: objectID) }
     }
 
-    /// New permanent IDs in the first store (the store new objects are assigned to).
+    /// New permanent IDs, each in the first store whose configuration includes its entity
+    /// (the store new objects are assigned to).
     func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
         try withStores {
-            guard let store = stores.first else {
+            guard let first = stores.first else {
                 throw CoreDataError.make(
                     NSPersistentStoreSaveError, "the coordinator has no persistent store to save objects in")
             }
-            return try store.obtainPermanentIDs(for: entities)
+            if stores.count == 1 { return try first.obtainPermanentIDs(for: entities) }
+            var positionsByStore: [ObjectIdentifier: (store: NSPersistentStore, positions: [Int])] = [:]
+            for (position, entity) in entities.enumerated() {
+                guard let store = stores.first(where: { holds($0, entity) }) else {
+                    throw CoreDataError.make(
+                        NSPersistentStoreSaveError,
+                        "no store of the coordinator holds entity \(entity.name ?? "?"): add a store with a "
+                            + "configuration that includes it")
+                }
+                positionsByStore[ObjectIdentifier(store), default: (store, [])].positions.append(position)
+            }
+            var result = [NSManagedObjectID?](repeating: nil, count: entities.count)
+            for (store, positions) in positionsByStore.values {
+                let ids = try store.obtainPermanentIDs(for: positions.map { entities[$0] })
+                for (position, id) in zip(positions, ids) { result[position] = id }
+            }
+            return result.compactMap { $0 }
         }
     }
 
