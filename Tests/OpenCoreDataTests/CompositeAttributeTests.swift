@@ -10,7 +10,7 @@ import Testing
 @testable import OpenCoreData
 
 @Suite struct CompositeAttributeTests {
-    static let storeTypes = [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType]
+    static let storeTypes = TestStack.storeTypes
 
     /// Place (name, spot: composite of city, zip, rank, geo: composite of lat, long) and
     /// Flat (name, city, zip, rank, lat, long): the same values, flattened.
@@ -44,13 +44,8 @@ import Testing
     static let sharedModel = model()
 
     static func coordinator(_ type: String) throws -> (NSPersistentStoreCoordinator, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("composite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: sharedModel)
-        try coordinator.addPersistentStore(
-            ofType: type, configurationName: nil,
-            at: type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("store"), options: nil)
-        return (coordinator, directory)
+        let directory = try TestStack.scratchDirectory("composite")
+        return (try TestStack.coordinator(type, model: sharedModel, in: directory), directory)
     }
 
     static func names(
@@ -156,13 +151,9 @@ import Testing
         let model = Self.model()
         let place = try #require(model.entitiesByName["Place"])
         place.uniquenessConstraints = [["spot"]]
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("composite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestStack.scratchDirectory("composite")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(
-            ofType: type, configurationName: nil,
-            at: type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("store"), options: nil)
+        let coordinator = try TestStack.coordinator(type, model: model, in: directory)
         let context = TestStack.context(coordinator)
         try context.performAndWait {
             for (name, city) in [("A", "Oslo"), ("B", "Bergen")] {

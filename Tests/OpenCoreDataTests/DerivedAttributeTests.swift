@@ -10,7 +10,7 @@ import Testing
 @testable import OpenCoreData
 
 @Suite struct DerivedAttributeTests {
-    static let storeTypes = [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType]
+    static let storeTypes = TestStack.storeTypes
 
     static func derived(_ name: String, _ type: NSAttributeType, _ format: String) -> NSDerivedAttributeDescription {
         let attribute = NSDerivedAttributeDescription()
@@ -56,13 +56,8 @@ import Testing
     static func coordinator(_ type: String, _ model: NSManagedObjectModel = sharedModel) throws -> (
         NSPersistentStoreCoordinator, URL
     ) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("derived-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(
-            ofType: type, configurationName: nil,
-            at: type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("store"), options: nil)
-        return (coordinator, directory)
+        let directory = try TestStack.scratchDirectory("derived")
+        return (try TestStack.coordinator(type, model: model, in: directory), directory)
     }
 
     static func fetch(
@@ -130,6 +125,22 @@ import Testing
             globex.setValue("Globex Two", forKey: "name")
             doe.setValue(11.0, forKey: "salary")
             try context.save()
+        }
+    }
+
+    @Test func derivedAttributesAreReadOnlyToTheApp() throws {
+        let (coordinator, directory) = try Self.coordinator(NSInMemoryStoreType)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = TestStack.context(coordinator)
+        try context.performAndWait {
+            let member = NSEntityDescription.insertNewObject(forEntityName: "Member", into: context)
+            member.setValue("Ada", forKey: "name")
+            let error = try #require(throws: NSError.self) { try member.writeValue("x", forKey: "lower") }
+            #expect(error.code == NSManagedObjectValidationError && error.localizedDescription.contains("Member.lower"))
+            member.setValue("set by the app", forKey: "lower")
+            try context.save()
+            context.refreshAllObjects()
+            #expect(member.value(forKey: "lower") as? String == "ada", "the save replaced the app's value")
         }
     }
 

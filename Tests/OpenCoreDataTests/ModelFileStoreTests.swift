@@ -70,18 +70,25 @@ import Testing
         }
     }
 
-    @Test(arguments: storeTypes) func aDerivedAttributeFromAModelFileIsComputedOnSave(_ type: String) throws {
-        let directory = try ModelFixtures.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    /// A model file of Person (name) with one derived attribute of the given XML attributes.
+    static func personModel(derived: String, in directory: URL) throws -> NSManagedObjectModel {
         let url = try ModelFixtures.writeModel(
             ModelFixtures.model(
                 """
                 <entity name="Person" representedClassName="Person" syncable="YES">
                     <attribute name="name" optional="YES" attributeType="String"/>
-                    <attribute name="searchName" optional="YES" attributeType="String" derived="YES" derivationExpression="lowercase:(name)"/>
+                    <attribute \(derived) optional="YES" derived="YES"/>
                 </entity>
                 """), in: directory)
-        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        return try NSManagedObjectModel(validatingContentsOf: url)
+    }
+
+    @Test(arguments: storeTypes) func aDerivedAttributeFromAModelFileIsComputedOnSave(_ type: String) throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try Self.personModel(
+            derived: #"name="searchName" attributeType="String" derivationExpression="lowercase:(name)""#, in: directory
+        )
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let storeURL = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Derived.store")
         try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
@@ -100,15 +107,8 @@ import Testing
     ) throws {
         let directory = try ModelFixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let url = try ModelFixtures.writeModel(
-            ModelFixtures.model(
-                """
-                <entity name="Person" representedClassName="Person" syncable="YES">
-                    <attribute name="name" optional="YES" attributeType="String"/>
-                    <attribute name="luck" optional="YES" attributeType="Double" derived="YES" derivationExpression="random()"/>
-                </entity>
-                """), in: directory)
-        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        let model = try Self.personModel(
+            derived: #"name="luck" attributeType="Double" derivationExpression="random()""#, in: directory)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let storeURL = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Derived.store")
         let error = try #require(throws: NSError.self) {

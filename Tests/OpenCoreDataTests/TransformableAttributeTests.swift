@@ -45,7 +45,7 @@ final class RefusingTransformer: ValueTransformer, ThrowingValueTransformer {
 }
 
 @Suite struct TransformableAttributeTests {
-    static let storeTypes = [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType]
+    static let storeTypes = TestStack.storeTypes
 
     /// A model of one entity, Profile: a name and transformable attributes named after
     /// their transformer (`plain` uses the default one).
@@ -66,19 +66,14 @@ final class RefusingTransformer: ValueTransformer, ThrowingValueTransformer {
 
     /// A store of `type` for `model` (in a new directory unless in memory), and a way to
     /// open it again (the same coordinator for the in-memory store).
-    static func open(_ type: String, _ model: NSManagedObjectModel, at url: URL?) throws -> NSPersistentStoreCoordinator
+    static func open(_ type: String, _ model: NSManagedObjectModel, at url: URL) throws -> NSPersistentStoreCoordinator
     {
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(
-            ofType: type, configurationName: nil, at: type == NSInMemoryStoreType ? nil : url, options: nil)
-        return coordinator
+        try TestStack.coordinator(
+            type, model: model, in: url.deletingLastPathComponent(), name: url.lastPathComponent)
     }
 
     static func scratchURL() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "transformable-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory.appendingPathComponent("Profiles.store")
+        try TestStack.scratchDirectory("transformable").appendingPathComponent("Profiles.store")
     }
 
     static func profiles(_ context: NSManagedObjectContext, asFaults: Bool = true) throws -> [NSManagedObject] {

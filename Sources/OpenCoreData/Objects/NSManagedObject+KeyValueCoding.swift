@@ -130,10 +130,18 @@ extension NSManagedObject {
     /// - Throws: `KeyValueCodingError.unknownKey` for an unknown key;
     ///   `NSManagedObjectValidationError` (1550) with `NSValidationKeyErrorKey` and
     ///   `NSValidationValueErrorKey` for a value of the wrong type or a managed object
-    ///   of another context.
+    ///   of another context, or for a derived attribute (the store computes it; `setValue`
+    ///   stores the value, which the next save replaces).
     public func writeValue(_ value: Any?, forKey key: String) throws {
         guard let slot = layout.slotsByName[key] else {
             throw KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")
+        }
+        if layout.properties[slot] is NSDerivedAttributeDescription {
+            throw CoreDataError.make(
+                NSManagedObjectValidationError,
+                "\(entity.name ?? "entity").\(key) is a derived attribute: the store computes it when the object is "
+                    + "saved, and the app cannot set it",
+                userInfo: [NSValidationKeyErrorKey: key])
         }
         try assign(value, slot: slot, strict: true)
     }
