@@ -54,49 +54,140 @@ import Testing
                 model.fetchRequestFromTemplate(
                     withName: "BooksByAuthor", substitutionVariables: ["AUTHOR": "Frank Herbert"]))
             #expect(try reader.count(for: template) == 2)
-            #expect(authors.first?.value(forKey: "longBooks") == nil, "fetched properties are not evaluated yet")
+            // $FETCH_SOURCE is the author: its books of more than 300 pages (none yet).
+            let author = try #require(authors.first)
+            #expect((author.value(forKey: "longBooks") as? [NSManagedObject])?.isEmpty == true)
+            let children = NSEntityDescription.insertNewObject(forEntityName: "Book", into: reader)
+            children.setValue("Children of Dune", forKey: "title")
+            children.setValue("3", forKey: "isbn")
+            children.setValue(444, forKey: "pages")
+            children.setValue(author, forKey: "author")
+            try reader.save()
+            #expect((author.value(forKey: "longBooks") as? [NSManagedObject])?.isEmpty == true, "kept until a refresh")
+            reader.refresh(author, mergeChanges: false)
+            let long = author.value(forKey: "longBooks") as? [NSManagedObject]
+            #expect(long?.compactMap { $0.value(forKey: "title") as? String } == ["Children of Dune"])
         }
     }
 
-    @Test(arguments: storeTypes) func aDerivedAttributeMakesAddingAStoreAClearError(_ type: String) throws {
-        let directory = try ModelFixtures.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    /// A model file of Person (name) with one derived attribute of the given XML attributes.
+    static func personModel(derived: String, in directory: URL) throws -> NSManagedObjectModel {
         let url = try ModelFixtures.writeModel(
             ModelFixtures.model(
                 """
                 <entity name="Person" representedClassName="Person" syncable="YES">
                     <attribute name="name" optional="YES" attributeType="String"/>
-                    <attribute name="searchName" optional="YES" attributeType="String" derived="YES" derivationExpression="lowercase:(name)"/>
+                    <attribute \(derived) optional="YES" derived="YES"/>
                 </entity>
                 """), in: directory)
-        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        return try NSManagedObjectModel(validatingContentsOf: url)
+    }
+
+    @Test(arguments: storeTypes) func aDerivedAttributeFromAModelFileIsComputedOnSave(_ type: String) throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try Self.personModel(
+            derived: #"name="searchName" attributeType="String" derivationExpression="lowercase:(name)""#, in: directory
+        )
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let storeURL = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Derived.store")
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
+        let context = TestStack.context(coordinator)
+        try context.performAndWait {
+            let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+            person.setValue("Ada LOVELACE", forKey: "name")
+            try context.save()
+            context.refresh(person, mergeChanges: false)
+            #expect(person.value(forKey: "searchName") as? String == "ada lovelace")
+        }
+    }
+
+    @Test(arguments: storeTypes) func aDerivedAttributeTheStoresCannotComputeMakesAddingAStoreAClearError(
+        _ type: String
+    ) throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try Self.personModel(
+            derived: #"name="luck" attributeType="Double" derivationExpression="random()""#, in: directory)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let storeURL = type == NSInMemoryStoreType ? nil : directory.appendingPathComponent("Derived.store")
         let error = try #require(throws: NSError.self) {
             try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: storeURL, options: nil)
         }
         #expect(error.code == NSPersistentStoreIncompatibleSchemaError)
-        #expect(error.localizedDescription.contains("Person.searchName is a derived attribute (lowercase:(name))"))
+        #expect(error.localizedDescription.contains("Person.luck has the expression 'random()'"))
         #expect(coordinator.persistentStores.isEmpty)
         if let storeURL { #expect(!FileManager.default.fileExists(atPath: storeURL.path), "no file is created") }
     }
 
-    @Test func aCompositeAttributeMakesAddingAStoreAClearError() throws {
-        let place = NSCompositeAttributeDescription()
-        place.name = "place"
-        place.elements = [TestStack.attribute("city", .stringAttributeType)]
-        let entity = NSEntityDescription()
-        entity.name = "Visit"
-        entity.properties = [place]
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
-        let container = NSPersistentContainer(name: "Visits", managedObjectModel: model)
-        container.persistentStoreDescriptions = [NSPersistentStoreDescription()]
-        container.persistentStoreDescriptions[0].type = NSInMemoryStoreType
-        var reported: Error?
-        container.loadPersistentStores { _, error in reported = error }
-        #expect((reported as NSError?)?.code == NSPersistentStoreIncompatibleSchemaError)
-        #expect((reported as NSError?)?.localizedDescription.contains("Visit.place is a composite attribute") == true)
+    @Test func aModelFilesBoundsAndPatternsFailWithCoreDatasCodes() throws {
+        let directory = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try ModelFixtures.writeModel(
+            ModelFixtures.model(
+                """
+                <entity name="Form" representedClassName="Form" syncable="YES">
+                    <attribute name="count" optional="YES" attributeType="Integer 16" minValueString="1" maxValueString="10" usesScalarValueType="YES"/>
+                    <attribute name="price" optional="YES" attributeType="Double" minValueString="0.5" maxValueString="9.5" usesScalarValueType="YES"/>
+                    <attribute name="code" optional="YES" attributeType="String" minValueString="2" maxValueString="4" regularExpressionString="[a-z]+"/>
+                    <attribute name="when" optional="YES" attributeType="Date" minDateTimeInterval="0" maxDateTimeInterval="1000" usesScalarValueType="NO"/>
+                </entity>
+                """), in: directory)
+        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        let context = TestStack.context(try TestStack.coordinator(model: model))
+        try context.performAndWait {
+            for (key, value, code) in [
+                ("count", Int16(0), NSValidationNumberTooSmallError),
+                ("count", Int16(11), NSValidationNumberTooLargeError),
+                ("price", 0.25, NSValidationNumberTooSmallError), ("price", 10.0, NSValidationNumberTooLargeError),
+                ("code", "a", NSValidationStringTooShortError), ("code", "abcde", NSValidationStringTooLongError),
+                ("code", "AB", NSValidationStringPatternMatchingError),
+                ("when", Date(timeIntervalSinceReferenceDate: -1), NSValidationDateTooSoonError),
+                ("when", Date(timeIntervalSinceReferenceDate: 1001), NSValidationDateTooLateError),
+            ] as [(String, Any, Int)] {
+                let form = NSEntityDescription.insertNewObject(forEntityName: "Form", into: context)
+                form.setValue(value, forKey: key)
+                let error = try #require(throws: NSError.self) { try context.save() }
+                #expect(error.code == code, "\(key) = \(value): \(error)")
+                #expect(error.userInfo[NSValidationKeyErrorKey] as? String == key)
+                context.rollback()
+            }
+            let form = NSEntityDescription.insertNewObject(forEntityName: "Form", into: context)
+            form.setValue(Int16(5), forKey: "count")
+            form.setValue("abc", forKey: "code")
+            try context.save()
+        }
+    }
+
+    @Test func aCompositeElementOfAForbiddenTypeMakesAddingAStoreAClearError() throws {
+        for (element, fragment) in [
+            (TestStack.attribute("link", .objectIDAttributeType), "'link' of a type composite elements cannot have"),
+            (TestStack.attribute("any", .undefinedAttributeType), "'any' of a type composite elements cannot have"),
+            (
+                {
+                    let photo = TestStack.attribute("photo", .binaryDataAttributeType)
+                    photo.allowsExternalBinaryDataStorage = true
+                    return photo
+                }(), "binary data in external storage"
+            ),
+        ] {
+            let place = NSCompositeAttributeDescription()
+            place.name = "place"
+            place.elements = [TestStack.attribute("city", .stringAttributeType), element]
+            let entity = NSEntityDescription()
+            entity.name = "Visit"
+            entity.properties = [place]
+            let model = NSManagedObjectModel()
+            model.entities = [entity]
+            let container = NSPersistentContainer(name: "Visits", managedObjectModel: model)
+            container.persistentStoreDescriptions = [NSPersistentStoreDescription()]
+            container.persistentStoreDescriptions[0].type = NSInMemoryStoreType
+            var reported: Error?
+            container.loadPersistentStores { _, error in reported = error }
+            #expect((reported as NSError?)?.code == NSPersistentStoreIncompatibleSchemaError)
+            let message = (reported as NSError?)?.localizedDescription ?? ""
+            #expect(message.contains("composite attribute Visit.place") && message.contains(fragment), "\(message)")
+        }
     }
 
     @Test func aContainerFindsItsModelInTheMainBundle() throws {

@@ -50,6 +50,7 @@ extension NSManagedObjectContext {
             savedUpdated.removeAll { !$0.hasDirtySlots }
             lifecycle.settleSave(
                 inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: versions)
+            adoptDerivedVersions(versions, saved: savedUpdated)
         }
         let changes = lifecycle.finishSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
         if OpenCoreDataDebugLog.isOn(1) {
@@ -210,5 +211,23 @@ extension ObjectSet {
         }
         order.sort { ($0.rank, $0.key, $0.index) < ($1.rank, $1.key, $1.index) }
         return order.map { objects[Int($0.index)] }
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Objects the save did not change whose rows it updated anyway (derived values the
+    /// store recomputed): loaded ones take the new row version, so their next save is no
+    /// conflict; faults holding a fetched row load afresh.
+    fileprivate func adoptDerivedVersions(_ versions: [NSManagedObjectID: Int64], saved: [NSManagedObject]) {
+        guard versions.count > saved.count else { return }
+        let savedIDs = Set(saved.map(\.objectID))
+        for (id, version) in versions where !savedIDs.contains(id) {
+            guard let object = registry[id], !object.hasChanges else { continue }
+            if object.isFault {
+                object.pendingFault = nil
+            } else {
+                object.version = version
+            }
+        }
     }
 }

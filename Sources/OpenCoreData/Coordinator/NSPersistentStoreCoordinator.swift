@@ -19,6 +19,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var stores: [NSPersistentStore] = []
     private var mergingContexts: [WeakContext] = []
+    /// The model's derived attributes, checked when the first store is added (under `lock`).
+    private var derivedPlan: DerivedAttributePlan?
 
     nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
         NSInMemoryStoreType: NSInMemoryStore.self,
@@ -94,16 +96,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// ```
     ///
     /// - Throws: `NSPersistentStoreInvalidTypeError` (134000) for an unknown store type;
-    ///   `NSPersistentStoreIncompatibleSchemaError` (134020) for a model with a property no
-    ///   store can hold yet (a derived or composite attribute); the store's error when it
-    ///   cannot open.
+    ///   `NSPersistentStoreIncompatibleSchemaError` (134020) for a model the stores cannot
+    ///   hold (a derived attribute whose expression they cannot compute, a composite
+    ///   element of a type Core Data forbids), naming the attribute; the store's error
+    ///   when it cannot open.
     @discardableResult
     open func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at url: URL?,
         options: [AnyHashable: Any]?
     ) throws -> NSPersistentStore {
         let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
-        if let error = managedObjectModel.unsupportedStoreFeatureError(storeType: storeType) { throw error }
+        try managedObjectModel.checkStoreSupport(storeType: storeType)
+        let plan = try DerivedAttributePlan(model: managedObjectModel, storeType: storeType)
         if url == nil, storeType == NSSQLiteStoreType || storeType == NSBinaryStoreType {
             throw CoreDataError.make(
                 NSPersistentStoreOpenError,
@@ -120,6 +124,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)
         try store.loadMetadata()
         lock.lock()
+        if !plan.isEmpty { derivedPlan = plan }
         stores.append(store)
         lock.unlock()
         store.didAdd(to: self)
@@ -278,9 +283,29 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The stores `request` reads: those it names (or all), less those the running query
     /// generation left out (added after it bound).
     private func storesFor(_ request: NSPersistentStoreRequest) -> [NSPersistentStore] {
-        let named = request.affectedStores ?? stores
+        let named = configurationStores(for: request)
         guard let generation = QueryGeneration.current else { return named }
         return named.filter { generation.covers($0) }
+    }
+
+    /// The stores `request` names, else those whose configuration holds its entity.
+    private func configurationStores(for request: NSPersistentStoreRequest) -> [NSPersistentStore] {
+        if let affected = request.affectedStores { return affected }
+        guard stores.count > 1, let fetch = request as? NSFetchRequest<NSFetchRequestResult>,
+            let entity = fetch.entity ?? fetch.entityName.flatMap({ managedObjectModel.entitiesByName[$0] })
+        else { return stores }
+        // A store added with a configuration holds only that configuration's entities.
+        return stores.filter { store in
+            entity.hierarchy(includingSubentities: true).contains { holds(store, $0) }
+        }
+    }
+
+    /// Whether `store`'s configuration includes `entity` (the default configuration has every entity).
+    private func holds(_ store: NSPersistentStore, _ entity: NSEntityDescription) -> Bool {
+        guard let members = managedObjectModel.entities(forConfigurationName: store.configurationName) else {
+            return false
+        }
+        return members.contains { $0 === entity }
     }
 
     /// Whether a read of `store` goes ahead: it is one of the coordinator's stores and the
@@ -344,14 +369,31 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try withStores { try store.objectIDs(forRelationship: relationship, of: objectID) }
     }
 
-    /// New permanent IDs in the first store (the store new objects are assigned to).
+    /// New permanent IDs, each in the first store whose configuration includes its entity
+    /// (the store new objects are assigned to).
     func obtainPermanentIDs(for entities: [NSEntityDescription]) throws -> [NSManagedObjectID] {
         try withStores {
-            guard let store = stores.first else {
+            guard let first = stores.first else {
                 throw CoreDataError.make(
                     NSPersistentStoreSaveError, "the coordinator has no persistent store to save objects in")
             }
-            return try store.obtainPermanentIDs(for: entities)
+            if stores.count == 1 { return try first.obtainPermanentIDs(for: entities) }
+            var positionsByStore: [ObjectIdentifier: (store: NSPersistentStore, positions: [Int])] = [:]
+            for (position, entity) in entities.enumerated() {
+                guard let store = stores.first(where: { holds($0, entity) }) else {
+                    throw CoreDataError.make(
+                        NSPersistentStoreSaveError,
+                        "no store of the coordinator holds entity \(entity.name ?? "?"): add a store with a "
+                            + "configuration that includes it")
+                }
+                positionsByStore[ObjectIdentifier(store), default: (store, [])].positions.append(position)
+            }
+            var result = [NSManagedObjectID?](repeating: nil, count: entities.count)
+            for (store, positions) in positionsByStore.values {
+                let ids = try store.obtainPermanentIDs(for: positions.map { entities[$0] })
+                for (position, id) in zip(positions, ids) { result[position] = id }
+            }
+            return result.compactMap { $0 }
         }
     }
 
@@ -364,6 +406,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     private func saveRows(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try withStores {
+            let request = try derivedPlan.map { try addingDerivedValues(to: request, plan: $0) } ?? request
             if stores.count == 1, let store = stores.first, belongsEntirely(request, to: store) {
                 return try store.save(request)
             }

@@ -180,6 +180,7 @@ extension NSManagedObjectContext {
         var candidates = found.list
         let descriptors = request.sortDescriptors ?? []
         if request.resultType == .dictionaryResultType {
+            try checkTransformableValues(candidates)
             materialize(&candidates)
             if !descriptors.isEmpty {
                 candidates = try sortResults(
@@ -231,6 +232,7 @@ extension NSManagedObjectContext {
     ) throws -> [NSManagedObject] {
         let keyPaths = request.relationshipKeyPathsForPrefetching ?? []
         if !keyPaths.isEmpty { try validatePrefetching(keyPaths, from: entity) }
+        if request.includesPropertyValues { try checkTransformableValues(candidates) }
         let objects = fetchedObjects(candidates, request)
         if !keyPaths.isEmpty && !(request.fetchBatchSize > 0 && parent == nil) {
             try prefetch(keyPaths, of: objects)

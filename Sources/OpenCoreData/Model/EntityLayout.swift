@@ -46,6 +46,9 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let plainAttributeBySlot: [Bool]
     /// For each attribute slot: its type, read once (the description's property is dynamically dispatched).
     let attributeTypeBySlot: [NSAttributeType?]
+    /// The stored transformable attribute slots, whose bytes a fetch decodes before it
+    /// hands out objects (so damaged bytes fail the fetch, not a later property read).
+    let transformableSlots: [Int]
     /// Slots of `@Managed` properties by key path, filled on first use.
     let managedSlots = ManagedSlotCache()
     /// For each slot: how its stored value becomes the object's (StoredValueConversion.swift).
@@ -115,6 +118,10 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.transientBySlot = properties.map(\.isTransient)
         self.hasPredicatesBySlot = properties.map { !$0.validationPredicates.isEmpty }
         self.attributeTypeBySlot = properties.map { ($0 as? NSAttributeDescription)?.attributeType }
+        self.transformableSlots = properties.indices.filter {
+            !properties[$0].isTransient
+                && (properties[$0] as? NSAttributeDescription)?.attributeType == .transformableAttributeType
+        }
         self.plainAttributeBySlot = properties.map { $0 is NSAttributeDescription && $0.validationPredicates.isEmpty }
         self.storedValueConversions = properties.map(StoredValueConversion.init)
         self.defaultValues = properties.map { property -> Any? in

@@ -1,30 +1,71 @@
-// What the stores cannot hold yet: a model with such a property is refused when a store
-// is added, with an error naming the property, instead of saving data that would be
-// wrong (a derived value never computed) or failing later on a value it cannot encode.
+// What the stores cannot hold: a model with such a property is refused when a store is
+// added, with an error naming the property, instead of failing later on a value.
+// Derived attributes are checked by DerivedAttributePlan.
 import Foundation
 
 extension NSManagedObjectModel {
-    /// The error adding any store to a coordinator of this model gives, or nil.
+    /// Checks that every store can hold this model's attributes.
     ///
-    /// Derived attributes need the store to compute values at save; composite attributes
-    /// need a stored form for their dictionary. Neither exists yet in any store.
-    func unsupportedStoreFeatureError(storeType: String) -> NSError? {
+    /// Composite attributes may not have elements that are undefined, object IDs or binary
+    /// data in external storage (as Core Data documents), nor derived or transient
+    /// elements, and need at least one element.
+    ///
+    /// - Throws: `NSPersistentStoreIncompatibleSchemaError` (134020) naming the attribute.
+    func checkStoreSupport(storeType: String) throws {
         for entity in entities {
-            for property in entity.properties {
-                let what: String
-                if let derived = property as? NSDerivedAttributeDescription {
-                    what =
-                        "is a derived attribute (\(derived.derivationExpression.map { "\($0)" } ?? "no expression")), "
-                        + "which stores do not compute yet"
-                } else if property is NSCompositeAttributeDescription {
-                    what = "is a composite attribute, which stores cannot hold yet"
-                } else {
-                    continue
+            // A constraint on a composite's element would be left out by the stores, which
+            // key constraints by whole attributes: refuse it rather than not enforce it.
+            for constraint in entity.uniquenessConstraints {
+                for name in constraint.compactMap({ ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }) {
+                    let head = String(name.prefix { $0 != "." })
+                    guard head != name,
+                        entity.properties.first(where: { $0.name == head }) is NSCompositeAttributeDescription
+                    else { continue }
+                    throw CoreDataError.make(
+                        NSPersistentStoreIncompatibleSchemaError,
+                        "cannot add a store of type \(storeType): the uniqueness constraint of "
+                            + "\(entity.name ?? "entity") names the composite element '\(name)'; the stores enforce "
+                            + "constraints on whole attributes only: constrain '\(head)'",
+                        userInfo: [NSStoreTypeKey: storeType])
                 }
-                return CoreDataError.make(
-                    NSPersistentStoreIncompatibleSchemaError,
-                    "cannot add a store of type \(storeType): \(entity.name ?? "entity").\(property.name) \(what)",
-                    userInfo: [NSStoreTypeKey: storeType])
+            }
+            for property in entity.properties {
+                guard let composite = property as? NSCompositeAttributeDescription else { continue }
+                if let problem = composite.elementProblem() {
+                    throw CoreDataError.make(
+                        NSPersistentStoreIncompatibleSchemaError,
+                        "cannot add a store of type \(storeType): the composite attribute "
+                            + "\(entity.name ?? "entity").\(property.name) \(problem)",
+                        userInfo: [NSStoreTypeKey: storeType])
+                }
+            }
+        }
+    }
+}
+
+extension NSCompositeAttributeDescription {
+    /// What is wrong with the elements, or nil.
+    func elementProblem() -> String? {
+        if elements.isEmpty { return "has no elements" }
+        var names: Set<String> = []
+        for element in elements {
+            guard names.insert(element.name).inserted else { return "has two elements named '\(element.name)'" }
+            if element.name.isEmpty || element.name.contains(".") {
+                return "has an element named '\(element.name)': element names are non-empty and have no '.'"
+            }
+            if element is NSDerivedAttributeDescription || element.isTransient {
+                return "has the element '\(element.name)', which is derived or transient"
+            }
+            switch element.attributeType {
+            case .undefinedAttributeType, .objectIDAttributeType:
+                return "has the element '\(element.name)' of a type composite elements cannot have"
+            case .binaryDataAttributeType where element.allowsExternalBinaryDataStorage:
+                return "has the element '\(element.name)', binary data in external storage, which elements cannot be"
+            case .compositeAttributeType:
+                if let nested = element as? NSCompositeAttributeDescription, let problem = nested.elementProblem() {
+                    return "has the element '\(element.name)', which \(problem)"
+                }
+            default: break
             }
         }
         return nil

@@ -8,8 +8,9 @@ import Foundation
 /// `.decimalAttributeType` as `Decimal`, `.doubleAttributeType` as `Double`,
 /// `.floatAttributeType` as `Float`, strings as `String`, booleans as `Bool`, dates as
 /// `Date`, binary data as `Data`, `.UUIDAttributeType` as `UUID`, `.URIAttributeType` as
-/// `URL`, `.objectIDAttributeType` as `NSManagedObjectID`. A transformable attribute holds
-/// any value; its value transformer turns it into `Data` for the store.
+/// `URL`, `.objectIDAttributeType` as `NSManagedObjectID`, `.compositeAttributeType` as
+/// `[String: Any]` keyed by element name. A transformable attribute holds any value; its
+/// value transformer turns it into `Data` for the store.
 public enum NSAttributeType: UInt, Sendable, CaseIterable {
     /// No type yet.
     case undefinedAttributeType = 0
@@ -41,6 +42,9 @@ public enum NSAttributeType: UInt, Sendable, CaseIterable {
     case transformableAttributeType = 1800
     /// The ID of another managed object (`NSManagedObjectID`).
     case objectIDAttributeType = 2000
+    /// A composite value (`[String: Any]` keyed by element name): the type of an
+    /// ``NSCompositeAttributeDescription``.
+    case compositeAttributeType = 2100
 }
 
 /// What happens to a relationship's destinations when its source object is deleted.

@@ -10,10 +10,12 @@ import Foundation
 /// address.elements = [street, city, postcode]
 /// ```
 ///
-/// Its `attributeType` is `.undefinedAttributeType` here (Core Data's
-/// `.compositeAttributeType` is not a case of ``NSAttributeType`` yet). The model side
-/// only for now: adding a store to a coordinator whose model has a composite attribute
-/// throws `NSPersistentStoreIncompatibleSchemaError` (134020) naming it.
+/// Its `attributeType` is `.compositeAttributeType`. An object's value is a
+/// `[String: Any]` keyed by element name (`["street": "1 Fjord Road", "city": "Oslo"]`);
+/// elements are read with key paths (`address.city`) in predicates, sort descriptors and
+/// `value(forKeyPath:)`. Elements may be composites themselves; elements that are
+/// undefined, object IDs or binary data in external storage are refused when a store
+/// is added (134020), as Core Data refuses them.
 open class NSCompositeAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// The elements of the value, each an attribute (composites may nest).
     open var elements: [NSAttributeDescription] = [] {
@@ -23,6 +25,7 @@ open class NSCompositeAttributeDescription: NSAttributeDescription, @unchecked S
     /// Creates a composite attribute with no elements.
     public override init() {
         super.init()
+        attributeType = .compositeAttributeType
     }
 
     override var versionHashComponents: [String] {

@@ -13,8 +13,9 @@ import Foundation
 /// seniors.fetchRequest = request
 /// ```
 ///
-/// The model side only for now: contexts do not evaluate fetched properties yet (their
-/// value reads as nil); stores keep nothing for them.
+/// `value(forKey:)` runs the request in the object's context the first time it is read
+/// and keeps the result (an array) until the object is refreshed, as Core Data does;
+/// stores keep nothing for it.
 open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Sendable {
     /// The request whose results are the property's value.
     open var fetchRequest: NSFetchRequest<NSFetchRequestResult>? {

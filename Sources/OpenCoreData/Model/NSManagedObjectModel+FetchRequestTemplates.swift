@@ -24,25 +24,7 @@ extension NSManagedObjectModel {
         -> NSFetchRequest<NSFetchRequestResult>?
     {
         guard let template = fetchRequestTemplates[name] else { return nil }
-        let copy = NSFetchRequest<NSFetchRequestResult>()
-        if let entity = template.entity { copy.entity = entity } else { copy.entityName = template.entityName }
-        copy.predicate = template.predicate?.withSubstitutionVariables(variables)
-        copy.sortDescriptors = template.sortDescriptors
-        copy.fetchLimit = template.fetchLimit
-        copy.fetchOffset = template.fetchOffset
-        copy.fetchBatchSize = template.fetchBatchSize
-        copy.includesSubentities = template.includesSubentities
-        copy.includesPendingChanges = template.includesPendingChanges
-        copy.includesPropertyValues = template.includesPropertyValues
-        copy.returnsObjectsAsFaults = template.returnsObjectsAsFaults
-        copy.returnsDistinctResults = template.returnsDistinctResults
-        copy.relationshipKeyPathsForPrefetching = template.relationshipKeyPathsForPrefetching
-        copy.propertiesToFetch = template.propertiesToFetch
-        copy.propertiesToGroupBy = template.propertiesToGroupBy
-        copy.havingPredicate = template.havingPredicate
-        copy.resultType = template.resultType
-        copy.shouldRefreshRefetchedObjects = template.shouldRefreshRefetchedObjects
-        return copy
+        return template.copy(substituting: variables)
     }
 
     /// Stores `request` as the template named `name`; nil removes the template.
@@ -51,5 +33,31 @@ extension NSManagedObjectModel {
     public func setFetchRequestTemplate(_ request: NSFetchRequest<NSFetchRequestResult>?, forName name: String) {
         assertEditable()
         fetchRequestTemplates[name] = request
+    }
+}
+
+extension NSFetchRequest where ResultType == NSFetchRequestResult {
+    /// A copy of this request whose predicate has `variables` substituted (templates,
+    /// fetched properties).
+    func copy(substituting variables: [String: Any]) -> NSFetchRequest<NSFetchRequestResult> {
+        let copy = NSFetchRequest<NSFetchRequestResult>()
+        if let entity { copy.entity = entity } else { copy.entityName = entityName }
+        copy.predicate = predicate?.withSubstitutionVariables(variables)
+        copy.sortDescriptors = sortDescriptors
+        copy.fetchLimit = fetchLimit
+        copy.fetchOffset = fetchOffset
+        copy.fetchBatchSize = fetchBatchSize
+        copy.includesSubentities = includesSubentities
+        copy.includesPendingChanges = includesPendingChanges
+        copy.includesPropertyValues = includesPropertyValues
+        copy.returnsObjectsAsFaults = returnsObjectsAsFaults
+        copy.returnsDistinctResults = returnsDistinctResults
+        copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
+        copy.propertiesToFetch = propertiesToFetch
+        copy.propertiesToGroupBy = propertiesToGroupBy
+        copy.havingPredicate = havingPredicate
+        copy.resultType = resultType
+        copy.shouldRefreshRefetchedObjects = shouldRefreshRefetchedObjects
+        return copy
     }
 }

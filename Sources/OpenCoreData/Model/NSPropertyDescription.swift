@@ -48,6 +48,9 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     open private(set) var validationPredicates: [NSPredicate] = []
     /// The error messages of `validationPredicates`, in the same order.
     open private(set) var validationWarnings: [Any] = []
+    /// The Core Data error code of each validation predicate that has one (a model
+    /// file's minimum, maximum or pattern: 1610-1680); the others fail with 1550.
+    var validationErrorCodes: [Int] = []
 
     /// The entity this property belongs to (set when it is added to an entity).
     open internal(set) weak var entity: NSEntityDescription?
@@ -65,6 +68,7 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
         assertEditable("validationPredicates")
         validationPredicates = predicates ?? []
         validationWarnings = warnings ?? []
+        validationErrorCodes = []
     }
 
     /// The property's version hash: it changes when anything that affects storage

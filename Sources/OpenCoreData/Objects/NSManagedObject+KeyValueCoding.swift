@@ -75,10 +75,17 @@ extension NSManagedObject {
 
     /// The value of the property `key`, as ``value(forKey:)``.
     ///
-    /// - Throws: `KeyValueCodingError.unknownKey` when the entity has no property `key`.
+    /// - Throws: `KeyValueCodingError.unknownKey` when the entity has no property `key`;
+    ///   `NSCoderReadCorruptError` (4864) naming the attribute for stored transformable
+    ///   bytes its transformer cannot read.
     public func readValue(forKey key: String) throws -> Any? {
         guard let slot = layout.slotsByName[key] else {
             throw KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")
+        }
+        if layout.attributeTypeBySlot[slot] == .transformableAttributeType,
+            let undecodable = slotValue(slot) as? UndecodableTransformableValue
+        {
+            throw undecodable.error
         }
         return publicValue(slot)
     }
@@ -93,6 +100,11 @@ extension NSManagedObject {
         for key in keyPath.split(separator: ".").map(String.init) {
             var next: [Any] = []
             for item in current {
+                // A composite attribute's value: the next key is an element.
+                if let composite = item as? [String: Any] {
+                    if let element = composite[key] { next.append(element) }
+                    continue
+                }
                 guard let object = item as? NSManagedObject else { continue }
                 let value = try object.readValue(forKey: key)
                 switch value {
@@ -118,10 +130,18 @@ extension NSManagedObject {
     /// - Throws: `KeyValueCodingError.unknownKey` for an unknown key;
     ///   `NSManagedObjectValidationError` (1550) with `NSValidationKeyErrorKey` and
     ///   `NSValidationValueErrorKey` for a value of the wrong type or a managed object
-    ///   of another context.
+    ///   of another context, or for a derived attribute (the store computes it; `setValue`
+    ///   stores the value, which the next save replaces).
     public func writeValue(_ value: Any?, forKey key: String) throws {
         guard let slot = layout.slotsByName[key] else {
             throw KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")
+        }
+        if layout.properties[slot] is NSDerivedAttributeDescription {
+            throw CoreDataError.make(
+                NSManagedObjectValidationError,
+                "\(entity.name ?? "entity").\(key) is a derived attribute: the store computes it when the object is "
+                    + "saved, and the app cannot set it",
+                userInfo: [NSValidationKeyErrorKey: key])
         }
         try assign(value, slot: slot, strict: true)
     }
@@ -220,11 +240,21 @@ extension NSManagedObject {
     /// Checks every key of `keyPath` against the model, following relationship destinations.
     private func checkKeyPath(_ keyPath: String) throws {
         var entity: NSEntityDescription? = self.entity
+        var composite: NSCompositeAttributeDescription?
         for key in keyPath.split(separator: ".").map(String.init) {
+            if let owner = composite {
+                guard let element = owner.elements.first(where: { $0.name == key }) else {
+                    throw KeyValueCodingError.unknownKey(key, in: owner.qualifiedName)
+                }
+                composite = element as? NSCompositeAttributeDescription
+                if composite == nil { return }
+                continue
+            }
             guard let current = entity else { return }
             guard let property = current.layout.propertiesByName[key] else {
                 throw KeyValueCodingError.unknownKey(key, in: current.name ?? "entity")
             }
+            composite = property as? NSCompositeAttributeDescription
             entity = (property as? NSRelationshipDescription)?.destinationEntity
         }
     }
@@ -232,6 +262,14 @@ extension NSManagedObject {
     /// The public form of slot: to-many as Set<NSManagedObject> or NSOrderedSet.
     func publicValue(_ slot: Int) -> Any? {
         let value = slotValue(slot)
+        if value == nil, layout.attributeTypeBySlot[slot] == nil, layout.relationshipBySlot[slot] == nil,
+            let fetched = layout.properties[slot] as? NSFetchedPropertyDescription
+        {
+            return fetchedPropertyValue(fetched, slot: slot)
+        }
+        if layout.attributeTypeBySlot[slot] == .transformableAttributeType, value is UndecodableTransformableValue {
+            return nil
+        }
         if let relationship = layout.relationshipBySlot[slot], relationship.isOrdered,
             let array = value as? [NSManagedObject]
         {
@@ -340,5 +378,20 @@ extension NSManagedObject {
         preconditionFailure(
             "OpenCoreData: \(KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")); "
                 + "use readValue(forKey:)/writeValue(_:forKey:) to get a thrown error")
+    }
+}
+
+extension NSManagedObject {
+    /// A fetched property's value: its request's results with `$FETCH_SOURCE` this object
+    /// and `$FETCHED_PROPERTY` the description, kept until the object is refreshed (as
+    /// Core Data keeps it: fetched properties are not updated by later changes). A request
+    /// that fails reads as an empty array.
+    fileprivate func fetchedPropertyValue(_ fetched: NSFetchedPropertyDescription, slot: Int) -> Any? {
+        guard let request = fetched.fetchRequest, let context = managedObjectContext else { return [Any]() }
+        let substituted = request.copy(substituting: ["FETCH_SOURCE": self, "FETCHED_PROPERTY": fetched])
+        let results = (try? context.fetch(substituted)) ?? []
+        // Kept in the slot without recording a change: the stores hold nothing for it.
+        if slot < values.count { values[slot] = results }
+        return results
     }
 }

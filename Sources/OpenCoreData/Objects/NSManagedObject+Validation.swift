@@ -84,9 +84,12 @@ extension NSManagedObject {
                     let warning =
                         attribute.validationWarnings.indices.contains(index)
                         ? "\(attribute.validationWarnings[index])" : "a validation predicate failed"
+                    let code =
+                        attribute.validationErrorCodes.indices.contains(index)
+                        ? attribute.validationErrorCodes[index] : NSManagedObjectValidationError
                     errors.append(
                         CoreDataError.validation(
-                            NSManagedObjectValidationError, "\(name).\(attribute.name): \(warning)", object: self,
+                            code, "\(name).\(attribute.name): \(warning)", object: self,
                             key: attribute.name, value: value, predicate: predicate))
                 }
             }

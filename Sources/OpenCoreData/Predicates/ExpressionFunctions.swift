@@ -30,7 +30,7 @@ enum ExpressionFunctions {
         "trunc:": 1, "uppercase:": 1, "lowercase:": 1, "random": 0, "random:": 1, "now": 0,
         "bitwiseAnd:with:": 2, "bitwiseOr:with:": 2, "bitwiseXor:with:": 2, "leftshift:by:": 2,
         "rightshift:by:": 2, "onesComplement:": 1, "noindex:": 1, "castObject:toType:": 2,
-        "objectFrom:withIndex:": 2, "length:": 1,
+        "objectFrom:withIndex:": 2, "length:": 1, "canonical:": 1,
     ]
 
     /// The selector for a name as written in a format (`sum`, `sum:`, `SUM`), nil when unknown.
@@ -66,6 +66,10 @@ enum ExpressionFunctions {
         case "length:":
             guard let text = try string(arguments[0], name) else { return nil }
             return text.count
+        case "canonical:":
+            // Core Data's derived-attribute form for searching: case and diacritics folded.
+            guard let text = try string(arguments[0], name) else { return nil }
+            return text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
         case "random": return Double.random(in: 0..<1)
         case "now": return Date()
         case "noindex:": return arguments[0]

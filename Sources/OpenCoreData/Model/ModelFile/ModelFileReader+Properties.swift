@@ -84,6 +84,7 @@ extension ModelFileReader {
         let validation = try ModelFileValues.validation(of: attribute, from: &attributes)
         if !validation.predicates.isEmpty {
             attribute.setValidationPredicates(validation.predicates, withValidationWarnings: validation.warnings)
+            attribute.validationErrorCodes = validation.codes
         }
         attribute.allowsExternalBinaryDataStorage = try attributes.flag("allowsExternalBinaryDataStorage") ?? false
         attribute.preservesValueInHistoryOnDeletion = try attributes.flag("preserveAfterDeletion") ?? false

@@ -66,7 +66,7 @@ enum ModelFileValues {
             guard let value = URL(string: text) else { throw bad() }
             return value
         case .dateAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType,
-            .undefinedAttributeType:
+            .undefinedAttributeType, .compositeAttributeType:
             throw attributes.error("an attribute of type \(name(of: type)) cannot have a defaultValueString")
         }
     }
@@ -80,22 +80,26 @@ enum ModelFileValues {
         return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
     }
 
-    /// The validation predicates and warnings of an attribute's minimum, maximum and
-    /// pattern, in that order.
+    /// The validation predicates, warnings and Core Data error codes of an attribute's
+    /// minimum, maximum and pattern, in that order (1620/1610 for numbers below/above,
+    /// 1640/1630 for dates too soon/late, 1670/1660 for strings too short/long, 1680 for
+    /// a pattern).
     static func validation(of attribute: NSAttributeDescription, from attributes: inout ModelFileAttributes)
-        throws(ModelFileError) -> (predicates: [NSPredicate], warnings: [String])
+        throws(ModelFileError) -> (predicates: [NSPredicate], warnings: [String], codes: [Int])
     {
         var predicates: [NSPredicate] = []
         var warnings: [String] = []
+        var codes: [Int] = []
         let type = attribute.attributeType
         let minimum = attributes.string("minValueString")
         let maximum = attributes.string("maxValueString")
         let minimumDate = try attributes.number("minDateTimeInterval")
         let maximumDate = try attributes.number("maxDateTimeInterval")
         let pattern = attributes.string("regularExpressionString")
-        func add(_ format: String, _ value: Any, _ warning: String) {
+        func add(_ format: String, _ value: Any, _ warning: String, _ code: Int) {
             predicates.append(NSPredicate(format: format, argumentArray: [value]))
             warnings.append(warning)
+            codes.append(code)
         }
         for (bound, text) in [(">=", minimum), ("<=", maximum)] {
             guard let text else { continue }
@@ -103,20 +107,27 @@ enum ModelFileValues {
             switch type {
             case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
                 guard let value = Int64(text) else { throw attributes.error("\(word) '\(text)' is not an integer") }
-                add("SELF \(bound) %@", NSNumber(value: value), "the value must be \(bound) \(value)")
+                add(
+                    "SELF \(bound) %@", NSNumber(value: value), "the value must be \(bound) \(value)",
+                    bound == ">=" ? NSValidationNumberTooSmallError : NSValidationNumberTooLargeError)
             case .doubleAttributeType, .floatAttributeType:
                 guard let value = Double(text) else { throw attributes.error("\(word) '\(text)' is not a number") }
-                add("SELF \(bound) %@", NSNumber(value: value), "the value must be \(bound) \(value)")
+                add(
+                    "SELF \(bound) %@", NSNumber(value: value), "the value must be \(bound) \(value)",
+                    bound == ">=" ? NSValidationNumberTooSmallError : NSValidationNumberTooLargeError)
             case .decimalAttributeType:
                 guard let value = decimal(text) else { throw attributes.error("\(word) '\(text)' is not a number") }
-                add("SELF \(bound) %@", NSDecimalNumber(decimal: value), "the value must be \(bound) \(value)")
+                add(
+                    "SELF \(bound) %@", NSDecimalNumber(decimal: value), "the value must be \(bound) \(value)",
+                    bound == ">=" ? NSValidationNumberTooSmallError : NSValidationNumberTooLargeError)
             case .stringAttributeType:
                 guard let value = Int(text), value >= 0 else {
                     throw attributes.error("\(word) length '\(text)' is not a whole number")
                 }
                 add(
                     "FUNCTION(SELF, 'length') \(bound) %@", NSNumber(value: value),
-                    "the length must be \(bound) \(value)")
+                    "the length must be \(bound) \(value)",
+                    bound == ">=" ? NSValidationStringTooShortError : NSValidationStringTooLongError)
             default:
                 throw attributes.error("a \(word) is not supported for an attribute of type \(name(of: type))")
             }
@@ -127,7 +138,9 @@ enum ModelFileValues {
                 throw attributes.error("a date bound is not supported for an attribute of type \(name(of: type))")
             }
             let date = Date(timeIntervalSinceReferenceDate: interval)
-            add("SELF \(bound) %@", date, "the date must be \(bound) \(date)")
+            add(
+                "SELF \(bound) %@", date, "the date must be \(bound) \(date)",
+                bound == ">=" ? NSValidationDateTooSoonError : NSValidationDateTooLateError)
         }
         if let pattern {
             guard type == .stringAttributeType else {
@@ -136,7 +149,8 @@ enum ModelFileValues {
             let predicate = NSPredicate(format: "SELF MATCHES %@", argumentArray: [pattern])
             predicates.append(predicate)
             warnings.append("the value must match \(pattern)")
+            codes.append(NSValidationStringPatternMatchingError)
         }
-        return (predicates, warnings)
+        return (predicates, warnings, codes)
     }
 }
