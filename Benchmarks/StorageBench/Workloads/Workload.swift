@@ -22,6 +22,7 @@ struct Workload: Sendable {
             .storeInMemory,
             .storeBinary,
             .storeWrites,
+            .storeSpace,
         ] + Workload.engine
 }
 
