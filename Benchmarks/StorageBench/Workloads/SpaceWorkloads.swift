@@ -15,20 +15,11 @@ final class SpaceBenchCompany: NSManagedObject {
 
 enum SpaceBench {
     static let model: NSManagedObjectModel = {
-        func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            ModelDescriptions.attribute(name, type, optional: false, indexed: indexed)
-        }
         let person = ModelDescriptions.entity("Person", WriteBenchPerson.self)
         let company = ModelDescriptions.entity("Company", SpaceBenchCompany.self)
-        let employer = ModelDescriptions.relationship("company", to: company, toMany: false)
-        let employees = ModelDescriptions.relationship("employees", to: person, toMany: true)
-        ModelDescriptions.pair(employer, employees)
-        person.properties = [
-            attribute("firstName", .stringAttributeType), attribute("lastName", .stringAttributeType),
-            attribute("age", .integer16AttributeType, indexed: true), attribute("email", .stringAttributeType),
-            attribute("dateOfBirth", .dateAttributeType), attribute("isActive", .booleanAttributeType), employer,
-        ]
-        company.properties = [attribute("name", .stringAttributeType), employees]
+        let (employer, employees) = ModelDescriptions.employment(person, company)
+        person.properties = WriteBench.personAttributes() + [employer]
+        company.properties = [ModelDescriptions.attribute("name", .stringAttributeType, optional: false), employees]
         let model = NSManagedObjectModel()
         model.entities = [person, company]
         return model

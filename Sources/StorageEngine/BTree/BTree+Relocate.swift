@@ -11,9 +11,9 @@ struct PageCensus {
     var branches = 0
 
     /// The lowest page number from which every page in use can move into `reusable`
-    /// pages below it (with `slack` more for the branch pages copied on the way), or nil
-    /// when no page can move.
-    func relocationBound(reusable: [UInt64], slack: Int) -> UInt64? {
+    /// pages below it (with `slack` more for the branch pages copied on the way), and the
+    /// page count the file can then be cut to; nil when no page can move.
+    func relocationBound(reusable: [UInt64], slack: Int) -> (bound: UInt64, end: UInt64)? {
         let used = pages.sorted(by: >)
         let free = reusable.sorted()
         var moved = 0
@@ -22,7 +22,9 @@ struct PageCensus {
         while moved < used.count, moved + slack < free.count, free[moved + slack] < used[moved] {
             moved += 1
         }
-        return moved == 0 ? nil : used[moved - 1]
+        guard moved > 0 else { return nil }
+        let highestStaying = moved < used.count ? used[moved] : 0
+        return (used[moved - 1], max(highestStaying, free[moved - 1 + slack]) + 1)
     }
 }
 

@@ -93,8 +93,8 @@ extension Database {
         // some again) and for the next free-list chain, which must not land at the end.
         let chainPages = freeList.count / geometry.freeListEntriesPerPage + 2
         let slack = 2 * census.branches + 2 * chainPages + 16
-        guard let bound = census.relocationBound(reusable: writer.reusable, slack: slack),
-            writer.pageCount - bound >= UInt64(Database.shrinkMinimumFreePages / 2)
+        guard let (bound, end) = census.relocationBound(reusable: writer.reusable, slack: slack),
+            end + UInt64(Database.shrinkMinimumFreePages / 2) <= writer.pageCount
         else { return false }
         for tree in trees { try core.relocate(tree, from: bound) }
         try core.relocate(core.catalog, from: bound)
