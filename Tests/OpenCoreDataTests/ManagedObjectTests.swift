@@ -103,6 +103,31 @@ final class Hooked: NSManagedObject {
         #expect(fetched.tasks.array.compactMap { ($0 as? TTask)?.title } == ["T2", "T1", "T0"])
     }
 
+    @Test func orderedRelationshipBulkEditsGoThroughTheRelationship() throws {
+        let context = try TestStack.freshContext()
+        let project = TProject(context: context)
+        let tasks = (0..<5).map { index -> TTask in
+            let task = TTask(context: context)
+            task.title = "T\(index)"
+            return task
+        }
+        func titles() -> [String] { project.tasks.array.compactMap { ($0 as? TTask)?.title } }
+        let ordered = project.mutableOrderedSetValue(forKey: "tasks")
+        ordered.addObjects(from: [tasks[0], tasks[1], tasks[0]])
+        #expect(titles() == ["T0", "T1"], "addObjects(from:) appends in order, once each")
+        #expect(tasks[0].project === project && tasks[1].project === project, "and sets the inverse")
+        ordered.insert([tasks[2], tasks[3]], at: IndexSet([0, 2]))
+        #expect(titles() == ["T2", "T0", "T3", "T1"], "insert(_:at:) places each object at its index")
+        ordered.removeObjects(in: [tasks[0], tasks[4]])
+        #expect(titles() == ["T2", "T3", "T1"] && tasks[0].project == nil, "removeObjects(in:)")
+        ordered.removeObjects(at: IndexSet([0, 2]))
+        #expect(titles() == ["T3"] && tasks[2].project == nil && tasks[1].project == nil, "removeObjects(at:)")
+        try context.save()
+        let reader = TestStack.context(try #require(context.persistentStoreCoordinator))
+        let fetched = try #require(try reader.fetch(NSFetchRequest<TProject>(entityName: "Project")).first)
+        #expect(fetched.tasks.array.compactMap { ($0 as? TTask)?.title } == ["T3"])
+    }
+
     @Test func lifeCycleHooksRun() throws {
         let entity = NSEntityDescription()
         entity.name = "Hooked"

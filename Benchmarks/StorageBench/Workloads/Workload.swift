@@ -23,6 +23,7 @@ struct Workload: Sendable {
             .storeBinary,
             .storeWrites,
             .storeSpace,
+            .migrationLightweight,
         ] + Workload.engine
 }
 

@@ -95,6 +95,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ) throws -> NSPersistentStore {
         let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
         if let error = managedObjectModel.unsupportedStoreFeatureError(storeType: storeType) { throw error }
+        if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager,
+            let url
+        {
+            try staged.migrate(storeAt: url, type: storeType, options: options ?? [:], to: managedObjectModel)
+        }
         let store = type.init(
             persistentStoreCoordinator: self, configurationName: configuration,
             at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)

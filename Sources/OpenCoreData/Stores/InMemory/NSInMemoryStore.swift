@@ -23,6 +23,7 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         try super.loadMetadata()
         if let model = persistentStoreCoordinator?.managedObjectModel {
             metadata[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+            metadata[NSStoreModelVersionIdentifiersKey] = ModelRecord.versionIdentifiers(of: model)
         }
     }
 

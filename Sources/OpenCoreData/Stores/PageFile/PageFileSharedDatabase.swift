@@ -87,6 +87,11 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         }
     }
 
+    /// Whether this process has the store at `url` open.
+    static func isOpen(_ url: URL) -> Bool {
+        registryLock.withLock { registry[registryPath(of: url)] != nil }
+    }
+
     /// Gives up one reference; the last one closes the engine handle (checkpointing it).
     func release() {
         PageFileSharedDatabase.registryLock.lock()

@@ -83,68 +83,91 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 "there is no store at \(url.path): a store added with NSReadOnlyPersistentStoreOption is not "
                     + "created; check the URL", userInfo: [NSFilePathErrorKey: url.path])
         }
-        let shared: PageFileSharedDatabase
-        do {
-            let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
-            // Core Data's lock timeout: also how long a save waits for another process's writer.
-            engineOptions.busyTimeout = timeout
-            shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
-        } catch {
-            throw PageFileStore.translate(error, opening: url)
-        }
-        let database = shared.database
-        self.shared = shared
-        do {
-            var stored = try PageFileStore.readStoredMetadata(database)
-            if stored == nil && isReadOnly {
-                throw CoreDataError.make(
-                    NSPersistentStoreOpenError,
-                    "\(url.path) holds no store yet, and a store added with NSReadOnlyPersistentStoreOption cannot "
-                        + "create one: add it once without the option")
+        let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
+        // Core Data's lock timeout: also how long a save waits for another process's writer.
+        engineOptions.busyTimeout = timeout
+        var migrated = false
+        while true {
+            let shared: PageFileSharedDatabase
+            do {
+                shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
+            } catch {
+                throw PageFileStore.translate(error, opening: url)
             }
-            if stored == nil, try !createStore(in: database, model: model, url: url) {
-                stored = try PageFileStore.readStoredMetadata(database)
-            }
-            if let stored {
-                guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
-                    storedType == NSSQLiteStoreType || storedType == "PageFile"
-                else {
+            let database = shared.database
+            self.shared = shared
+            do {
+                var stored = try PageFileStore.readStoredMetadata(database)
+                if stored == nil && isReadOnly {
                     throw CoreDataError.make(
-                        NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)")
+                        NSPersistentStoreOpenError,
+                        "\(url.path) holds no store yet, and a store added with NSReadOnlyPersistentStoreOption "
+                            + "cannot create one: add it once without the option")
                 }
-                var stored = stored
-                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
-                    migratesAutomatically, !isReadOnly
-                {
-                    guard shared.referenceCount == 1 else {
+                if stored == nil, try !createStore(in: database, model: model, url: url) {
+                    stored = try PageFileStore.readStoredMetadata(database)
+                }
+                if let stored {
+                    guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
+                        storedType == NSSQLiteStoreType || storedType == "PageFile"
+                    else {
+                        throw CoreDataError.make(
+                            NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)"
+                        )
+                    }
+                    var stored = stored
+                    if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
+                        migratesAutomatically, !migrated, !isReadOnly
+                    {
+                        guard shared.referenceCount == 1 else {
+                            throw CoreDataError.make(
+                                NSPersistentStoreIncompatibleVersionHashError,
+                                "the store at \(url.path) is open in another coordinator with an older model: "
+                                    + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                        }
+                        if let sourceModel = try ModelRecord.model(in: stored.metadata) {
+                            // Inferred before anything changes: what cannot be inferred fails here.
+                            let plan = try LightweightMigrationPlan(inferringFrom: sourceModel, to: model)
+                            // The migration opens the file alone, then this store opens the result.
+                            self.shared = nil
+                            shared.release()
+                            try migrateFile(
+                                at: url.path, plan: plan, storedMetadata: stored.metadata,
+                                fileSystem: engineOptions.fileSystem)
+                            migrated = true
+                            continue
+                        }
+                        stored.metadata = try migrate(
+                            database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                    }
+                    if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
                         throw CoreDataError.make(
                             NSPersistentStoreIncompatibleVersionHashError,
-                            "the store at \(url.path) is open in another coordinator with an older model: "
-                                + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                            "the model is not compatible with the store at \(url.path): its entity version hashes "
+                                + (isReadOnly
+                                    ? "differ, and a store added with NSReadOnlyPersistentStoreOption is not migrated"
+                                    : "differ and automatic migration was not requested")
+                                + " (the store is left unchanged)",
+                            userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
                     }
-                    stored.metadata = try migrate(database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                    super.metadata = stored.metadata
+                    nextKey = stored.nextKey
+                    if stored.metadata[ModelRecord.metadataKey] == nil, !isReadOnly {
+                        try recordModel(model, in: database)
+                    }
+                    identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 }
-                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
-                    throw CoreDataError.make(
-                        NSPersistentStoreIncompatibleVersionHashError,
-                        "the model is not compatible with the store at \(url.path): its entity version hashes "
-                            + (isReadOnly
-                                ? "differ, and a store added with NSReadOnlyPersistentStoreOption is not migrated"
-                                : "differ and automatic migration was not requested")
-                            + " (the store is left unchanged)",
-                        userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                metadataChanged = false
+            } catch {
+                if self.shared === shared {
+                    self.shared = nil
+                    shared.release()
                 }
-                super.metadata = stored.metadata
-                nextKey = stored.nextKey
-                identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+                throw PageFileStore.translate(error, opening: url)
             }
-            metadataChanged = false
-        } catch {
-            self.shared = nil
-            shared.release()
-            throw PageFileStore.translate(error, opening: url)
+            self.database = database
+            return
         }
-        self.database = database
     }
 
     /// Creates the store's trees in an empty database; false when another coordinator or
@@ -160,11 +183,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             }
             let uuid = UUID().uuidString
             identifier = uuid
-            super.metadata = [
+            var metadata: [String: Any] = [
                 NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
-                NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
                 PageFileStore.schemaKey: PageFileStore.schema(of: model),
             ]
+            metadata.merge(try model.storeIdentityMetadata()) { _, identity in identity }
+            super.metadata = metadata
             try writeMetadata(in: transaction)
             try PageFileWriter(transaction: transaction, catalog: catalog, codec: codec).writeCatalog()
             return true
@@ -277,11 +301,15 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     func writeMetadata(in transaction: WriteTransaction, includingRecord: Bool = true) throws {
         if includingRecord {
             let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
-            let plist = try PropertyListSerialization.data(
-                fromPropertyList: metadata ?? [:], format: .binary, options: 0)
-            try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+            try meta.setValue(try PageFileStore.metadataRecord(metadata ?? [:]), forKey: PageFileStore.metadataKey)
         }
         try shared?.writeNextKey(in: transaction)
+    }
+
+    /// The bytes of the `metadata` record: the store format, then the binary property list.
+    static func metadataRecord(_ metadata: [String: Any]) throws -> [UInt8] {
+        let plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+        return [PageFileStore.metadataFormatVersion] + Array(plist)
     }
 
     static func translate(_ error: Error, opening url: URL) -> Error {
