@@ -22,6 +22,10 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
     /// it; a transaction spanning several preallocation steps; and a log that outgrew its
     /// retained size while checkpoints were off, shrunk at the next reset.
     case logReuse
+    /// Rows with inline and overflow values, most of them removed in one transaction: the
+    /// file shrinks (SPEC.md §2.13: the pages at its end move down, two meta flips, the
+    /// file is cut), then more commits.
+    case shrink
 }
 
 /// Records the oracle after every acknowledged commit.
@@ -121,6 +125,15 @@ extension EngineHarness {
             try commit(database, log, (0..<100).map { ("rows", bigEndianKey($0), nil) })
             try database.vacuum()
             try commit(database, log, [("rows", bigEndianKey(500), [1])])
+        case .shrink:
+            try commit(database, log, (0..<160).map { ("rows", bigEndianKey($0), randomValue(&random, pageSize: 512)) })
+            try commit(
+                database, log, (0..<12).map { ("blobs", bigEndianKey($0), Array(repeating: UInt8($0), count: 1_400)) })
+            let removals = (0..<160).filter { $0 % 6 != 0 }.map { ("rows", bigEndianKey($0), nil as [UInt8]?) }
+            try commit(
+                database, log, removals + (0..<12).filter { $0 % 3 != 0 }.map { ("blobs", bigEndianKey($0), nil) })
+            try database.checkpoint()
+            try commit(database, log, (0..<6).map { ("rows", bigEndianKey(1_000 + $0), [UInt8($0)]) })
         case .logReuse:
             try database.close()
             try runLogReuse(on: fileSystem, log: log, random: &random)

@@ -35,6 +35,16 @@ enum ModelDescriptions {
         other.inverseRelationship = one
     }
 
+    /// `person.company` and its inverse `company.employees` (nullify both ways).
+    static func employment(_ person: NSEntityDescription, _ company: NSEntityDescription) -> (
+        company: NSRelationshipDescription, employees: NSRelationshipDescription
+    ) {
+        let employer = relationship("company", to: company, toMany: false)
+        let employees = relationship("employees", to: person, toMany: true)
+        pair(employer, employees)
+        return (employer, employees)
+    }
+
     /// An entity named `name` whose objects are `type`.
     static func entity(_ name: String, _ type: NSManagedObject.Type) -> NSEntityDescription {
         let entity = NSEntityDescription()

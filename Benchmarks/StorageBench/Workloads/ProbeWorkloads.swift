@@ -70,9 +70,7 @@ enum ProbeRuns {
         }
         let person = ModelDescriptions.entity("Person", ProbePerson.self)
         let company = ModelDescriptions.entity("Company", ProbeCompany.self)
-        let toCompany = ModelDescriptions.relationship("company", to: company, toMany: false)
-        let employees = ModelDescriptions.relationship("employees", to: person, toMany: true)
-        ModelDescriptions.pair(toCompany, employees)
+        let (toCompany, employees) = ModelDescriptions.employment(person, company)
         person.properties = [
             attribute("id", .integer64AttributeType, indexed: true), attribute("firstName", .stringAttributeType),
             attribute("lastName", .stringAttributeType), attribute("age", .integer16AttributeType, indexed: true),

@@ -28,6 +28,7 @@ struct Workload: Sendable {
         .storeBatch,
         .storeBatchMemory,
         .storeResultsController,
+        .storeSpace,
         .migrationLightweight,
     ]
 }

@@ -20,19 +20,24 @@ final class WriteBenchPerson: NSManagedObject {
 
 enum WriteBench {
     static let model: NSManagedObjectModel = {
-        func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            ModelDescriptions.attribute(name, type, optional: false, indexed: indexed)
-        }
         let entity = ModelDescriptions.entity("Person", WriteBenchPerson.self)
-        entity.properties = [
-            attribute("firstName", .stringAttributeType), attribute("lastName", .stringAttributeType),
-            attribute("age", .integer16AttributeType, indexed: true), attribute("email", .stringAttributeType),
-            attribute("dateOfBirth", .dateAttributeType), attribute("isActive", .booleanAttributeType),
-        ]
+        entity.properties = personAttributes()
         let model = NSManagedObjectModel()
         model.entities = [entity]
         return model
     }()
+
+    /// Peer-bench's Person attributes (age indexed), new ones for each model.
+    static func personAttributes() -> [NSAttributeDescription] {
+        func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
+            ModelDescriptions.attribute(name, type, optional: false, indexed: indexed)
+        }
+        return [
+            attribute("firstName", .stringAttributeType), attribute("lastName", .stringAttributeType),
+            attribute("age", .integer16AttributeType, indexed: true), attribute("email", .stringAttributeType),
+            attribute("dateOfBirth", .dateAttributeType), attribute("isActive", .booleanAttributeType),
+        ]
+    }
 
     private static let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "John"]
     private static let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Johnson"]

@@ -4,7 +4,9 @@ extension Database {
     /// Commits the writer's changes: catalog entries, a new free-list chain, then every dirty
     /// page as log frames; publishes the new state. Returns the log sequence to wait for, or
     /// nil when there was nothing to commit. Runs under the writer lock.
-    func commit(_ core: TransactionCore) throws -> UInt64? {
+    /// `direct` commits straight into the page file (§2.4 step 7) whatever the
+    /// transaction's size; the caller then holds the checkpoint lock already.
+    func commit(_ core: TransactionCore, direct: Bool = false) throws -> UInt64? {
         guard let writer = core.writer else { return nil }
         internalCheck(writerGate.isHeldByCurrentThread, "§2.4: a commit without the writer lock")
         writer.beginCommit()
@@ -34,8 +36,8 @@ extension Database {
         let written = pages.reduce(0) { $0 + ($1.number >= core.snapshot.pageCount ? 1 : 0) }
         let implicitGrowth = Int(writer.pageCount - core.snapshot.pageCount) - written
         let large = pages.count * geometry.pageSize >= options.checkpointThreshold
-        if large || implicitGrowth > Database.implicitGrowthLimit, try beginExclusiveCheckpoint() {
-            defer { endExclusiveCheckpoint() }
+        if try direct || ((large || implicitGrowth > Database.implicitGrowthLimit) && beginExclusiveCheckpoint()) {
+            defer { if !direct { endExclusiveCheckpoint() } }
             var entries = writer.reusable.map { FreeEntry(page: $0, freedAt: 0) }
             entries.append(contentsOf: freeList.entries)
             for (page, born) in zip(writer.freed, bornInLog) {
@@ -71,18 +73,30 @@ extension Database {
     private func prepareFreeListChain(
         _ state: CommitState, entries: [FreeEntry], excluding: Set<UInt64>
     ) -> (CommitState, [Page], [FreeEntry], [UInt64]) {
-        let threshold = stateLock.withLock { min(readers.values.min() ?? state.transaction, checkpointed.transaction) }
-        var remaining = entries
+        let threshold = reuseThreshold(state)
+        // Free pages at the end of the file that nothing can reach leave it (§2.5 step 2).
+        var pageCount = Database.trimmedPageCount(state.pageCount, entries: entries, threshold: threshold)
+        var remaining = pageCount < state.pageCount ? entries.filter { $0.page < pageCount } : entries
         var chain: [UInt64] = []
-        var pageCount = state.pageCount
         let perPage = geometry.freeListEntriesPerPage
-        while chain.count * perPage < remaining.count + freeListPages.count {
-            if let index = remaining.firstIndex(where: { $0.freedAt <= threshold && !excluding.contains($0.page) }) {
-                chain.append(remaining.remove(at: index).page)
+        // The chain takes the lowest pages it may, so that it never holds the file's end.
+        var candidates = remaining.indices.filter {
+            remaining[$0].freedAt <= threshold && !excluding.contains(remaining[$0].page)
+        }
+        candidates.sort { remaining[$0].page > remaining[$1].page }
+        var taken: [Int] = []
+        while chain.count * perPage < remaining.count - taken.count + freeListPages.count {
+            if let index = candidates.popLast() {
+                chain.append(remaining[index].page)
+                taken.append(index)
             } else {
                 chain.append(pageCount)
                 pageCount += 1
             }
+        }
+        if !taken.isEmpty {
+            let chosen = Set(taken)
+            remaining = remaining.indices.filter { !chosen.contains($0) }.map { remaining[$0] }
         }
         var listed = remaining
         listed.append(contentsOf: freeListPages.map { FreeEntry(page: $0, freedAt: state.transaction) })
@@ -120,13 +134,19 @@ extension Database {
         try acquireWriterGate()
         defer { writerGate.release() }
         try checkUsable()
-        if options.multiProcess { try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout) }
+        if options.multiProcess {
+            try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
+        }
         defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
+        // A handle behind the others would otherwise flush its older state and reset the
+        // log over their commits (L4).
+        try refreshLocked()
         guard try beginExclusiveCheckpoint() else {
             throw StorageError(.busy, "another process holds a snapshot of \(path); checkpoint later")
         }
         defer { endExclusiveCheckpoint() }
         try checkpointLocked()
+        try shrinkIfDue()
     }
 
     /// The checkpoint, under the writer lock.
@@ -154,7 +174,8 @@ extension Database {
             let (final, chainPages, listed, chain) = prepareFreeListChain(state, entries: entries, excluding: excluded)
             var direct: [UInt64: Page] = [:]
             for page in extraPages + chainPages { direct[page.number] = page }
-            let numbers = Set(index.keys).union(direct.keys).sorted()
+            // Pages past the new end are free: their log images need not be copied.
+            let numbers = Set(index.keys).union(direct.keys).filter { $0 < final.pageCount }.sorted()
             try writeToPageFile(numbers) { number, destination in
                 if let page = direct[number] ?? store.cachedPage(number) {
                     destination.copyMemory(from: page.bytes, byteCount: geometry.pageSize)
@@ -167,6 +188,7 @@ extension Database {
                 }
             }
             try writeMeta(final)
+            try trimPageFile(to: final.pageCount)
             try store.resetLog { try log.reset(baseTransaction: final.transaction, salt: saltGenerator.next()) }
             store.publishDirect(extraPages + chainPages)
             freeEntries = listed

@@ -6,6 +6,8 @@ import Foundation
 //   byte 1  open:       shared by multi-process handles, exclusive by a single-process one
 //   byte 2  writer:     exclusive for a write transaction, a checkpoint, a close
 //   byte 3  checkpoint: shared while a handle has snapshots; exclusive to checkpoint
+//   byte 4  gate:       exclusive while a checkpoint waits for snapshots to end; a handle
+//                       starts no snapshot while another holds it (L6)
 //
 // A checkpoint (which overwrites page-file slots and resets the log) therefore never
 // runs under another handle's snapshot, and because free pages are reused only up to
@@ -21,6 +23,7 @@ enum LockByte {
     static let open: UInt64 = 1
     static let writer: UInt64 = 2
     static let checkpoint: UInt64 = 3
+    static let gate: UInt64 = 4
     /// Where the `u64` change counter lies in the `-lock` file (it holds no other data).
     static let counterOffset: UInt64 = 0
 }
@@ -76,17 +79,59 @@ extension Database {
 
     /// Takes the checkpoint lock exclusively (converting this handle's shared hold); false
     /// when another handle has a snapshot. Holds `readerLock` until ``endExclusiveCheckpoint()``.
+    ///
+    /// When other handles hold snapshots it closes the gate (byte 4, L6), so that they
+    /// start no new one, and waits up to ``checkpointGateWait`` for theirs to end: readers
+    /// that take turns never starve the checkpoint. After a wait that failed (a long-lived
+    /// snapshot) it does not wait again for ``checkpointGateBackoff`` seconds.
     func beginExclusiveCheckpoint() throws -> Bool {
         guard options.multiProcess else { return true }
         readerLock.lock()
         do {
             if try lockFile.tryLock(byte: LockByte.checkpoint, exclusive: true) { return true }
+            if let failed = gateFailure, Date().timeIntervalSince(failed) < Database.checkpointGateBackoff {
+                readerLock.unlock()
+                return false
+            }
+            if try lockFile.tryLock(byte: LockByte.gate, exclusive: true) {
+                defer { lockFile.unlock(byte: LockByte.gate) }
+                let deadline = Date(timeIntervalSinceNow: min(options.busyTimeout, Database.checkpointGateWait))
+                repeat {
+                    usleep(100)
+                    if try lockFile.tryLock(byte: LockByte.checkpoint, exclusive: true) {
+                        gateFailure = nil
+                        return true
+                    }
+                } while Date() < deadline
+                gateFailure = Date()
+            }
         } catch {
             readerLock.unlock()
             throw error
         }
         readerLock.unlock()
         return false
+    }
+
+    /// Seconds a checkpoint waits for other handles' snapshots to end (L6).
+    static let checkpointGateWait = 0.1
+    /// Seconds after a failed wait during which checkpoints do not wait again.
+    static let checkpointGateBackoff = 1.0
+
+    /// Waits, under `readerLock`, while another handle's checkpoint holds the gate (L6).
+    /// Called before this handle's first snapshot and before any new one while the gate is
+    /// closed, so a handle whose readers overlap also lets the checkpoint through.
+    private func passCheckpointGate() throws {
+        let deadline = Date(timeIntervalSinceNow: options.busyTimeout)
+        while try !lockFile.tryLock(byte: LockByte.gate, exclusive: false) {
+            guard Date() < deadline else {
+                throw StorageError(.busy, "another process held \(path)'s checkpoint gate for \(options.busyTimeout) s")
+            }
+            readerLock.unlock()
+            usleep(100)
+            readerLock.lock()
+        }
+        lockFile.unlock(byte: LockByte.gate)
     }
 
     /// Returns the checkpoint lock to what this handle's readers need.
@@ -104,6 +149,7 @@ extension Database {
     /// catch up with other handles' commits.
     func beginSharedRead() throws {
         try readerLock.withLock {
+            try passCheckpointGate()
             if sharedReaders == 0 {
                 try Database.acquire(
                     lockFile, byte: LockByte.checkpoint, timeout: options.busyTimeout, exclusive: false)

@@ -71,6 +71,12 @@ public final class Database: @unchecked Sendable {
         /// may write repairs the slots at its first checkpoint (or close), after which the
         /// database opens without this option.
         public var recoverToOlderState = false
+        /// Gives space back: when a checkpoint (automatic, explicit or at close) finds a
+        /// fifth of the file free, it moves the pages at the end of the file into the
+        /// lowest free pages and cuts the file after the last page in use (SPEC.md
+        /// §2.13). Pages a snapshot can still read stay where they are until it ends. Off,
+        /// free pages are only reused, and ``Database/vacuum()`` gives space back.
+        public var shrinksAutomatically = true
         /// The file system (``POSIXFileSystem`` unless testing).
         public var fileSystem: any StorageFileSystem = POSIXFileSystem()
 
@@ -123,6 +129,8 @@ public final class Database: @unchecked Sendable {
     }
     var freeListPages: [UInt64]
     var loggedBytes: UInt64 = 0
+    /// The state a shrink last found nothing to move in (SPEC.md §2.13).
+    var shrinkDeclined: (state: UInt64, oldest: UInt64?)?
     /// Multi-process mode: the change counter this handle's state reflects.
     var knownCounter: UInt64 = 0
     /// Multi-process mode: how many changes this handle announced (under `stateLock`).
@@ -131,6 +139,9 @@ public final class Database: @unchecked Sendable {
     let readerLock = Lock()
     var checkpointLockShared = false
     var sharedReaders = 0
+    /// Multi-process mode, under `readerLock`: when a checkpoint last waited for other
+    /// handles' snapshots in vain (L6).
+    var gateFailure: Date?
     /// Catalog entries of the newest committed state, for short read transactions.
     let catalogCache = CatalogCache()
     var saltGenerator = SystemRandomNumberGenerator()
@@ -438,9 +449,11 @@ public final class Database: @unchecked Sendable {
             }
             result = try body(transaction)
             sequence = try commit(transaction.core)
-            if log.committedBytes >= UInt64(options.checkpointThreshold), try beginExclusiveCheckpoint() {
+            let checkpointIsDue = log.committedBytes >= UInt64(options.checkpointThreshold)
+            if checkpointIsDue || shrinkIsDue, try beginExclusiveCheckpoint() {
                 defer { endExclusiveCheckpoint() }
-                try checkpointLocked()
+                if checkpointIsDue { try checkpointLocked() }
+                try shrinkIfDue()
             }
         }
         if let sequence, options.durability == .full {
@@ -453,7 +466,7 @@ public final class Database: @unchecked Sendable {
         return result
     }
 
-    private func beginWrite() throws -> WriteTransaction {
+    func beginWrite() throws -> WriteTransaction {
         let (state, oldestReader) = stateLock.withLock { () -> (CommitState, UInt64) in
             (committed, readers.values.min() ?? committed.transaction)
         }
@@ -507,10 +520,12 @@ public final class Database: @unchecked Sendable {
                         if try beginExclusiveCheckpoint() {
                             defer { endExclusiveCheckpoint() }
                             try checkpointLocked()
+                            try shrinkIfDue()
                         }
                     }
                 } else {
                     try checkpointLocked()
+                    try shrinkIfDue()
                     // A closed database is its page file alone, as SQLite's is; the next
                     // session's commits preallocate the log again (SPEC.md §2.3 W3).
                     try log.truncateAfterCheckpoint()

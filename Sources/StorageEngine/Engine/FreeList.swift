@@ -23,6 +23,9 @@ struct FreeList {
         }
     }
 
+    /// The number of free pages, reusable or held.
+    var count: Int { reusable.count + born.count - bornStart + old.count - oldStart }
+
     /// Every entry; reusable pages are reported as freed at 0.
     var entries: [FreeEntry] {
         var result = reusable.map { FreeEntry(page: $0, freedAt: 0) }
