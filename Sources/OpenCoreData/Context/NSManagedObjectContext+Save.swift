@@ -44,6 +44,7 @@ extension NSManagedObjectContext {
         }
         let changes = lifecycle.finishSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
         notifyAutomaticMerging(changes)
+        lifecycle.releaseSavedDeletes(savedDeleted)
     }
 
     func validatePendingChanges() throws {

@@ -75,10 +75,19 @@ extension NSManagedObject {
 
     /// The value of the property `key`, as ``value(forKey:)``.
     ///
-    /// - Throws: `KeyValueCodingError.unknownKey` when the entity has no property `key`.
+    /// - Throws: `KeyValueCodingError.unknownKey` when the entity has no property `key`;
+    ///   `NSManagedObjectReferentialIntegrityError` (133000) when the object's context was
+    ///   reset or deallocated (its values are gone; ``value(forKey:)`` reads default values).
     public func readValue(forKey key: String) throws -> Any? {
         guard let slot = layout.slotsByName[key] else {
             throw KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")
+        }
+        if state.isForgotten && managedObjectContext == nil {
+            throw CoreDataError.make(
+                NSManagedObjectReferentialIntegrityError,
+                "cannot read '\(key)' of \(entity.name ?? "?") \(objectID.uriRepresentation().absoluteString): "
+                    + "its context was reset or deallocated; fetch the object again in a live context",
+                userInfo: [NSAffectedObjectsErrorKey: [objectID]])
         }
         return publicValue(slot)
     }
