@@ -39,6 +39,8 @@ let package = Package(
             name: "StorageEngineTests", dependencies: ["StorageEngine", "TestSupport"],
             swiftSettings: engineInternalChecks),
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "TestSupport"]),
+        // storage-bench's command line (run as a process) and its soak's ledger check.
+        .testTarget(name: "StorageBenchTests", dependencies: ["storage-bench", "OpenCoreData", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,10 @@ import StorageEngine
 public enum FileMutation: String, CaseIterable, Sendable {
     case flipBitInPageFile, flipBitInLog, zeroPage, swapPages, truncatePageFile, truncateLog, garbageLogTail,
         damageOneMetaSlot, damageBothMetaSlots, randomBytesInPage,
+        /// Damages one byte of the newest meta slot (slot 1: the checkpoint after the third
+        /// commit wrote it), whose transaction the older slot names (M3) and the log's base
+        /// records: open must refuse, never fall back to the empty state.
+        damageNewestMetaSlot,
         /// Changes a field of the newest meta slot and recomputes its checksum.
         forgeMetaField,
         /// Changes bytes of a page and recomputes the page's checksum, so only the
@@ -84,6 +88,8 @@ extension EngineHarness {
         case .damageOneMetaSlot:
             let slot = random.int(in: 0...1)
             data[slot * 256 + random.int(in: 0...255)] ^= 0xFF
+        case .damageNewestMetaSlot:
+            data[256 + random.int(in: 0...255)] ^= UInt8(random.int(in: 1...255))
         case .damageBothMetaSlots:
             data[random.int(in: 0...255)] ^= 0xFF
             data[256 + random.int(in: 0...255)] ^= 0xFF
@@ -148,6 +154,9 @@ extension EngineHarness {
         options.checkpointOnClose = false
         do {
             let database = try Database.open(at: "hostile.db", options: options)
+            if mutation == .damageNewestMetaSlot {
+                throw HarnessFailure("\(mutation): opened over a damaged newest meta slot")
+            }
             // verify() first: forged pages can hold anything, and only verify judges order.
             _ = try database.verify()
             let got = try EngineHarness.contents(of: database)
@@ -178,7 +187,85 @@ extension EngineHarness {
             if mutation == .damageOneMetaSlot, error.message.contains("no valid meta slot") {
                 throw HarnessFailure("\(mutation): one intact meta slot should still open")
             }
+            if mutation == .damageNewestMetaSlot, error.code != .corrupt || !error.message.contains("would lose") {
+                throw HarnessFailure("\(mutation): not refused as a lost newest meta: \(error)")
+            }
         }
         return mutation
+    }
+}
+
+/// A database closed cleanly twice, with committed data behind both checkpoints: the
+/// subject of meta-slot damage (SPEC.md §2.1 M3, M4). Its log is empty (a clean close
+/// truncates it), so nothing but the older slot's successor field records the newest meta.
+public struct ClosedDatabaseImage: Sendable {
+    /// The page file, the log (empty) and the log as it was just before the second close's
+    /// checkpoint (base: the first checkpoint, holding every later transaction).
+    public let data: [UInt8]
+    public let log: [UInt8]
+    public let logBeforeSecondCheckpoint: [UInt8]
+    /// The contents after the first close (the older slot's state) and after the second
+    /// (the newest slot's).
+    public let older: EngineOracle
+    public let newest: EngineOracle
+    /// The newest slot's position in page 0 (0 or 1) and the transactions of both slots.
+    public let newestSlot: Int
+    public let newestTransaction: UInt64
+    public let olderTransaction: UInt64
+    public static let pageSize = 512
+    public static let path = "closed.db"
+
+    /// Options for opening an image of it.
+    public static func options(_ files: SimulatedFileSystem, recoverToOlderState: Bool = false) -> Database.Options {
+        var options = Database.Options(pageSize: pageSize, durability: .full, fileSystem: files)
+        options.recoverToOlderState = recoverToOlderState
+        return options
+    }
+
+    /// A simulated file system holding `data` and `log` as the database's files.
+    public static func files(data: [UInt8], log: [UInt8]) -> SimulatedFileSystem {
+        let files = SimulatedFileSystem()
+        files.setContents(data, ofPath: path)
+        files.setContents(log, ofPath: path + "-wal")
+        return files
+    }
+
+    /// The image: `firstSessionCommits` commits and a close, then `secondSessionCommits`
+    /// and a close (0 first-session commits: the older slot is the empty state creation
+    /// wrote, as in a store saved once and closed).
+    public static func make(firstSessionCommits: Int, secondSessionCommits: Int, seed: UInt64) throws
+        -> ClosedDatabaseImage
+    {
+        let files = SimulatedFileSystem()
+        var random = SeededRandom(seed: seed)
+        func commit(_ count: Int, to database: Database) throws -> EngineOracle {
+            for _ in 0..<count {
+                try database.write { transaction in
+                    for _ in 0..<12 {
+                        let tree = try transaction.openTree(named: random.pick(["a", "b"]))
+                        try tree.setValue(
+                            EngineHarness.randomValue(&random, pageSize: pageSize),
+                            forKey: EngineHarness.randomKey(&random))
+                    }
+                }
+            }
+            return try EngineHarness.contents(of: database)
+        }
+        let first = try Database.open(at: path, options: options(files))
+        let older = try commit(firstSessionCommits, to: first)
+        try first.close()
+        let olderTransaction = UInt64(firstSessionCommits)
+        let second = try Database.open(at: path, options: options(files))
+        let newest = try commit(secondSessionCommits, to: second)
+        let logBefore = files.contents(ofPath: path + "-wal") ?? []
+        try second.close()
+        let data = files.contents(ofPath: path) ?? []
+        let newestTransaction = olderTransaction + UInt64(secondSessionCommits)
+        let newestSlot =
+            data[24..<32].elementsEqual(withUnsafeBytes(of: newestTransaction.littleEndian, Array.init)) ? 0 : 1
+        return ClosedDatabaseImage(
+            data: data, log: files.contents(ofPath: path + "-wal") ?? [], logBeforeSecondCheckpoint: logBefore,
+            older: older, newest: newest, newestSlot: newestSlot, newestTransaction: newestTransaction,
+            olderTransaction: olderTransaction)
     }
 }

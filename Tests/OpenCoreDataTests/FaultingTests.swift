@@ -74,6 +74,27 @@ import Testing
         #expect(!employees[1].isDeleted)
     }
 
+    @Test func deletingAFaultWhoseRowIsGoneDirectlyOrByCascadeIsANoOp() throws {
+        let (coordinator, _) = try FaultingStack.populated(companies: 1, employeesPerCompany: 2)
+        let reader = TestStack.context(coordinator)
+        let company = try #require(try reader.fetch(NSFetchRequest<TCompany>(entityName: "Company")).first)
+        let employees = Array(company.employees)
+        #expect(employees.count == 2 && employees.allSatisfy(\.isFault))
+        let writer = TestStack.context(coordinator)
+        for employee in try writer.fetch(FaultingStack.employees()) { writer.delete(employee) }
+        try writer.save()
+
+        // Found gone while being deleted: once directly, once by the company's cascade.
+        reader.delete(employees[0])
+        #expect(employees[0].isDeleted && !reader.deletedObjects.contains(employees[0]))
+        reader.delete(company)
+        reader.processPendingChanges()
+        #expect(employees[1].isDeleted)
+        #expect(reader.deletedObjects == [company])
+        try reader.save()
+        #expect(try TestStack.context(coordinator).count(for: NSFetchRequest<TCompany>(entityName: "Company")) == 0)
+    }
+
     @Test func refreshWithoutMergingTurnsAnObjectBackIntoAFault() throws {
         let (coordinator, store) = try FaultingStack.populated(companies: 1, employeesPerCompany: 1)
         let reader = TestStack.context(coordinator)

@@ -93,7 +93,7 @@ struct PageFileEncodedScanTests {
         for step in 0..<400 {
             let predicate = Self.randomPredicate(&random)
             guard predicate.validationError == nil else { continue }
-            let compiled = try FetchEvaluation.compile(predicate, for: entity)
+            let compiled = try predicate.compiled(for: entity.frozenLayoutIfAny)
             let encoded = PageFileEncodedPredicate(predicate, layout: layout)
             if encoded != nil { covered += 1 }
             for _ in 0..<8 {

@@ -25,15 +25,55 @@ import Testing
             Array(bytes[24..<56]) == [
                 7, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0,
             ])
-        #expect(bytes[56..<248].allSatisfy { $0 == 0 })
+        #expect(bytes[56..<248].allSatisfy { $0 == 0 })  // no successor (M3), reserved
         #expect(get64(bytes, 248) == checksum(Array(bytes[0..<248])))
         guard
-            case .valid(let decoded, let pageSize) = MetaSlot.decode([UInt8](repeating: 0, count: 256) + bytes, slot: 1)
+            case .valid(let decoded, let pageSize, let successor) = MetaSlot.decode(
+                [UInt8](repeating: 0, count: 256) + bytes, slot: 1)
         else {
             Issue.record("the encoded slot does not decode")
             return
         }
-        #expect(decoded == state && pageSize == 4_096)
+        #expect(decoded == state && pageSize == 4_096 && successor == 0)
+    }
+
+    /// M3: the older slot names the newer meta's transaction in bytes 56..<64.
+    @Test func metaSlotSuccessorBytes() {
+        let state = CommitState(transaction: 7, catalogRoot: 3, freeListHead: 5, pageCount: 9)
+        let bytes = MetaSlot.encode(state, pageSize: 512, slot: 0, successor: 0x0102_0304)
+        #expect(Array(bytes[56..<64]) == [4, 3, 2, 1, 0, 0, 0, 0])
+        #expect(bytes[64..<248].allSatisfy { $0 == 0 })
+        #expect(get64(bytes, 248) == checksum(Array(bytes[0..<248])))
+        guard case .valid(let decoded, _, let successor) = MetaSlot.decode(bytes, slot: 0) else {
+            Issue.record("the encoded slot does not decode")
+            return
+        }
+        #expect(decoded == state && successor == 0x0102_0304)
+        // A successor at or below the slot's own transaction is refused (a forged slot).
+        guard case .invalid = MetaSlot.decode(MetaSlot.encode(state, pageSize: 512, slot: 0, successor: 7), slot: 0)
+        else {
+            Issue.record("a successor equal to the slot's transaction decoded")
+            return
+        }
+        // A slot of zeros was never written.
+        guard case .neverWritten = MetaSlot.decode(bytes + [UInt8](repeating: 0, count: 256), slot: 1) else {
+            Issue.record("a zero slot is not reported as never written")
+            return
+        }
+    }
+
+    /// The first checkpoint of a new database writes slot 1, then names it in slot 0
+    /// (M3): the bytes of page 0 after a clean close.
+    @Test func pageZeroAfterTheFirstCheckpoint() throws {
+        let files = SimulatedFileSystem()
+        let database = try Database.open(at: "golden.db", options: .init(pageSize: 512, fileSystem: files))
+        try database.write { try $0.openTree(named: "t").setValue([1], forKey: [1]) }
+        try database.close()
+        let file = try #require(files.contents(ofPath: "golden.db"))
+        let newest = CommitState(transaction: 1, catalogRoot: 2, freeListHead: 0, pageCount: 3)
+        let created = CommitState(transaction: 0, catalogRoot: 0, freeListHead: 0, pageCount: 1)
+        #expect(Array(file[256..<512]) == MetaSlot.encode(newest, pageSize: 512, slot: 1))
+        #expect(Array(file[0..<256]) == MetaSlot.encode(created, pageSize: 512, slot: 0, successor: 1))
     }
 
     @Test func leafPageBytes() throws {

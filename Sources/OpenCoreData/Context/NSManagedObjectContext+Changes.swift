@@ -25,6 +25,8 @@ extension NSManagedObjectContext {
         precondition(owner === self, "OpenCoreData: delete(_:): the object is registered in another context")
         if object.isDeleted { return }
         object.fireFaultIfNeeded()
+        // A fault whose row another save deleted loads as deleted (inaccessible): nothing more to do.
+        if object.isDeleted { return }
         lifecycle.delete(object)
     }
 

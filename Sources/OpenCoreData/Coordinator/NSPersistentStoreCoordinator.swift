@@ -256,11 +256,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         request.affectedStores ?? stores
     }
 
-    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
+    /// The rows of every store `request` affects; sorted only when one store answered and sorted them.
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, plan: StoreFetchPlan) throws -> StoreFetchAnswer {
         try withStores {
+            let stores = storesFor(request)
+            if stores.count == 1 { return try stores[0].fetchRows(request, plan: plan) }
             var rows: [StoreRow] = []
-            for store in storesFor(request) { rows.append(contentsOf: try store.fetchRows(request)) }
-            return rows
+            for store in stores { rows.append(contentsOf: try store.fetchRows(request, plan: plan).rows) }
+            return StoreFetchAnswer(rows: rows, isSorted: false)
         }
     }
 

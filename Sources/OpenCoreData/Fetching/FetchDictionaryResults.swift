@@ -4,14 +4,14 @@
 import Foundation
 
 extension NSManagedObjectContext {
-    /// The dictionaries `request` asks for, built from the (sorted) matching objects.
+    /// The dictionaries `request` asks for, built from the (sorted) matching objects of
+    /// `entity` (the request's, resolved).
     ///
     /// - Throws: `KeyValueCodingError.unknownKey` for a property name the entity lacks; an
     ///   expression's evaluation error.
-    func dictionaryResults(_ objects: [NSManagedObject], _ request: NSFetchRequest<NSFetchRequestResult>) throws
-        -> [NSDictionary]
-    {
-        let entity = try resolveEntity(of: request)
+    func dictionaryResults(
+        _ objects: [NSManagedObject], _ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription
+    ) throws -> [NSDictionary] {
         let columns = (request.propertiesToFetch ?? entity.layout.attributes.map { $0 as Any }).map(FetchColumn.init)
         let groupKeys = (request.propertiesToGroupBy ?? []).compactMap { FetchColumn($0).name }
         let aggregating = columns.contains { $0.isAggregate }
@@ -50,7 +50,7 @@ extension NSManagedObjectContext {
                 return dictionary
             }
             if let having = request.havingPredicate {
-                results = try results.filter { try FetchEvaluation.matches(having, $0) }
+                results = try results.filter { try having.evaluateThrowing(with: $0) }
             }
         }
         if request.returnsDistinctResults { results = distinct(results) }

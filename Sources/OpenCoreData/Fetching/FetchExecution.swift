@@ -4,48 +4,24 @@
 //   2. candidates   the coordinator's stores return matching ROWS (the store
 //                   evaluates the predicate, compiled for the entity, on StoreRowView)
 //   3. pending      with includesPendingChanges: objects inserted or updated in this
-//                   context or its ancestors are re-evaluated in memory; deleted ones
-//                   drop out
-//   4. sort         sortDescriptors, compiled for the entity (sortResults), on loaded
+//                   context or its ancestors are asked FetchRequestMatcher.matches on
+//                   their unsaved values; deleted ones drop out
+//   4. sort         sortDescriptors, compiled for the entity (the matcher's), on loaded
 //                   objects or on the fetched rows: sorting fires no faults
 //   5. window       fetchOffset, then fetchLimit (dictionary results: after grouping)
 //   6. materialize  rows become registered objects: faults, loaded, or in batches
 //   7. shape        resultType: objects, object IDs, dictionaries
 //                   (FetchDictionaryResults.swift) or a count
 //
-// Stores return every matching row; limit and offset are applied here, after pending
-// changes are merged. Managed objects come back as faults, loaded or in batches as the
-// request asks (Faulting.swift), then relationshipKeyPathsForPrefetching loads their
-// destinations (FetchPrefetching.swift).
+// The request is only read: what the context will do with the rows goes down to the
+// stores as a StoreFetchPlan made for this fetch, and what a store did comes back in its
+// StoreFetchAnswer (StoreFetchPlan.swift), so contexts may share one request across
+// threads. A store returns every matching row, or, when the plan allows (nothing unsaved
+// in the chain), just the leading rows in sort order, maybe already sorted; limit and
+// offset are applied here, after pending changes are merged. Managed objects come back as
+// faults, loaded or in batches as the request asks (Faulting.swift), then
+// relationshipKeyPathsForPrefetching loads their destinations (FetchPrefetching.swift).
 import Foundation
-
-/// Predicate evaluation and entity sets shared by stores and contexts.
-enum FetchEvaluation {
-    /// Whether `object` satisfies `predicate`. The one place fetches evaluate predicates.
-    static func matches(_ predicate: NSPredicate, _ object: Any?) throws -> Bool {
-        try predicate.evaluateThrowing(with: object)
-    }
-
-    /// `predicate` compiled for the objects and rows of `entity` (keys resolved to slots).
-    ///
-    /// - Throws: the predicate's parse error; `KeyValueCodingError.unknownKey` for a key the
-    ///   entity does not have.
-    static func compile(_ predicate: NSPredicate, for entity: NSEntityDescription) throws -> CompiledPredicate {
-        try predicate.compiled(for: entity.frozenLayoutIfAny)
-    }
-
-    /// `entity` and, when asked, all of its sub-entities, depth first.
-    static func entities(_ entity: NSEntityDescription, includingSubentities: Bool) -> [NSEntityDescription] {
-        guard includingSubentities else { return [entity] }
-        var result: [NSEntityDescription] = [entity]
-        var index = 0
-        while index < result.count {
-            result.append(contentsOf: result[index].subentities)
-            index += 1
-        }
-        return result
-    }
-}
 
 /// What a fetch returns before it is typed: managed objects, or other results.
 enum FetchResults {
@@ -95,6 +71,14 @@ struct FetchCandidate {
     var object: NSManagedObject?
 }
 
+/// What stages 2-3 hand on: the candidates, whether the store's rows came sorted, and the
+/// matcher the pending stage asked (for the sort stage to reuse).
+struct FetchCandidates {
+    let list: [FetchCandidate]
+    let storeSorted: Bool
+    let matcher: FetchRequestMatcher?
+}
+
 extension NSManagedObjectContext {
     /// The objects (or IDs, dictionaries, count) matching `request`.
     ///
@@ -138,12 +122,13 @@ extension NSManagedObjectContext {
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
         let untyped = request.untyped()
         processPendingChanges()
-        _ = try resolveEntity(of: untyped)
+        let entity = try resolveEntity(of: untyped)
         let coordinator = try requireCoordinator()
         if !untyped.includesPendingChanges || !chainHasChanges(), untyped.fetchOffset == 0, untyped.fetchLimit == 0 {
             return try coordinator.countRows(untyped)
         }
-        return window(try candidates(for: untyped), offset: untyped.fetchOffset, limit: untyped.fetchLimit).count
+        let found = try candidates(for: untyped, entity: entity).list
+        return window(found, offset: untyped.fetchOffset, limit: untyped.fetchLimit).count
     }
 
     /// Executes `request` and returns results shaped by its result type.
@@ -157,21 +142,25 @@ extension NSManagedObjectContext {
     /// Executes `request`; managed objects come back typed, so ``fetch(_:)`` need not
     /// cast each one out of an `Any`.
     private func executeFetchResults(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> FetchResults {
-        var candidates = try candidates(for: request)
+        processPendingChanges()
         let entity = try resolveEntity(of: request)
+        let found = try candidates(for: request, entity: entity)
+        var candidates = found.list
+        let descriptors = request.sortDescriptors ?? []
         if request.resultType == .dictionaryResultType {
             materialize(&candidates)
-            if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-                candidates = try sortResults(candidates, by: descriptors, entity: entity)
+            if !descriptors.isEmpty {
+                candidates = try sortResults(
+                    candidates, by: found.matcher ?? FetchRequestMatcher(request, entity: entity))
             }
             // Groups form before the window: limit and offset count dictionaries.
-            let dictionaries = try dictionaryResults(candidates.compactMap(\.object), request)
+            let dictionaries = try dictionaryResults(candidates.compactMap(\.object), request, entity: entity)
             let start = min(max(request.fetchOffset, 0), dictionaries.count)
             let end = request.fetchLimit > 0 ? min(start + request.fetchLimit, dictionaries.count) : dictionaries.count
             return .values(Array(dictionaries[start..<end]))
         }
-        if let descriptors = request.sortDescriptors, !descriptors.isEmpty, !(try isPresorted(candidates, request)) {
-            candidates = try sortResults(candidates, by: descriptors, entity: entity)
+        if !descriptors.isEmpty, !(found.storeSorted && isReadThroughRows(candidates)) {
+            candidates = try sortResults(candidates, by: found.matcher ?? FetchRequestMatcher(request, entity: entity))
         }
         candidates = window(candidates, offset: request.fetchOffset, limit: request.fetchLimit)
         switch request.resultType {
@@ -197,39 +186,38 @@ extension NSManagedObjectContext {
         return coordinator
     }
 
+    /// Stage 1: the request's entity, resolved from its name in the coordinator's model once
+    /// (and remembered on the request, as Core Data sets `entity` when a request executes).
     func resolveEntity(of request: NSFetchRequest<NSFetchRequestResult>) throws -> NSEntityDescription {
-        let coordinator = try requireCoordinator()
-        if let entity = request.storage.entity { return entity }
-        guard let name = request.storage.entityName else {
-            throw CoreDataError.make(NSCoreDataError, "fetch request has neither an entity nor an entity name")
-        }
-        guard let entity = coordinator.managedObjectModel.entitiesByName[name] else {
-            throw CoreDataError.make(
-                NSCoreDataError, "fetch request names entity '\(name)', which the model does not have",
-                userInfo: ["entityName": name])
-        }
-        request.storage.entity = entity
-        return entity
+        let model = try requireCoordinator().managedObjectModel
+        return try request.storage.entity(resolvingWith: { name in
+            guard let entity = model.entitiesByName[name] else {
+                throw CoreDataError.make(
+                    NSCoreDataError, "fetch request names entity '\(name)', which the model does not have",
+                    userInfo: ["entityName": name])
+            }
+            return entity
+        })
     }
 
-    /// Stages 1-3: the IDs (and rows) of the matching objects, store rows first, then pending inserts.
-    func candidates(for request: NSFetchRequest<NSFetchRequestResult>) throws -> [FetchCandidate] {
-        processPendingChanges()
-        let entity = try resolveEntity(of: request)
+    /// Stages 2-3: the IDs (and rows) of the matching objects of `entity` (the request's,
+    /// resolved), store rows first, then pending inserts and updates.
+    func candidates(for request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws
+        -> FetchCandidates
+    {
         let coordinator = try requireCoordinator()
-        request.storage.storeMayApplyWindow =
-            request.fetchLimit > 0 && request.resultType != .dictionaryResultType && !chainHasChanges()
-        request.storage.storeReturnedSortedRows = false
-        defer { request.storage.storeMayApplyWindow = false }
-        let rows = try coordinator.fetchRows(request)
-        guard request.includesPendingChanges else {
-            return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
+        let plan = StoreFetchPlan(request, entity: entity, mayStopEarly: !chainHasChanges())
+        let answer = try coordinator.fetchRows(request, plan: plan)
+        let rows = answer.rows
+        func unchanged() -> FetchCandidates {
+            FetchCandidates(
+                list: rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) },
+                storeSorted: answer.isSorted, matcher: nil)
         }
+        guard request.includesPendingChanges else { return unchanged() }
         let pending = pendingChanges()
-        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty {
-            // Nothing unsaved anywhere in the chain: the rows are the answer (no per-row lookups).
-            return rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) }
-        }
+        // Nothing unsaved anywhere in the chain: the rows are the answer (no per-row lookups).
+        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty { return unchanged() }
         var result: [FetchCandidate] = []
         result.reserveCapacity(rows.count)
         for row in rows where !pending.deleted.contains(row.objectID) {
@@ -245,17 +233,13 @@ extension NSManagedObjectContext {
                 refreshRefetched(object, from: row)
             }
         }
-        let family = Set(
-            FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities).map(
-                ObjectIdentifier.init))
-        for id in pending.changedInOrder where family.contains(ObjectIdentifier(id.entity)) {
-            if pending.deleted.contains(id) { continue }
+        let matcher = FetchRequestMatcher(request, entity: entity)
+        // The entity is checked first: `object(with:)` would register objects of any entity.
+        for id in pending.changedInOrder where matcher.includes(id.entity) && !pending.deleted.contains(id) {
             let object = self.object(with: id)
-            if object.isDeleted { continue }
-            if let predicate = request.predicate, !(try FetchEvaluation.matches(predicate, object)) { continue }
-            result.append(FetchCandidate(objectID: id, row: nil, object: object))
+            if try matcher.matches(object) { result.append(FetchCandidate(objectID: id, row: nil, object: object)) }
         }
-        return result
+        return FetchCandidates(list: result, storeSorted: answer.isSorted, matcher: matcher)
     }
 
     /// Whether this context or an ancestor has unsaved changes.
@@ -301,17 +285,10 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Whether `candidates` are already in sort order: the one store answering returned them
-    /// sorted (`storeReturnedSortedRows`, which it sets only when the context's stable sort
-    /// of its rows would not move them), and every candidate is read through that row — a
-    /// loaded registered object sorts by its own values, which may be older than the row.
-    private func isPresorted(_ candidates: [FetchCandidate], _ request: NSFetchRequest<NSFetchRequestResult>)
-        throws -> Bool
-    {
-        defer { request.storage.storeReturnedSortedRows = false }
-        guard request.storage.storeReturnedSortedRows, try requireCoordinator().persistentStores.count == 1 else {
-            return false
-        }
+    /// Whether every candidate is read through its fetched row, so rows the store answered
+    /// sorted (``StoreFetchAnswer/isSorted``) are sorted candidates: a loaded registered
+    /// object sorts by its own values, which may be older than its row.
+    private func isReadThroughRows(_ candidates: [FetchCandidate]) -> Bool {
         for candidate in candidates {
             guard candidate.object == nil, candidate.row != nil else { return false }
             if let object = registry[candidate.objectID], !object.isFault { return false }
@@ -319,14 +296,13 @@ extension NSManagedObjectContext {
         return true
     }
 
-    /// Stage 4: orders candidates by `descriptors` (a stable sort, compiled for the entity).
+    /// Stage 4: orders candidates by the matcher's sort descriptors (a stable sort, compiled
+    /// for the request's entity).
     ///
     /// A candidate is read through its object when that is loaded, else through its
     /// fetched row, so sorting fires no faults.
-    func sortResults(_ candidates: [FetchCandidate], by descriptors: [NSSortDescriptor], entity: NSEntityDescription)
-        throws -> [FetchCandidate]
-    {
-        let compiled = try CompiledSortDescriptors(descriptors, schema: entity.frozenLayoutIfAny)
+    func sortResults(_ candidates: [FetchCandidate], by matcher: FetchRequestMatcher) throws -> [FetchCandidate] {
+        let compiled = try matcher.compiledSortDescriptors()
         let coordinator = try requireCoordinator()
         let resolve: (NSManagedObjectID) throws -> StoreRow? = { try coordinator.row(for: $0) }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {

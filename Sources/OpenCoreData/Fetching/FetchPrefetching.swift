@@ -15,7 +15,7 @@ extension NSManagedObjectContext {
     /// - Throws: `NSCoreDataError` (134060) naming the first step that is not a relationship.
     func validatePrefetching(_ keyPaths: [String], from entity: NSEntityDescription) throws {
         for keyPath in keyPaths {
-            var entities = FetchEvaluation.entities(entity, includingSubentities: true)
+            var entities = entity.hierarchy(includingSubentities: true)
             for name in keyPath.split(separator: ".").map(String.init) {
                 let relationships = entities.compactMap { $0.relationshipsByName[name] }
                 guard !relationships.isEmpty else {
@@ -25,7 +25,7 @@ extension NSManagedObjectContext {
                             + "entity '\(entities.first?.name ?? "?")'")
                 }
                 entities = relationships.compactMap(\.destinationEntity).flatMap {
-                    FetchEvaluation.entities($0, includingSubentities: true)
+                    $0.hierarchy(includingSubentities: true)
                 }
             }
         }

@@ -1,5 +1,6 @@
 // Fetch requests: what to fetch, how to filter, order and shape the results.
 import Foundation
+import Synchronization
 
 /// A type a fetch can return: managed objects, object IDs, dictionaries or counts.
 public protocol NSFetchRequestResult: NSObjectProtocol {}
@@ -60,9 +61,16 @@ open class NSPersistentStoreResult: NSObject, @unchecked Sendable {
 
 /// The state of a fetch request, shared between its typed and untyped forms so a
 /// store sees every property the caller set.
+///
+/// A fetch only reads it, except to remember the entity it resolved from `entityName`:
+/// that one write is under a lock, since contexts on other threads may fetch with the
+/// same request at the same time.
 final class FetchRequestStorage: @unchecked Sendable {
     var entityName: String?
     var entity: NSEntityDescription?
+    /// Held while a fetch resolves `entity`: every read of `entity` on the fetch path follows
+    /// the reading thread's own resolution, so the one write is ordered before it.
+    private let resolution = Mutex<Void>(())
     var predicate: NSPredicate?
     var sortDescriptors: [NSSortDescriptor]?
     var fetchLimit = 0
@@ -80,13 +88,22 @@ final class FetchRequestStorage: @unchecked Sendable {
     var resultType: NSFetchRequestResultType = .managedObjectResultType
     var shouldRefreshRefetchedObjects = false
     var affectedStores: [NSPersistentStore]?
-    /// Set by the context around `fetchRows` when nothing unsaved can change the result:
-    /// a store may then return only the first `fetchOffset + fetchLimit` rows in
-    /// `sortDescriptors` order (ties at the boundary included); the context still sorts and windows.
-    var storeMayApplyWindow = false
-    /// Set by a store that applied the window when the rows it returned are already in the
-    /// order the context's stable sort would give them: the context may then skip sorting.
-    var storeReturnedSortedRows = false
+
+    /// The entity, or else the one `lookUp` finds for `entityName`, remembered for the
+    /// request's later fetches and its `entity` property.
+    ///
+    /// - Throws: what `lookUp` throws; `NSCoreDataError` when the request names no entity.
+    func entity(resolvingWith lookUp: (String) throws -> NSEntityDescription) throws -> NSEntityDescription {
+        try resolution.withLock { _ in
+            if let entity { return entity }
+            guard let entityName else {
+                throw CoreDataError.make(NSCoreDataError, "fetch request has neither an entity nor an entity name")
+            }
+            let found = try lookUp(entityName)
+            entity = found
+            return found
+        }
+    }
 }
 
 /// A description of what to fetch from a context: an entity, a predicate, an order,

@@ -97,6 +97,19 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
             subentities.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// This entity, then, when `includingSubentities`, every entity below it, depth first:
+    /// the entities whose objects a fetch of this entity (or a relationship to it) can meet.
+    func hierarchy(includingSubentities: Bool) -> [NSEntityDescription] {
+        guard includingSubentities else { return [self] }
+        var result: [NSEntityDescription] = [self]
+        var index = 0
+        while index < result.count {
+            result.append(contentsOf: result[index].subentities)
+            index += 1
+        }
+        return result
+    }
+
     /// The relationships of this entity whose destination is `entity`.
     open func relationships(forDestination entity: NSEntityDescription) -> [NSRelationshipDescription] {
         layout.relationships.filter { $0.destinationEntity === entity }

@@ -79,7 +79,7 @@ extension NSManagedObject {
             }
             var errors: [Error] = []
             for (index, predicate) in attribute.validationPredicates.enumerated() {
-                let passes = (try? FetchEvaluation.matches(predicate, value)) ?? false
+                let passes = (try? predicate.evaluateThrowing(with: value)) ?? false
                 if !passes {
                     let warning =
                         attribute.validationWarnings.indices.contains(index)

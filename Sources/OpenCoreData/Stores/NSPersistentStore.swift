@@ -4,6 +4,7 @@
 // A store subclass overrides:
 //   loadMetadata()                     open or create the store; set `metadata`
 //   fetchRows(_:)                      rows of the request's entity matching its predicate
+//                                      (contexts call fetchRows(_:plan:), StoreFetchPlan.swift)
 //   countRows(_:)                      how many (default: fetchRows(_:).count)
 //   row(for:)                          the stored values of one object
 //   rows(for:)                         the same for many (default: row(for:) per ID)
@@ -82,11 +83,16 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// against each row (compile it once with `predicate.compiled(for:)` and evaluate
     /// ``StoreRowView``s) and returns EVERY matching row: it must not apply
     /// `fetchOffset` or `fetchLimit`, which the context applies after merging its
-    /// pending changes and sorting. Row order is the store's own (stable) order. (Inside
-    /// the module, a request the context marks `storeMayApplyWindow` may be answered with
-    /// only its first `fetchOffset + fetchLimit` rows in sort order: the default store does.)
+    /// pending changes and sorting. Row order is the store's own (stable) order.
     open func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
         throw unsupported("fetchRows")
+    }
+
+    /// The rows of `request` for a context that will use them as `plan` says: what contexts
+    /// call. This default answers every row of ``fetchRows(_:)``, unsorted; a store of this
+    /// module may return only the plan's leading rows, sorted (the default store does).
+    func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, plan: StoreFetchPlan) throws -> StoreFetchAnswer {
+        StoreFetchAnswer(rows: try fetchRows(request), isSorted: false)
     }
 
     /// How many rows `fetchRows(_:)` would return (ignoring `fetchOffset` and `fetchLimit`).

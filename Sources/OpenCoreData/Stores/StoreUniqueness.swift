@@ -191,7 +191,7 @@ enum StoreUniqueness {
         let layout = entity.layout
         return layout.relationshipSlots.filter { slot in
             guard let destination = layout.relationshipBySlot[slot]?.destinationEntity else { return false }
-            return FetchEvaluation.entities(destination, includingSubentities: true).contains {
+            return destination.hierarchy(includingSubentities: true).contains {
                 targets.contains(ObjectIdentifier($0))
             }
         }

@@ -112,9 +112,11 @@ extension Database {
     ///
     /// Call it to bound the log or before copying the files; commits run it automatically
     /// past ``Options/checkpointThreshold``.
-    /// - Throws: ``StorageError``; an I/O error poisons the handle.
+    /// - Throws: ``StorageError``; an I/O error poisons the handle; `readOnly` on a handle
+    ///   opened with ``Options/readOnly``.
     public func checkpoint() throws {
         try checkUsable()
+        try checkWritable()
         guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
@@ -133,7 +135,10 @@ extension Database {
     func checkpointLocked() throws {
         internalCheck(writerGate.isHeldByCurrentThread, "§2.5: a checkpoint without the writer lock")
         let state = stateLock.withLock { committed }
-        guard state != checkpointed else { return }
+        guard state != checkpointed else {
+            try settleMetaSlots()
+            return
+        }
         try flush(to: state, entries: freeEntries, extraPages: [])
     }
 
@@ -198,20 +203,6 @@ extension Database {
         }
         if options.durability != .off { try dataFile.synchronize(.data) }
     }
-
-    /// Writes `state` into the meta slot not holding the current meta (M2) and syncs.
-    func writeMeta(_ state: CommitState) throws {
-        internalCheck(
-            state.transaction >= checkpointed.transaction,
-            "§2.5: a meta for transaction \(state.transaction) after one for \(checkpointed.transaction)")
-        let slot = 1 - metaSlot
-        let meta = MetaSlot.encode(state, pageSize: geometry.pageSize, slot: slot)
-        try meta.withUnsafeBytes { try dataFile.write($0, at: UInt64(slot * MetaSlot.size)) }
-        if options.durability != .off { try dataFile.synchronize(.data) }
-        metaSlot = slot
-        checkpointed = state
-    }
-
 }
 
 extension Array where Element == Page {

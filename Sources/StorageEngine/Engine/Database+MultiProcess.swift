@@ -131,12 +131,15 @@ extension Database {
         internalCheck(writerGate.isHeldByCurrentThread, "L4: a reload without the writer lock")
         let counter = try Database.readCounter(lockFile)
         guard counter != stateLock.withLock({ knownCounter }) else { return }
-        let (meta, slot, _) = try Database.readMeta(dataFile, path: path, options: options)
+        let choice = try Database.readMeta(dataFile, path: path)
+        let meta = choice.state
         let recovery = try log.recover(from: meta)
+        let repair = try Database.checkRecoveredState(choice, recovery, path: path, options: options)
         try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
         store.replaceAll(logIndex: recovery.index)
         checkpointed = meta
-        metaSlot = slot
+        metaSlot = choice.slot
+        metaRepair = repair
         (freeEntries, freeListPages) = try Database.rebuildFreeList(
             store, geometry: geometry, meta: meta, recovery: recovery)
         stateLock.withLock {

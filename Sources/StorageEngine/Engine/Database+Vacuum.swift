@@ -11,6 +11,7 @@ extension Database {
     /// - Complexity: O(entries).
     public func vacuum() throws {
         try checkUsable()
+        try checkWritable()
         guard try writerGate.acquire(timeout: options.busyTimeout) else {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
@@ -56,7 +57,8 @@ extension Database {
             if options.durability != .off { try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path)) }
             for suffix in ["-wal", "-lock"] { try fileSystem.removeFile(atPath: temporary + suffix) }
             let newFile = try fileSystem.openFile(atPath: path, create: false)
-            let (meta, slot, _) = try Database.readMeta(newFile, path: path, options: options)
+            let choice = try Database.readMeta(newFile, path: path)
+            let (meta, slot) = (choice.state, choice.slot)
             let newStore = PageStore(
                 dataFile: newFile, log: log, pageSize: geometry.pageSize, cacheBytes: options.cacheSize)
             let (entries, pages) = try Database.rebuildFreeList(
@@ -70,6 +72,7 @@ extension Database {
             }
             checkpointed = meta
             metaSlot = slot
+            metaRepair = .none
             freeEntries = entries
             freeListPages = pages
         } catch {

@@ -34,7 +34,7 @@ extension Database {
         defer { writerGate.release() }
         try checkUsable()
         let state = stateLock.withLock { committed }
-        let (meta, _, _) = try Database.readMeta(dataFile, path: path, options: options)
+        let meta = try Database.readMeta(dataFile, path: path).state
         guard meta == checkpointed else {
             throw StorageError.corrupt(
                 "V1: the page file's newest meta (\(meta.transaction)) is not the checkpointed state")

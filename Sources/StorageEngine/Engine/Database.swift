@@ -54,6 +54,23 @@ public final class Database: @unchecked Sendable {
         /// opener gets `busy`; on, every transaction first checks for commits made by other
         /// handles, and checkpoints wait until no other handle holds a snapshot.
         public var multiProcess = false
+        /// Opens the database for reading only: nothing is created, written, truncated or
+        /// locked exclusively, so a database on a read-only file system or in a directory
+        /// this process may not write opens (SPEC.md §2.12). The log is recovered in memory;
+        /// writes, checkpoints and vacuum throw `readOnly`. The handle reads the state
+        /// committed when it opened. When the `-lock` file exists it holds shared locks
+        /// while open: a handle that owns the database (the default mode) makes the open
+        /// throw `busy`, and handles in ``multiProcess`` mode keep committing but do not
+        /// checkpoint until it closes. Without a `-lock` file it takes no lock: open
+        /// read-only only a database no writer uses. ``multiProcess`` and
+        /// ``createIfMissing`` are ignored.
+        public var readOnly = false
+        /// Opens a database whose newest meta slot is damaged at the older slot's state,
+        /// losing the transactions after it (SPEC.md §2.1 M4). Off by default: open then
+        /// throws `corrupt`, naming the transactions that would be lost. A handle that
+        /// may write repairs the slots at its first checkpoint (or close), after which the
+        /// database opens without this option.
+        public var recoverToOlderState = false
         /// The file system (``POSIXFileSystem`` unless testing).
         public var fileSystem: any StorageFileSystem = POSIXFileSystem()
 
@@ -96,6 +113,8 @@ public final class Database: @unchecked Sendable {
     let syncCoordinator = SyncCoordinator()
     var checkpointed: CommitState
     var metaSlot: Int
+    /// What the next checkpoint owes the meta slots besides a new meta (M3, M4).
+    var metaRepair = MetaRepair.none
     var freeList = FreeList()
     /// The free list as one list (checkpoints, verify); setting it resets the split.
     var freeEntries: [FreeEntry] {
@@ -116,7 +135,10 @@ public final class Database: @unchecked Sendable {
 
     /// Opens the database at `url` (a file URL).
     /// - Throws: ``StorageError``: `corrupt` or `unsupportedFormat` for a damaged or foreign
-    ///   file, `busy` when another process has it open, `io` for system-call failures.
+    ///   file (and for a damaged newest meta slot, unless ``Options/recoverToOlderState``),
+    ///   `busy` when another process has it open, `readOnly` when a file it must write
+    ///   cannot be opened for writing (open with ``Options/readOnly``), `io` for a missing
+    ///   file or directory and other system-call failures. A refused open creates no file.
     public static func open(at url: URL, options: Options = Options()) throws -> Database {
         try open(at: url.path, options: options)
     }
@@ -129,46 +151,44 @@ public final class Database: @unchecked Sendable {
         try Database(path: path, options: options)
     }
 
-    private init(path: String, options: Options) throws {
+    private init(path: String, options requested: Options) throws {
         self.path = path
+        var options = requested
+        // A read-only handle takes its own shared locks (Database+Open.swift) and never
+        // joins the multi-process protocol, which writes the lock file.
+        if options.readOnly { options.multiProcess = false }
         self.options = options
         fileSystem = options.fileSystem
-        let lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
+        try Database.checkBeforeCreatingFiles(path: path, options: options)
+        let lockFile = try Database.openLockFile(path: path, options: options)
         self.lockFile = lockFile
-        guard try lockFile.tryLock(byte: LockByte.open, exclusive: !options.multiProcess) else {
-            lockFile.close()
-            throw StorageError(
-                .busy,
-                "\(path) is open in another process"
-                    + (options.multiProcess ? " without multiProcess" : "; open both with Options.multiProcess"))
-        }
         do {
+            try Database.takeOpenLocks(lockFile, path: path, options: options)
             if options.multiProcess {
                 try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
             }
             defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
-            if !fileSystem.fileExists(atPath: path) {
-                guard options.createIfMissing else { throw StorageError(.io, "\(path) does not exist") }
+            if !options.readOnly && !fileSystem.fileExists(atPath: path) {
+                guard options.createIfMissing else { throw Database.missingFileError(path) }
                 try Database.create(path: path, options: options)
             }
-            dataFile = try fileSystem.openFile(atPath: path, create: false)
-            let (meta, slot, pageSize) = try Database.readMeta(dataFile, path: path, options: options)
-            geometry = Geometry(pageSize: pageSize)
-            let logExisted = fileSystem.fileExists(atPath: path + "-wal")
-            let logFile = try fileSystem.openFile(atPath: path + "-wal", create: true)
-            if !logExisted && options.durability != .off {
-                // A new file's directory entry is durable only after the directory is synced (A4).
-                try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path))
-            }
+            dataFile =
+                options.readOnly
+                ? try fileSystem.openFileReadOnly(atPath: path) : try fileSystem.openFile(atPath: path, create: false)
+            let choice = try Database.readMeta(dataFile, path: path)
+            let meta = choice.state
+            geometry = Geometry(pageSize: choice.pageSize)
             log = WriteAheadLog(
-                file: logFile, pageSize: pageSize, checkpointThreshold: options.checkpointThreshold)
-            store = PageStore(dataFile: dataFile, log: log, pageSize: pageSize, cacheBytes: options.cacheSize)
+                file: try Database.openLogFile(path: path, options: options), pageSize: choice.pageSize,
+                checkpointThreshold: options.checkpointThreshold)
+            store = PageStore(dataFile: dataFile, log: log, pageSize: choice.pageSize, cacheBytes: options.cacheSize)
             let recovery = try log.recover(from: meta)
+            metaRepair = try Database.checkRecoveredState(choice, recovery, path: path, options: options)
             try Database.checkPageCount(meta: meta, recovered: recovery.state, dataFile: dataFile, log: log)
             store.installLogIndex(recovery.index)
             committed = recovery.state
             checkpointed = meta
-            metaSlot = slot
+            metaSlot = choice.slot
             freeListPages = []
             (freeEntries, freeListPages) = try Database.rebuildFreeList(
                 store, geometry: geometry, meta: meta, recovery: recovery)
@@ -177,6 +197,22 @@ public final class Database: @unchecked Sendable {
             lockFile.close()
             throw error
         }
+    }
+
+    /// Opens (creating it when writable) the log file.
+    private static func openLogFile(path: String, options: Options) throws -> any StorageFile {
+        let fileSystem = options.fileSystem
+        let logPath = path + "-wal"
+        let logExisted = fileSystem.fileExists(atPath: logPath)
+        if options.readOnly {
+            return logExisted ? try fileSystem.openFileReadOnly(atPath: logPath) : AbsentFile(path: logPath)
+        }
+        let logFile = try fileSystem.openFile(atPath: logPath, create: true)
+        if !logExisted && options.durability != .off {
+            // A new file's directory entry is durable only after the directory is synced (A4).
+            try fileSystem.synchronizeDirectory(atPath: Database.directory(of: path))
+        }
+        return logFile
     }
 
     /// Writes a new, empty database: header page to a temporary file, synced, renamed into
@@ -204,34 +240,6 @@ public final class Database: @unchecked Sendable {
     static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    /// Reads page 0 and picks the valid meta slot with the highest transaction id (M1).
-    static func readMeta(_ file: any StorageFile, path: String, options: Options) throws -> (CommitState, Int, Int) {
-        var header = [UInt8](repeating: 0, count: 2 * MetaSlot.size)
-        let read = try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        guard read > 0 else { throw StorageError.corrupt("\(path) is empty: not a database") }
-        header.removeSubrange(read...)
-        var best: (CommitState, Int, Int)?
-        var problems: [String] = []
-        for slot in 0..<2 {
-            switch MetaSlot.decode(header, slot: slot) {
-            case .valid(let state, let pageSize):
-                if let current = best, current.0.transaction >= state.transaction { continue }
-                if let current = best, current.2 != pageSize {
-                    throw StorageError.corrupt("meta slots disagree on the page size")
-                }
-                best = (state, slot, pageSize)
-            case .invalid(let problem):
-                problems.append(problem)
-            case .unsupported(let problem):
-                throw StorageError(.unsupportedFormat, "\(path): \(problem)")
-            }
-        }
-        guard let best else {
-            throw StorageError.corrupt("\(path): no valid meta slot (\(problems.joined(separator: "; ")))")
-        }
-        return best
     }
 
     /// Pages that are neither in the page file nor in the log are free, and are listed in a
@@ -397,9 +405,11 @@ public final class Database: @unchecked Sendable {
     ///
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws (nothing is committed), or ``StorageError``: `busy`,
-    ///   `poisoned`, `io`/`noSpace` (the handle is then poisoned), `corrupt`.
+    ///   `poisoned`, `io`/`noSpace` (the handle is then poisoned), `corrupt`, `readOnly` on
+    ///   a handle opened with ``Options/readOnly``.
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try checkUsable()
+        try checkWritable()
         let gathering = options.durability == .full
         if gathering { syncCoordinator.committerStarted() }
         var finished = false
@@ -423,7 +433,7 @@ public final class Database: @unchecked Sendable {
                 try refreshLocked()
             }
             defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
-            let transaction = beginWrite()
+            let transaction = try beginWrite()
             defer {
                 transaction.core.isOpen = false
                 if let writer = transaction.core.writer { restoreFreeList(writer) }
@@ -445,9 +455,14 @@ public final class Database: @unchecked Sendable {
         return result
     }
 
-    private func beginWrite() -> WriteTransaction {
+    private func beginWrite() throws -> WriteTransaction {
         let (state, oldestReader) = stateLock.withLock { () -> (CommitState, UInt64) in
             (committed, readers.values.min() ?? committed.transaction)
+        }
+        // Only a damaged (forged) meta or log gets here: 2^63 transactions never happen.
+        guard state.transaction + 1 < MetaSlot.transactionLimit else {
+            throw StorageError.corrupt(
+                "transaction id \(state.transaction) is at the limit of 2^63 (SPEC.md §5): the meta is damaged")
         }
         freeList.release(
             threshold: min(oldestReader, checkpointed.transaction), snapshotThreshold: oldestReader,
@@ -485,7 +500,7 @@ public final class Database: @unchecked Sendable {
         }
         defer { writerGate.release() }
         var failure: Error?
-        if options.checkpointOnClose && stateLock.withLock({ poison == nil }) {
+        if options.checkpointOnClose && !options.readOnly && stateLock.withLock({ poison == nil }) {
             do {
                 if options.multiProcess {
                     if try lockFile.tryLock(byte: LockByte.writer, exclusive: true) {

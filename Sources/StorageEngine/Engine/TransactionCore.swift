@@ -299,6 +299,11 @@ final class TransactionCore {
         let root = entry.root
         let limit = writer?.pageCount ?? snapshot.pageCount
         guard root < limit else { throw StorageError.corrupt("tree \"\(name)\" has root page \(root) past the end") }
+        // A page holds fewer entries than bytes, so a larger count is damage (and ``Tree/count``
+        // converts it to Int).
+        guard entry.count <= limit * UInt64(geometry.pageSize) else {
+            throw StorageError.corrupt("tree \"\(name)\" records \(entry.count) entries, impossible in \(limit) pages")
+        }
         let tree = TreeState(name: name, root: root, count: entry.count)
         trees[name] = tree
         catalogCache?.store(name, transaction: snapshot.transaction, store: store, root: root, count: tree.count)

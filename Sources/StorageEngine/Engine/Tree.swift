@@ -24,11 +24,16 @@ public struct Tree {
     public var maximumKeyLength: Int { core.geometry.maximumKey }
 
     /// The number of entries. O(1).
-    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`.
+    /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`;
+    ///   `corrupt` when the recorded count is impossible (a damaged count of 0 that a
+    ///   removal took below zero).
     public var count: Int {
         get throws {
             try check()
-            return Int(state.count)
+            guard let count = Int(exactly: state.count), count <= Int(Int64.max / 2) else {
+                throw StorageError.corrupt("tree \"\(state.name)\" records an impossible entry count (\(state.count))")
+            }
+            return count
         }
     }
 

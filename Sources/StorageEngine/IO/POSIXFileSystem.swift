@@ -15,18 +15,43 @@ public struct POSIXFileSystem: StorageFileSystem {
     /// The real file system.
     public init() {}
 
-    /// Opens (or creates) the file at `path`.
-    /// - Throws: ``StorageError`` `io` (or `noSpace`) when the file cannot be opened.
+    /// Opens (or creates) the file at `path` for reading and writing.
+    /// - Throws: ``StorageError`` `readOnly` when the file system is read-only or the file
+    ///   (or, to create it, its directory) is not writable; `io` (or `noSpace`) otherwise.
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
         let descriptor = retryingInterrupts { open(path, flags, 0o644) }
-        guard descriptor >= 0 else { throw POSIXFileSystem.error("open \(path)") }
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == EROFS || code == EACCES || code == EPERM {
+                let text = String(cString: strerror(code))
+                throw StorageError(
+                    .readOnly,
+                    "open \(path) for writing: \(text) (errno \(code)): the file or its directory is not writable; "
+                        + "open the database read-only (Database.Options.readOnly)")
+            }
+            throw POSIXFileSystem.error("open \(path)")
+        }
+        return POSIXFile(descriptor: descriptor, path: path)
+    }
+
+    /// Opens the existing file at `path` for reading only.
+    /// - Throws: ``StorageError`` `io` when the file cannot be opened.
+    public func openFileReadOnly(atPath path: String) throws -> any StorageFile {
+        let descriptor = retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { throw POSIXFileSystem.error("open \(path) for reading") }
         return POSIXFile(descriptor: descriptor, path: path)
     }
 
     /// Whether a file exists at `path`.
     public func fileExists(atPath path: String) -> Bool {
         access(path, F_OK) == 0
+    }
+
+    /// Whether a directory exists at `path`.
+    public func directoryExists(atPath path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
     }
 
     /// Removes the file at `path`, if any.

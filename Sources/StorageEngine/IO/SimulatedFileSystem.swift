@@ -84,6 +84,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         var faultPlan: FaultPlan?
         var matchingCount = 0
         var locks: [String: [UInt64: (exclusive: Bool, holders: Set<ObjectIdentifier>)]] = [:]
+        var isReadOnly = false
     }
 
     let lock = Lock()
@@ -114,6 +115,18 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
 
     /// Whether the crash point has been reached.
     public var hasCrashed: Bool { withState { $0.crashed } }
+
+    /// Whether the medium is read-only (a read-only mount): opening a file for writing,
+    /// creating, writing, truncating, renaming and removing then fail with a `readOnly`
+    /// ``StorageError``, as `EROFS` does; reads, syncs and locks still work.
+    public var isReadOnly: Bool {
+        get { withState { $0.isReadOnly } }
+        set { withState { $0.isReadOnly = newValue } }
+    }
+
+    static func readOnlyMediumError(_ what: String) -> StorageError {
+        StorageError(.readOnly, "\(what): simulated read-only file system (EROFS)")
+    }
 
     /// After `operations` more counted operations succeed, every operation throws ``Crash``.
     public func crashAfter(operations: Int) {
@@ -275,6 +288,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     public func openFile(atPath path: String, create: Bool) throws -> any StorageFile {
         try withState { state in
             if state.crashed { throw Crash() }
+            if state.isReadOnly { throw Self.readOnlyMediumError("open \(path) for writing") }
             if let inode = state.directory[path] { return SimulatedFile(system: self, inode: inode, path: path) }
             guard create else { throw StorageError(.io, "open \(path): no such file") }
             let inode = Inode()
@@ -283,9 +297,26 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
         }
     }
 
+    /// Opens the existing file at `path` for reading only.
+    /// - Throws: ``StorageError`` `io` when there is no such file; a crashed file system
+    ///   throws until it is replaced.
+    public func openFileReadOnly(atPath path: String) throws -> any StorageFile {
+        try withState { state in
+            if state.crashed { throw Crash() }
+            guard let inode = state.directory[path] else { throw StorageError(.io, "open \(path): no such file") }
+            return SimulatedFile(system: self, inode: inode, path: path, isWritable: false)
+        }
+    }
+
     /// Whether a file exists at `path`.
     public func fileExists(atPath path: String) -> Bool {
         withState { $0.directory[path] != nil }
+    }
+
+    /// Whether no file is at `path`: the simulation's namespace is flat, so every path
+    /// that names no file is taken for an existing directory.
+    public func directoryExists(atPath path: String) -> Bool {
+        withState { $0.directory[path] == nil }
     }
 
     /// Removes the file at `path`, if any.
@@ -293,6 +324,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     public func removeFile(atPath path: String) throws {
         try withState { state in
             if let fault = try begin(.remove, in: &state) { throw Self.error(for: fault, .remove) }
+            if state.isReadOnly { throw Self.readOnlyMediumError("unlink \(path)") }
             state.directory[path] = nil
         }
     }
@@ -302,6 +334,7 @@ public final class SimulatedFileSystem: StorageFileSystem, @unchecked Sendable {
     public func renameFile(atPath source: String, toPath destination: String) throws {
         try withState { state in
             if let fault = try begin(.rename, in: &state) { throw Self.error(for: fault, .rename) }
+            if state.isReadOnly { throw Self.readOnlyMediumError("rename \(source)") }
             guard let inode = state.directory[source] else { throw StorageError(.io, "rename \(source): no such file") }
             state.directory[destination] = inode
             state.directory[source] = nil
@@ -323,11 +356,20 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     let system: SimulatedFileSystem
     let inode: SimulatedFileSystem.Inode
     let path: String
+    /// False for a file opened read-only: writes and truncations fail (EBADF).
+    let isWritable: Bool
 
-    init(system: SimulatedFileSystem, inode: SimulatedFileSystem.Inode, path: String) {
+    init(system: SimulatedFileSystem, inode: SimulatedFileSystem.Inode, path: String, isWritable: Bool = true) {
         self.system = system
         self.inode = inode
         self.path = path
+        self.isWritable = isWritable
+    }
+
+    /// Throws when this file or the medium refuses writes.
+    private func checkWritable(_ state: SimulatedFileSystem.State) throws {
+        guard isWritable else { throw StorageError(.io, "write \(path): opened read-only (EBADF)") }
+        if state.isReadOnly { throw SimulatedFileSystem.readOnlyMediumError("write \(path)") }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
@@ -353,6 +395,7 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
                 count = bytes.count
             }
             let fault = try system.begin(.write, in: &state)
+            try checkWritable(state)
             if let fault {
                 guard fault == .shortWrite else { throw SimulatedFileSystem.error(for: fault, .write) }
                 data = Array(data.prefix(data.count / 2))
@@ -376,6 +419,7 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
             if let fault = try system.begin(.truncate, in: &state) {
                 throw SimulatedFileSystem.error(for: fault, .truncate)
             }
+            try checkWritable(state)
             let write = SimulatedFileSystem.PendingWrite.truncate(size: Int(size))
             SimulatedFileSystem.apply(write, to: &inode.current)
             inode.pending.append(write)
@@ -399,6 +443,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     func tryLock(byte: UInt64, exclusive: Bool) throws -> Bool {
         try system.withState { state in
             if state.crashed { throw SimulatedFileSystem.Crash() }
+            // As with fcntl: an exclusive (write) lock needs a file open for writing.
+            if exclusive && !isWritable { throw StorageError(.io, "lock \(path): opened read-only (EBADF)") }
             let me = ObjectIdentifier(self)
             var table = state.locks[path] ?? [:]
             if var entry = table[byte] {

@@ -16,11 +16,19 @@ public enum SyncKind: Sendable {
 /// ``POSIXFileSystem`` is the real implementation; ``SimulatedFileSystem`` keeps files in
 /// memory with a durable and a volatile image for crash and fault testing.
 public protocol StorageFileSystem: Sendable {
-    /// Opens the file at `path`, creating an empty one when `create` is true.
-    /// - Throws: ``StorageError`` with code `io` when the file cannot be opened.
+    /// Opens the file at `path` for reading and writing, creating an empty one when
+    /// `create` is true.
+    /// - Throws: ``StorageError`` with code `readOnly` when the file or its directory cannot
+    ///   be written (a read-only file system, no permission), `io` for other failures.
     func openFile(atPath path: String, create: Bool) throws -> any StorageFile
+    /// Opens the existing file at `path` for reading only: its writes and truncations
+    /// throw, and it takes shared locks only.
+    /// - Throws: ``StorageError`` with code `io` when the file cannot be opened.
+    func openFileReadOnly(atPath path: String) throws -> any StorageFile
     /// Whether a file exists at `path`.
     func fileExists(atPath path: String) -> Bool
+    /// Whether a directory exists at `path`.
+    func directoryExists(atPath path: String) -> Bool
     /// Removes the file at `path` (no error when it does not exist).
     /// - Throws: ``StorageError`` `io` when it exists and cannot be removed.
     func removeFile(atPath path: String) throws

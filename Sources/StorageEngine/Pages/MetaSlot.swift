@@ -10,7 +10,9 @@
 //       32    8 catalog root page
 //       40    8 free-list head page
 //       48    8 page count
-//       56  192 reserved, zero
+//       56    8 successor: the transaction of the newer meta in the other slot, written
+//                once that meta is synced (M3); 0: none known
+//       64  184 reserved, zero
 //      248    8 checksum H(bytes 0..<248, 0)
 
 /// The storage engine's on-disk format version (SPEC.md §6).
@@ -52,16 +54,21 @@ enum MetaSlot {
     static let catalogRootOffset = 32
     static let freeListHeadOffset = 40
     static let pageCountOffset = 48
+    static let successorOffset = 56
     static let checksumOffset = 248
     static let minimumPageSize = 512
     static let maximumPageSize = 65_536
     static let maximumPageCount: UInt64 = 1 << 40
+    /// Transaction ids lie below this (SPEC.md §5).
+    static let transactionLimit: UInt64 = 1 << 63
 
     static func isValidPageSize(_ size: Int) -> Bool {
         size >= minimumPageSize && size <= maximumPageSize && size & (size - 1) == 0
     }
 
-    static func encode(_ state: CommitState, pageSize: Int, slot: Int) -> [UInt8] {
+    /// The bytes of `slot` recording `state`; `successor` is the newer meta's transaction
+    /// the other slot holds (M3), 0 when none is known.
+    static func encode(_ state: CommitState, pageSize: Int, slot: Int, successor: UInt64 = 0) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: size)
         bytes.replaceSubrange(magicOffset..<(magicOffset + magic.count), with: magic)
         put32(&bytes, versionOffset, UInt32(storageEngineFormatVersion))
@@ -72,13 +79,17 @@ enum MetaSlot {
         put64(&bytes, catalogRootOffset, state.catalogRoot)
         put64(&bytes, freeListHeadOffset, state.freeListHead)
         put64(&bytes, pageCountOffset, state.pageCount)
+        put64(&bytes, successorOffset, successor)
         let sum = bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[0..<checksumOffset])) }
         put64(&bytes, checksumOffset, sum)
         return bytes
     }
 
     enum Decoded {
-        case valid(CommitState, pageSize: Int)
+        /// A valid slot: its state, page size and successor field (0: none).
+        case valid(CommitState, pageSize: Int, successor: UInt64)
+        /// A slot of zeros: never written (slot 1 of a database no checkpoint has reached).
+        case neverWritten
         case invalid(String)
         case unsupported(String)
     }
@@ -88,6 +99,7 @@ enum MetaSlot {
         let base = slot * size
         guard header.count >= base + size else { return .invalid("slot \(slot) is past the end of the file") }
         let bytes = Array(header[base..<(base + size)])
+        if bytes.allSatisfy({ $0 == 0 }) { return .neverWritten }
         guard Array(bytes[magicOffset..<(magicOffset + magic.count)]) == magic else {
             return .invalid("slot \(slot): not a database (bad magic)")
         }
@@ -107,8 +119,12 @@ enum MetaSlot {
             transaction: get64(bytes, transactionOffset), catalogRoot: get64(bytes, catalogRootOffset),
             freeListHead: get64(bytes, freeListHeadOffset), pageCount: get64(bytes, pageCountOffset))
         guard state.pageCount >= 1, state.pageCount < maximumPageCount, state.catalogRoot < state.pageCount,
-            state.freeListHead < state.pageCount, state.transaction < 1 << 63
+            state.freeListHead < state.pageCount, state.transaction < transactionLimit
         else { return .invalid("slot \(slot): roots out of range") }
-        return .valid(state, pageSize: pageSize)
+        let successor = get64(bytes, successorOffset)
+        guard successor == 0 || (successor > state.transaction && successor < transactionLimit) else {
+            return .invalid("slot \(slot): successor \(successor) is not above its transaction \(state.transaction)")
+        }
+        return .valid(state, pageSize: pageSize, successor: successor)
     }
 }

@@ -31,7 +31,10 @@ public struct StorageError: Error, Equatable, CustomStringConvertible, Sendable 
         case invalidTreeName
         /// The database is closed, or a transaction, cursor or tree handle was used after it ended.
         case closed
-        /// A write was attempted in a read transaction.
+        /// A write was attempted in a read transaction or on a handle opened with
+        /// ``Database/Options/readOnly``, or a file the database needs to write cannot be
+        /// opened for writing (a read-only file system, or no permission): open it
+        /// read-only instead.
         case readOnly
         /// The tree was deleted in this transaction.
         case treeDeleted

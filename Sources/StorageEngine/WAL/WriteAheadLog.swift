@@ -276,10 +276,14 @@ final class WriteAheadLog: @unchecked Sendable {
         var appliedTransactions = 0
         /// Each applied transaction: its state, the pages it wrote and the pages it freed.
         var transactions: [(state: CommitState, written: [UInt64], freed: [UInt64])] = []
+        /// The base of a log that began after the meta recovery started from (the newest
+        /// meta was lost, §2.6 step 2); such a log is set aside, its frames unread.
+        var newerLogBase: UInt64?
     }
 
     /// Reads the header and scans the frames (SPEC.md §2.6), starting from the page file's
-    /// `meta`. Never writes.
+    /// `meta`. Never writes. A log whose base lies after `meta` is set aside (its base in
+    /// ``Recovery/newerLogBase``): the caller decides whether that is acceptable (M4).
     func recover(from meta: CommitState) throws -> Recovery {
         var recovery = Recovery(state: meta)
         hasHeader = false
@@ -301,8 +305,8 @@ final class WriteAheadLog: @unchecked Sendable {
         }
         let base = get64(header, LogHeader.baseTransactionOffset)
         guard base <= meta.transaction else {
-            throw StorageError.corrupt(
-                "log begins after transaction \(base) but the page file's newest valid meta is \(meta.transaction)")
+            recovery.newerLogBase = base
+            return recovery
         }
         version = Int(headerVersion)
         salt = get64(header, LogHeader.saltOffset)

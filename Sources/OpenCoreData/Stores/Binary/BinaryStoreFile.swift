@@ -149,6 +149,11 @@ enum BinaryStoreFile {
         let metadata = try StoreMetadataCoding.decode(from: &reader)
         try prepare(metadata)
         let nextKey = try reader.signed()
+        // The store hands out keys from here and after every row's key (`key + 1`): a
+        // forged value near Int64.max must be refused, not trap.
+        guard nextKey <= StoreCounterLimit.maximum else {
+            throw reader.damaged("its next primary key \(nextKey) is out of range")
+        }
         let entityCount = try reader.count(atMost: reader.remaining)
         var entities: [NSEntityDescription] = []
         entities.reserveCapacity(entityCount)
@@ -175,6 +180,9 @@ enum BinaryStoreFile {
         for _ in 0..<rowCount {
             let number = try reader.count(atMost: entities.count)
             let key = try reader.signed()
+            guard key <= StoreCounterLimit.maximum else {
+                throw reader.damaged("a row's primary key \(key) is out of range")
+            }
             let id = try makeID(number, key)
             guard !id.entity.isAbstract else {
                 throw reader.damaged("a row of abstract entity \(id.entity.name ?? "")")
@@ -191,7 +199,11 @@ enum BinaryStoreFile {
         let current = try reader.varint()
         let purged = try reader.varint()
         let recordCount = try reader.count(atMost: reader.remaining)
-        guard current <= UInt64(Int64.max), purged <= current, current - purged == UInt64(recordCount) else {
+        // A save appends at `current + 1`: a forged sequence near Int64.max must not trap.
+        guard current <= UInt64(StoreCounterLimit.maximum) else {
+            throw reader.damaged("its history sequence \(current) is out of range")
+        }
+        guard purged <= current, current - purged == UInt64(recordCount) else {
             throw reader.damaged("history sequences \(purged)...\(current) do not match \(recordCount) records")
         }
         var records: [(sequence: Int64, bytes: [UInt8])] = []
@@ -210,7 +222,9 @@ enum BinaryStoreFile {
     /// The bytes of the file at `path`, or nil when there is none.
     static func read(path: String, fileSystem: any StorageFileSystem) throws -> [UInt8]? {
         guard fileSystem.fileExists(atPath: path) else { return nil }
-        let file = try fileSystem.openFile(atPath: path, create: false)
+        // Read-only, so a store on a read-only file system (or one this process may not
+        // write) loads; only a save needs to write, and writes a new file anyway.
+        let file = try fileSystem.openFileReadOnly(atPath: path)
         defer { file.close() }
         let size = try file.size()
         guard size <= UInt64(Int.max / 2) else {

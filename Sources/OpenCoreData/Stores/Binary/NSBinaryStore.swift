@@ -43,12 +43,15 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
         return try BinaryStoreFile.decodeMetadata(bytes, path: url.path)
     }
 
-    /// Loads the file at the store's URL, or creates it.
+    /// Loads the file at the store's URL, or creates it. With
+    /// `NSReadOnlyPersistentStoreOption` the file is only read (a store on a read-only file
+    /// system loads), and a missing file is an error.
     ///
     /// - Throws: `NSPersistentStoreOpenError` without a file URL or on an I/O error;
     ///   `NSFileReadCorruptFileError` (259) for a damaged or foreign file;
     ///   `NSPersistentStoreIncompatibleVersionHashError` (134100) when the file was saved
-    ///   with a different model (binary stores do not migrate).
+    ///   with a different model (binary stores do not migrate); `NSFileReadNoSuchFileError`
+    ///   (260) for a read-only store with no file.
     public override func loadMetadata() throws {
         if let custom = options?[storeFileSystemOption] as? any StorageFileSystem { fileSystem = custom }
         guard let url, url.isFileURL, url.path != "/dev/null" else {
@@ -66,8 +69,14 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
                 userInfo: [NSUnderlyingErrorKey: error])
         }
         guard let bytes else {
+            guard !isReadOnly else {
+                throw CoreDataError.make(
+                    NSFileReadNoSuchFileError,
+                    "there is no binary store at \(path): a store added with NSReadOnlyPersistentStoreOption is not "
+                        + "created; check the URL", userInfo: [NSFilePathErrorKey: path])
+            }
             try super.loadMetadata()
-            if !isReadOnly { try writeFile(failure: NSPersistentStoreOpenError) }
+            try writeFile(failure: NSPersistentStoreOpenError)
             return
         }
         let image = try BinaryStoreFile.decode(bytes, path: path, store: self, model: model) { metadata in

@@ -35,10 +35,10 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
             [unowned self] in try self.objectIDs(forRelationship: $0, of: $1)
         }
-        for candidate in FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities) {
+        for candidate in entity.hierarchy(includingSubentities: request.includesSubentities) {
             guard let rows = rowsByEntity[ObjectIdentifier(candidate)] else { continue }
             // Compiled once per entity: keys resolve to slots here, not per row.
-            let compiled = try request.predicate.map { try FetchEvaluation.compile($0, for: candidate) }
+            let compiled = try request.predicate.map { try $0.compiled(for: candidate.frozenLayoutIfAny) }
             for key in rows.keys.sorted() {
                 guard let row = rows[key] else { continue }
                 if let compiled {

@@ -139,7 +139,7 @@ struct PageFileCatalog {
                     let destination = relationship.destinationEntity
                 else { continue }
                 func rowTrees(_ root: NSEntityDescription) -> String {
-                    FetchEvaluation.entities(root, includingSubentities: true).compactMap(\.name).map { "rows.\($0)" }
+                    root.hierarchy(includingSubentities: true).compactMap(\.name).map { "rows.\($0)" }
                         .joined(separator: ",")
                 }
                 var mirror = ""

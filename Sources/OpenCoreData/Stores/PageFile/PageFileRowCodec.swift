@@ -111,7 +111,12 @@ struct PageFileRowCodec {
         declaredEntities: [NSEntityDescription?]? = nil
     ) throws -> (version: Int64, values: [StoreValue]) {
         var reader = StoreByteReader(row: bytes)
-        let version = Int64(bitPattern: try reader.varint())
+        let storedVersion = try reader.varint()
+        // Saves add one to it (SPEC.md §3.2): a forged version near Int64.max must not trap.
+        guard storedVersion <= UInt64(StoreCounterLimit.maximum) else {
+            throw reader.damaged("its version \(storedVersion) is out of range (at most \(StoreCounterLimit.maximum))")
+        }
+        let version = Int64(storedVersion)
         let layout = entity?.layout
         var values: [StoreValue] = []
         values.reserveCapacity(layout?.properties.count ?? 8)

@@ -17,6 +17,8 @@ final class PageFileSharedDatabase: @unchecked Sendable {
     let path: String
     /// Whether the engine handle coordinates with other processes (SPEC.md §2.8).
     let isMultiProcess: Bool
+    /// Whether the engine handle was opened read-only (§2.12): stores that save cannot share it.
+    let isReadOnly: Bool
 
     private let lock = NSLock()
     private var references = 1
@@ -26,10 +28,11 @@ final class PageFileSharedDatabase: @unchecked Sendable {
     /// Single process: the value `next-key` holds in the file, as far as this handle wrote it.
     private var persistedNextKey: Int64 = 1
 
-    private init(database: Database, path: String, isMultiProcess: Bool) {
+    private init(database: Database, path: String, isMultiProcess: Bool, isReadOnly: Bool) {
         self.database = database
         self.path = path
         self.isMultiProcess = isMultiProcess
+        self.isReadOnly = isReadOnly
     }
 
     // MARK: Registry
@@ -45,7 +48,9 @@ final class PageFileSharedDatabase: @unchecked Sendable {
     }
 
     /// The shared handle on `url`, opened with `options` if this process has none yet
-    /// (an existing handle keeps the options it was opened with).
+    /// (an existing handle keeps the options it was opened with). A read-only request
+    /// shares any handle; a writable one waits, like a busy file, while the process's
+    /// handle is read-only.
     static func acquire(_ url: URL, options: Database.Options, timeout: Double) throws -> PageFileSharedDatabase {
         let path = registryPath(of: url)
         let deadline = Date().addingTimeInterval(max(0, timeout))
@@ -54,13 +59,23 @@ final class PageFileSharedDatabase: @unchecked Sendable {
             // it, so a file held by another process delays no other file's open or close.
             let opened = try registryLock.withLock { () throws -> PageFileSharedDatabase? in
                 if let shared = registry[path] {
+                    if shared.isReadOnly && !options.readOnly {
+                        guard Date() < deadline else {
+                            throw StorageError(
+                                .busy,
+                                "\(path) is open read-only in this process (another coordinator added it with "
+                                    + "NSReadOnlyPersistentStoreOption); remove that store first")
+                        }
+                        return nil
+                    }
                     shared.lock.withLock { shared.references += 1 }
                     return shared
                 }
                 do {
                     let database = try Database.open(at: path, options: options)
                     let shared = PageFileSharedDatabase(
-                        database: database, path: path, isMultiProcess: options.multiProcess)
+                        database: database, path: path, isMultiProcess: options.multiProcess,
+                        isReadOnly: options.readOnly)
                     registry[path] = shared
                     return shared
                 } catch let error as StorageError where error.code == .busy && Date() < deadline {
@@ -149,9 +164,9 @@ final class PageFileSharedDatabase: @unchecked Sendable {
 }
 
 extension PageFileStore {
-    /// The largest `next-key` a store accepts: far beyond any real store, and far enough
-    /// below `Int64.max` that handing out keys and reserving blocks cannot overflow.
-    static let maximumNextKey = Int64.max / 2
+    /// The largest `next-key` a store accepts (``StoreCounterLimit``): handing out keys
+    /// and reserving blocks cannot overflow.
+    static let maximumNextKey = StoreCounterLimit.maximum
 
     /// The `next-key` record of `meta`; nil when absent.
     ///

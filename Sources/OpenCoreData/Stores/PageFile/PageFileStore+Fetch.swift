@@ -4,36 +4,33 @@ import Foundation
 import StorageEngine
 
 extension PageFileStore {
-    /// The matching rows; with `resolvingBlobs` (and a request that uses row values) their
-    /// blobs are read, else blob values stay `.unresolved` (SPEC.md §3.8).
-    func fetchStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>, resolvingBlobs: Bool = true) throws
-        -> [StoreRow]
+    /// The matching rows as `plan` asks: with its values when the plan reads them (blobs
+    /// read; else blob values stay `.unresolved`, SPEC.md §3.8), and, when the plan allows,
+    /// only its leading rows walked from an index in sort order.
+    func fetchStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>, plan: StoreFetchPlan) throws
+        -> StoreFetchAnswer
     {
-        guard let entity = request.entity else {
-            throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
-        }
+        let entity = plan.entity
         let codec = self.codec
         do {
             return try openDatabase().read { transaction in
                 var result: [StoreRow] = []
-                let entities = FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities)
-                let usesValues =
-                    resolvingBlobs && request.includesPropertyValues
-                    && request.resultType != .managedObjectIDResultType && request.resultType != .countResultType
-                if entities.count == 1,
-                    try collectWindow(of: entity, request: request, in: transaction, codec: codec, into: &result)
+                let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
+                var isSorted = false
+                if entities.count == 1, let limit = plan.leadingRowLimit,
+                    let sorted = try collectWindow(
+                        of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
                 {
-                    if usesValues { try resolveBlobs(&result, in: transaction) }
-                    try resolvePrefetched(request, &result, in: transaction, codec: codec)
-                    return result
+                    isSorted = sorted
+                } else {
+                    for candidate in entities {
+                        try collectRows(
+                            of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
+                    }
                 }
-                for candidate in entities {
-                    try collectRows(
-                        of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
-                }
-                if usesValues { try resolveBlobs(&result, in: transaction) }
+                if plan.readsValues { try resolveBlobs(&result, in: transaction) }
                 try resolvePrefetched(request, &result, in: transaction, codec: codec)
-                return result
+                return StoreFetchAnswer(rows: result, isSorted: isSorted)
             }
         } catch {
             throw translate(error)
@@ -41,10 +38,8 @@ extension PageFileStore {
     }
 
     func countStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
-        guard let entity = request.entity else {
-            throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
-        }
-        let entities = FetchEvaluation.entities(entity, includingSubentities: request.includesSubentities)
+        let plan = try StoreFetchPlan(everyRowOf: request).withoutValues()
+        let entities = plan.entity.hierarchy(includingSubentities: request.includesSubentities)
         do {
             let counted: Int? = try openDatabase().read { transaction in
                 var total = 0
@@ -69,7 +64,21 @@ extension PageFileStore {
         } catch {
             throw translate(error)
         }
-        return try fetchStoredRows(request, resolvingBlobs: false).count
+        return try fetchStoredRows(request, plan: plan).rows.count
+    }
+
+    /// Views of rows read in `transaction`: a key path through a relationship reads the
+    /// destination's row (or to-many) in the same transaction.
+    private func rowViews(in transaction: ReadTransaction, codec: PageFileRowCodec) -> PageFileRowViews {
+        PageFileRowViews(
+            resolve: { [unowned self] id in
+                guard id.persistentStore === self else { return nil }
+                return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
+            },
+            resolveToMany: { [unowned self] relationship, id in
+                guard id.persistentStore === self else { return [] }
+                return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
+            })
     }
 
     /// Appends the rows of `entity` (not its sub-entities) matching `predicate`, in key order.
@@ -79,23 +88,18 @@ extension PageFileStore {
     ) throws {
         let info = try info(for: entity)
         guard let rows = try transaction.tree(named: info.treeName) else { return }
-        let compiled = try predicate.map { try FetchEvaluation.compile($0, for: entity) }
+        let compiled = try predicate.map { try $0.compiled(for: entity.frozenLayoutIfAny) }
         let readsBlobs = predicateReadsBlobs(predicate, info: info)
-        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
-            guard id.persistentStore === self else { return nil }
-            return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
-        }
-        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            [unowned self] relationship, id in
-            guard id.persistentStore === self else { return [] }
-            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
-        }
+        let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes)
+        let index = try plan.flatMap { try transaction.tree(named: $0.index.treeName) }
+        // An exact index range holds only matching rows: then nothing below evaluates a row.
+        let evaluates = compiled != nil && !(index != nil && plan?.isExact == true)
+        let views = rowViews(in: transaction, codec: codec)
         func accept(_ row: StoreRow) throws {
             var row = row
             if readsBlobs { try resolveBlobs(&row, info: info, in: transaction) }
             if let compiled {
-                let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
-                guard try compiled.evaluate(record: view) else { return }
+                guard try compiled.evaluate(record: views.view(of: row)) else { return }
             }
             result.append(row)
         }
@@ -106,15 +110,12 @@ extension PageFileStore {
         }
         // Rows the predicate rejects are read slot by slot in their encoded form, never decoded:
         // by the encoded predicate when it covers the predicate, else by the compiled one on a view.
-        let direct =
-            compiled == nil ? nil : predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) }
+        let direct = evaluates ? predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) } : nil
         var offsets: [Int] = []
         let encoded =
-            compiled != nil && direct == nil
+            evaluates && direct == nil
                 && predicate.map { PageFileEncodedRowView.canEvaluate($0, layout: entity.layout) } == true
-            ? PageFileEncodedRowView(
-                entity: entity, codec: codec, decodeRow: decodeRow,
-                makeView: { StoreRowView(row: $0, resolve: resolve, resolveToMany: resolveToMany) })
+            ? PageFileEncodedRowView(entity: entity, codec: codec, decodeRow: decodeRow, makeView: views.view)
             : nil
         /// Appends the row `value` of `primary` when it matches (`exact`: known to match).
         func consider(_ value: UnsafeRawBufferPointer, primary: Int64, exact: Bool) throws {
@@ -137,9 +138,7 @@ extension PageFileStore {
                 try accept(try decodeRow(value, primary))
             }
         }
-        if let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes),
-            let index = try transaction.tree(named: plan.index.treeName)
-        {
+        if let plan, let index {
             var keys: [Int64] = []
             for range in plan.ranges {
                 try index.scan(from: range.lower, to: range.upper) { key, _ in
@@ -182,49 +181,39 @@ extension PageFileStore {
         if let failure { throw failure }
     }
 
-    /// When the context allows it (`storeMayApplyWindow`) and the first sort key is a number
-    /// or date with an index led by it, walks that index in sort order and stops after
-    /// `fetchOffset + fetchLimit` matching rows (SPEC.md §3.5 Q5); it also takes the rows
-    /// tied with the last one when the index cannot tell which of them the context's stable
-    /// sort keeps. Returns false when it does not apply.
+    /// When the first sort key is a number or date with an index led by it, walks that index
+    /// in sort order and stops after the `limit` leading matching rows (SPEC.md §3.5 Q5); it
+    /// also takes the rows tied with the last one when the index cannot tell which of them
+    /// the context's stable sort keeps. Returns whether the rows are in the context's sort
+    /// order, or nil when the walk does not apply.
     private func collectWindow(
-        of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>,
+        of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>, limit needed: Int,
         in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
-    ) throws -> Bool {
-        guard request.storage.storeMayApplyWindow, request.fetchLimit > 0,
-            let descriptor = request.sortDescriptors?.first, descriptor.comparator == nil,
+    ) throws -> Bool? {
+        guard let descriptor = request.sortDescriptors?.first, descriptor.comparator == nil,
             descriptor.comparison == .compare, let key = descriptor.key, !key.contains("."),
             let slot = entity.layout.slotsByName[key], let attribute = entity.layout.attributeBySlot[slot],
             attribute.attributeType != .stringAttributeType, PageFileKey.isOrderable(attribute.attributeType)
-        else { return false }
+        else { return nil }
         let info = try info(for: entity)
         guard let index = info.indexes.first(where: { !$0.isUnique && $0.isOrdered && $0.slots.first == slot }) else {
-            return false
+            return nil
         }
         var range: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil)
         var rangeIsExact = false
         if let plan = PageFileQueryPlanner.plan(request.predicate, layout: entity.layout, indexes: info.indexes) {
             guard plan.index.treeName == index.treeName, plan.ranges.count == 1, let only = plan.ranges.first else {
-                return false
+                return nil
             }
             range = only
             rangeIsExact = plan.isExact
         }
-        guard let tree = try transaction.tree(named: index.treeName) else { return true }
+        guard let tree = try transaction.tree(named: index.treeName) else { return false }
         // An exact range holds only matching rows (what counts rely on): nothing to evaluate.
         let compiled =
-            rangeIsExact ? nil : try request.predicate.map { try FetchEvaluation.compile($0, for: entity) }
+            rangeIsExact ? nil : try request.predicate.map { try $0.compiled(for: entity.frozenLayoutIfAny) }
         let readsBlobs = predicateReadsBlobs(request.predicate, info: info)
-        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] id in
-            guard id.persistentStore === self else { return nil }
-            return try self.loadRow(id.entity, key: id.key, in: transaction, codec: codec)
-        }
-        let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            [unowned self] relationship, id in
-            guard id.persistentStore === self else { return [] }
-            return try self.destinationIDs(of: relationship, for: id, in: transaction, codec: codec)
-        }
-        let needed = max(request.fetchOffset, 0) + request.fetchLimit
+        let views = compiled == nil ? nil : rowViews(in: transaction, codec: codec)
         // Stopping at exactly `needed` rows is right only when ties on the sort value arrive in
         // the order the context's stable sort keeps them: ascending primary key, the order the
         // full path returns. That holds for a one-element index (entries are (value, key)) and
@@ -239,9 +228,8 @@ extension PageFileStore {
                 )
             }
             if readsBlobs { try resolveBlobs(&row, info: info, in: transaction) }
-            if let compiled {
-                let view = StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
-                guard try compiled.evaluate(record: view) else { return nil }
+            if let compiled, let views {
+                guard try compiled.evaluate(record: views.view(of: row)) else { return nil }
             }
             return row
         }
@@ -301,12 +289,11 @@ extension PageFileStore {
             let ordered = Self.sortedBySortValue(result, slot: slot, ascending: descriptor.ascending)
         {
             result = ordered
-            request.storage.storeReturnedSortedRows = true
             return true
         }
         // Key order, as the full path returns: the context's stable sort then orders ties alike.
         result.sort { $0.objectID.key < $1.objectID.key }
-        return true
+        return false
     }
 
     /// The row of `entity` with `key` in its row tree `rows` (looked up once per fetch, not per row).
@@ -352,5 +339,16 @@ extension PageFileStore {
         guard let number = value.withUnsafeBytes({ PageFileKey.number(at: $0)?.value }) else { return true }
         if number.isNaN { return false }
         return type != .integer64AttributeType || number.magnitude < 9_007_199_254_740_992
+    }
+}
+
+/// Makes views of the rows one fetch reads, resolving relationships in its transaction.
+private struct PageFileRowViews {
+    let resolve: (NSManagedObjectID) throws -> StoreRow?
+    let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID]
+
+    /// A view of `row` for a compiled predicate to read.
+    func view(of row: StoreRow) -> StoreRowView {
+        StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany)
     }
 }

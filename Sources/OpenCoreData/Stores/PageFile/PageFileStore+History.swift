@@ -64,10 +64,15 @@ extension PageFileStore: PersistentHistoryJournal {
     }
 
     /// The newest sequence ever appended and the purge bound (SPEC.md §3.7 H2, H3).
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` when the purge bound or the newest history
+    ///   key is not 8 bytes or lies outside `0...StoreCounterLimit.maximum` (a save appends
+    ///   at `current + 1`, which must not overflow).
     static func historyBounds(in transaction: ReadTransaction) throws -> (current: Int64, purged: Int64) {
         var purged: Int64 = 0
         if let raw = try transaction.tree(named: metaTreeName)?.value(forKey: purgedKey) {
-            guard let value = raw.withUnsafeBytes({ PageFileKey.sequenceNumber($0) }) else {
+            guard let value = raw.withUnsafeBytes({ PageFileKey.sequenceNumber($0) }), StoreCounterLimit.accepts(value)
+            else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "the history purge bound is damaged")
             }
             purged = value
@@ -75,7 +80,13 @@ extension PageFileStore: PersistentHistoryJournal {
         var last: Int64 = 0
         if let tree = try transaction.tree(named: historyTreeName) {
             try tree.scan(reverse: true) { key, _ in
-                last = PageFileKey.sequenceNumber(key) ?? 0
+                guard let sequence = PageFileKey.sequenceNumber(key), StoreCounterLimit.accepts(sequence) else {
+                    throw CoreDataError.make(
+                        NSFileReadCorruptFileError,
+                        "the newest history record's key is damaged (not a sequence in 0...\(StoreCounterLimit.maximum))"
+                    )
+                }
+                last = sequence
                 return false
             }
         }

@@ -224,7 +224,7 @@ extension PageFileStore {
                 else { continue }
                 // Formerly derived from the inverse: rebuild it from the references.
                 var bySource: [Int64: [NSManagedObjectID]] = [:]
-                for candidate in FetchEvaluation.entities(destination, includingSubentities: true) {
+                for candidate in destination.hierarchy(includingSubentities: true) {
                     guard let info = writer.catalog.infoIfAny(candidate),
                         let rows = try transaction.tree(named: info.treeName),
                         let slot = candidate.layout.slotsByName[inverse.name]

@@ -53,7 +53,7 @@ extension PageFileStore {
     /// - Throws: the engine's open error, translated (259 for a damaged file).
     public static func spaceReport(at url: URL) throws -> PageFileSpaceReport {
         var options = Database.Options()
-        options.createIfMissing = false
+        options.readOnly = true  // a report writes nothing (SPEC.md §2.12)
         let database: Database
         do {
             database = try openEngine(at: url, options: options, timeout: 5)

@@ -47,8 +47,16 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     /// Opens or creates the store file; checks the model against the stored version hashes.
     ///
+    /// With `NSReadOnlyPersistentStoreOption` the file is opened read-only (SPEC.md
+    /// §2.12): nothing is created or written, so a store on a read-only file system or in
+    /// a directory the process may not write opens, and a store that needs migrating is
+    /// refused with 134100. With ``PageFileStoreRecoverToOlderStateOption`` a file whose
+    /// newest meta slot is damaged opens at its previous checkpoint (§2.1 M4).
+    ///
     /// - Throws: 134100 for an incompatible model, 259 for a damaged file, 134000 for a file
-    ///   that is not a store, 134090 when another handle holds it past the timeout.
+    ///   that is not a store, 134090 when another handle holds it past the timeout, 260
+    ///   for a read-only store with no file, 134080 when the file cannot be opened (for
+    ///   writing: the message says to add the store read-only).
     public override func loadMetadata() throws {
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the store has no coordinator and so no model")
@@ -65,7 +73,16 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         {
             engineOptions.durability = mode
         }
-        engineOptions.multiProcess = PageFileStore.flag(options?[PageFileStoreMultiProcessOption])
+        engineOptions.readOnly = isReadOnly
+        engineOptions.multiProcess = !isReadOnly && PageFileStore.flag(options?[PageFileStoreMultiProcessOption])
+        engineOptions.recoverToOlderState = PageFileStore.flag(options?[PageFileStoreRecoverToOlderStateOption])
+        if let custom = options?[storeFileSystemOption] as? any StorageFileSystem { engineOptions.fileSystem = custom }
+        if isReadOnly, !engineOptions.fileSystem.fileExists(atPath: url.path) {
+            throw CoreDataError.make(
+                NSFileReadNoSuchFileError,
+                "there is no store at \(url.path): a store added with NSReadOnlyPersistentStoreOption is not "
+                    + "created; check the URL", userInfo: [NSFilePathErrorKey: url.path])
+        }
         let shared: PageFileSharedDatabase
         do {
             let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
@@ -79,6 +96,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         self.shared = shared
         do {
             var stored = try PageFileStore.readStoredMetadata(database)
+            if stored == nil && isReadOnly {
+                throw CoreDataError.make(
+                    NSPersistentStoreOpenError,
+                    "\(url.path) holds no store yet, and a store added with NSReadOnlyPersistentStoreOption cannot "
+                        + "create one: add it once without the option")
+            }
             if stored == nil, try !createStore(in: database, model: model, url: url) {
                 stored = try PageFileStore.readStoredMetadata(database)
             }
@@ -91,7 +114,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 }
                 var stored = stored
                 if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
-                    migratesAutomatically
+                    migratesAutomatically, !isReadOnly
                 {
                     guard shared.referenceCount == 1 else {
                         throw CoreDataError.make(
@@ -105,7 +128,10 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                     throw CoreDataError.make(
                         NSPersistentStoreIncompatibleVersionHashError,
                         "the model is not compatible with the store at \(url.path): its entity version hashes "
-                            + "differ and automatic migration was not requested (the store is left unchanged)",
+                            + (isReadOnly
+                                ? "differ, and a store added with NSReadOnlyPersistentStoreOption is not migrated"
+                                : "differ and automatic migration was not requested")
+                            + " (the store is left unchanged)",
                         userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
                 }
                 super.metadata = stored.metadata
@@ -154,10 +180,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// - Throws: `NSFileReadNoSuchFileError` when there is no file; `NSPersistentStoreInvalidTypeError`
     ///   when the file is not a store; `NSFileReadCorruptFileError` when it is damaged.
     public override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw CoreDataError.make(NSFileReadNoSuchFileError, "no store at \(url.path)")
-        }
-        return try withExistingDatabase(at: url) { database in
+        try withExistingDatabase(at: url) { database in
             do {
                 // An older store format still shows its metadata (the record's layout is the same).
                 guard let stored = try readStoredMetadata(database, acceptingOlderFormats: true) else {
@@ -170,15 +193,21 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the engine handle on the existing store file at `url`, shared with
-    /// this process's stores on it and opened with shared locks: readable while another
-    /// process has the store open with the multi-process option.
+    /// Calls `body` with the engine handle on the existing store file at `url`: the one this
+    /// process's stores share, or one opened read-only (SPEC.md §2.12) — nothing is created
+    /// or written, and the file is readable while another process has the store open with
+    /// the multi-process option, or on a read-only file system.
     ///
-    /// - Throws: The open error, translated; `body`'s error.
+    /// - Throws: `NSFileReadNoSuchFileError` when there is no file; the open error,
+    ///   translated; `body`'s error.
     static func withExistingDatabase<Result>(at url: URL, _ body: (Database) throws -> Result) throws -> Result {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CoreDataError.make(
+                NSFileReadNoSuchFileError, "there is no store at \(url.path): check the path",
+                userInfo: [NSFilePathErrorKey: url.path])
+        }
         var options = Database.Options()
-        options.createIfMissing = false
-        options.multiProcess = true
+        options.readOnly = true
         let shared: PageFileSharedDatabase
         do {
             shared = try PageFileSharedDatabase.acquire(url, options: options, timeout: 5)
@@ -259,9 +288,20 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard let storage = error as? StorageError else { return error }
         switch storage.code {
         case .corrupt:
+            // The engine names its own option; a store takes it as a store option.
+            let recovery =
+                storage.message.contains("Options.recoverToOlderState")
+                ? ". For a store: add it with PageFileStoreRecoverToOlderStateOption: true to open it as of its "
+                    + "previous checkpoint, losing the saves after it" : ""
             return CoreDataError.make(
-                NSFileReadCorruptFileError, "the store at \(url.path) is damaged or is not a store: \(storage.message)",
+                NSFileReadCorruptFileError,
+                "the store at \(url.path) is damaged or is not a store: \(storage.message)\(recovery)",
                 userInfo: [NSFilePathErrorKey: url.path])
+        case .readOnly:
+            return CoreDataError.make(
+                NSPersistentStoreOpenError,
+                "the store at \(url.path) cannot be opened for writing: \(storage.message). To read it, add it with "
+                    + "NSReadOnlyPersistentStoreOption: true", userInfo: [NSFilePathErrorKey: url.path])
         case .unsupportedFormat:
             return CoreDataError.make(
                 NSPersistentStoreInvalidTypeError,
@@ -338,7 +378,14 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     /// The matching rows, through an index range when the predicate allows (SPEC.md §3.5).
     public override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> [StoreRow] {
-        try fetchStoredRows(request)
+        try fetchStoredRows(request, plan: StoreFetchPlan(everyRowOf: request)).rows
+    }
+
+    /// The matching rows; under a plan's leading-row limit, maybe only those, sorted (SPEC.md §3.5 Q5).
+    override func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, plan: StoreFetchPlan) throws
+        -> StoreFetchAnswer
+    {
+        try fetchStoredRows(request, plan: plan)
     }
 
     /// The number of matching rows; read from an index alone when the predicate is fully indexed.
@@ -442,3 +489,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 /// Store option: the durability of the default store's commits — `"full"` (the default:
 /// a save survives power loss), `"normal"` (survives a process crash) or `"off"` (tests).
 public let PageFileStoreDurabilityOption = "OpenCoreDataDurabilityOption"
+
+/// Store option: open a default store whose newest meta slot is damaged (one flipped byte
+/// in the page file's header) as of its previous checkpoint, accepting the loss of the
+/// saves after it (`true`; SPEC.md §2.1 M4). Without it such a store is refused with
+/// `NSFileReadCorruptFileError` (259) naming what would be lost: nothing is opened silently
+/// with less than was saved. A store that may write repairs the file at its first
+/// checkpoint (at the latest when it is removed), after which it opens without the option.
+public let PageFileStoreRecoverToOlderStateOption = "OpenCoreDataRecoverToOlderStateOption"

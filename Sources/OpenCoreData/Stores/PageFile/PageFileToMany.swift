@@ -126,7 +126,7 @@ extension PageFileRowReader {
         guard let owner = inverse.entity else { return [] }
         var result: [NSManagedObjectID] = []
         let prefix = PageFileKey.primary(destination)
-        for entity in FetchEvaluation.entities(owner, includingSubentities: true) {
+        for entity in owner.hierarchy(includingSubentities: true) {
             guard let info = catalog.infoIfAny(entity),
                 let index = info.indexes.first(where: { $0.isReference && $0.name == inverse.name }),
                 let tree = try transaction.tree(named: index.treeName)

@@ -30,6 +30,8 @@ struct BenchContext: Sendable {
     /// 1.0 is the documented size (e.g. 1,000,000 rows); the smoke run uses less.
     let scale: Double
     let directory: URL
+    /// Where progress goes (nowhere unless stderr is a terminal).
+    var reporter: ProgressReporter = .silent
 
     /// `count` scaled, at least 1.
     func scaled(_ count: Int) -> Int { max(1, Int(Double(count) * scale)) }
@@ -37,9 +39,31 @@ struct BenchContext: Sendable {
     /// A fresh file path in the scratch directory.
     func path(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
-    /// Overwrites the terminal's progress line (stderr), so long runs show life.
-    func progress(_ text: String) {
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+    /// Shows what the workload is doing now, so long runs show life.
+    func progress(_ text: String) { reporter.show(text) }
+}
+
+/// Which way a measurement improves.
+enum Better: String, Codable, Sendable {
+    case higher
+    case lower
+    /// A count or a setting, reported for context: neither way is better.
+    case neither
+
+    /// The arrow the tables print after the unit.
+    var arrow: String {
+        switch self {
+        case .higher: "↑"
+        case .lower: "↓"
+        case .neither: " "
+        }
+    }
+
+    /// The usual direction for `unit`: rates are better higher, times and sizes lower.
+    static func inferred(from unit: String) -> Better {
+        if unit.hasSuffix("/s") { return .higher }
+        if ["ns", "us", "ms", "s", "B", "bytes", "KiB", "MiB", "GiB"].contains(unit) { return .lower }
+        return .neither
     }
 }
 
@@ -48,6 +72,16 @@ struct Measurement: Sendable {
     let label: String
     let value: Double
     let unit: String
+    let better: Better
+
+    /// A measurement whose direction follows from its unit unless `better` says otherwise
+    /// (ratios such as "x" name it).
+    init(label: String, value: Double, unit: String, better: Better? = nil) {
+        self.label = label
+        self.value = value
+        self.unit = unit
+        self.better = better ?? Better.inferred(from: unit)
+    }
 }
 
 /// Runs `body` and returns the seconds it took.
@@ -66,6 +100,6 @@ extension Workload {
             for _ in 0..<count { sink &+= DispatchTime.now().uptimeNanoseconds & 1 }
         }
         precondition(sink <= UInt64(count))
-        return [Measurement(label: "clock reads", value: Double(count) / seconds, unit: "/s")]
+        return [Measurement(label: "clock reads", value: Double(count) / seconds, unit: "reads/s")]
     }
 }

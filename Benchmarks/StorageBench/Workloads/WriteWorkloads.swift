@@ -21,16 +21,9 @@ final class WriteBenchPerson: NSManagedObject {
 enum WriteBench {
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = false
-            attribute.isIndexed = indexed
-            return attribute
+            ModelDescriptions.attribute(name, type, optional: false, indexed: indexed)
         }
-        let entity = NSEntityDescription()
-        entity.name = "Person"
-        entity.managedObjectClassName = NSStringFromClass(WriteBenchPerson.self)
+        let entity = ModelDescriptions.entity("Person", WriteBenchPerson.self)
         entity.properties = [
             attribute("firstName", .stringAttributeType), attribute("lastName", .stringAttributeType),
             attribute("age", .integer16AttributeType, indexed: true), attribute("email", .stringAttributeType),
@@ -111,16 +104,16 @@ enum WriteBench {
             options: [PageFileStoreDurabilityOption: "full"])
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator
-        bench.progress("store/writes: inserting \(count)")
+        bench.progress("default store: inserting \(grouped(count))")
         let insertSeconds = try measureSeconds { try insert(count, into: context) }
         var random = SystemRandomNumberGenerator()
         let shuffled = (1...Int64(count)).shuffled(using: &random)
         let updated = Array(shuffled.prefix(changes))
         let deleted = Array(shuffled.suffix(changes))
-        bench.progress("store/writes: updating \(changes)")
+        bench.progress("default store: updating \(grouped(changes)) by ID")
         var changed = 0
         let updateSeconds = try measureSeconds { changed = try update(updated, in: context, store: store, coordinator) }
-        bench.progress("store/writes: deleting \(changes)")
+        bench.progress("default store: deleting \(grouped(changes)) by ID")
         var removed = 0
         let deleteSeconds = try measureSeconds { removed = try delete(deleted, in: context, store: store, coordinator) }
         let remaining = try context.count(for: NSFetchRequest<WriteBenchPerson>(entityName: "Person"))
@@ -129,9 +122,12 @@ enum WriteBench {
         }
         try coordinator.remove(store)
         return [
-            Measurement(label: "insert \(count) in one save", value: Double(count) / insertSeconds, unit: "objects/s"),
-            Measurement(label: "update \(changes) by ID", value: Double(changes) / updateSeconds, unit: "objects/s"),
-            Measurement(label: "delete \(changes) by ID", value: Double(changes) / deleteSeconds, unit: "objects/s"),
+            Measurement(
+                label: "insert \(grouped(count)) in one save", value: Double(count) / insertSeconds, unit: "objects/s"),
+            Measurement(
+                label: "update \(grouped(changes)) by ID", value: Double(changes) / updateSeconds, unit: "objects/s"),
+            Measurement(
+                label: "delete \(grouped(changes)) by ID", value: Double(changes) / deleteSeconds, unit: "objects/s"),
         ]
     }
 }

@@ -17,15 +17,9 @@ enum ObjectBench {
     /// One model per process, as Core Data recommends.
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = type == .stringAttributeType || type == .dateAttributeType
-            return attribute
+            ModelDescriptions.attribute(name, type)
         }
-        let entity = NSEntityDescription()
-        entity.name = "Record"
-        entity.managedObjectClassName = NSStringFromClass(BenchRecord.self)
+        let entity = ModelDescriptions.entity("Record", BenchRecord.self)
         entity.properties = [
             attribute("name", .stringAttributeType), attribute("age", .integer16AttributeType),
             attribute("score", .integer64AttributeType), attribute("weight", .doubleAttributeType),
@@ -63,7 +57,7 @@ extension Workload {
                     record.active = index % 2 == 0
                 }
             }
-            bench.progress("saving \(count) objects")
+            bench.progress("in-memory store: saving \(grouped(count)) objects")
             saveSeconds = try measureSeconds { try writer.save() }
         }
         let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)

@@ -42,7 +42,7 @@ extension Workload {
         var database: Database?
         let seconds = try measureSeconds { database = try engineLoad(context.path("bulk.db").path, count: count) }
         try database?.close()
-        return [Measurement(label: "\(count) rows", value: Double(count) / seconds, unit: "rows/s")]
+        return [Measurement(label: "\(grouped(count)) rows", value: Double(count) / seconds, unit: "rows/s")]
     }
 
     static let enginePointLookup = Workload(
@@ -95,7 +95,7 @@ extension Workload {
         }
         precondition(seen == count && bytes == count * 100)
         try database.close()
-        return [Measurement(label: "\(count) rows", value: Double(count) / seconds, unit: "rows/s")]
+        return [Measurement(label: "\(grouped(count)) rows", value: Double(count) / seconds, unit: "rows/s")]
     }
 
     static func singleRowCommits(_ context: BenchContext, _ name: String, durability: Database.Durability) throws
@@ -157,7 +157,7 @@ extension Workload {
         try database.close()
         let commits = Double(8 * perThread)
         return [
-            Measurement(label: "commits (8 writers)", value: commits / seconds, unit: "/s"),
+            Measurement(label: "commits (8 writers)", value: commits / seconds, unit: "commits/s"),
             Measurement(label: "per commit", value: seconds / commits * 1e6, unit: "us"),
         ]
     }
@@ -205,7 +205,7 @@ extension Workload {
         let seconds = try measureSeconds { database = try Database.open(at: path, options: options) }
         try database?.close()
         return [
-            Measurement(label: "recover \(logSize >> 10) KiB log", value: seconds * 1e3, unit: "ms")
+            Measurement(label: "recover a \(grouped(logBytes >> 10)) KiB log", value: seconds * 1e3, unit: "ms")
         ]
     }
 
@@ -225,8 +225,8 @@ extension Workload {
         try database.close()
         let payload = Double(count * 108)
         return [
-            Measurement(label: "file / payload", value: before / payload, unit: "x"),
-            Measurement(label: "file / payload after vacuum", value: after / payload, unit: "x"),
+            Measurement(label: "file / payload", value: before / payload, unit: "x", better: .lower),
+            Measurement(label: "file / payload after vacuum", value: after / payload, unit: "x", better: .lower),
             Measurement(label: "bytes per row", value: before / Double(count), unit: "B"),
         ]
     }

@@ -46,56 +46,33 @@ struct Probe: Sendable {
 }
 
 /// `storage-bench probe NAME`: runs the named probe once in a scratch directory.
-func runProbe(arguments: [String]) -> Int32 {
-    guard let name = arguments.first else {
-        print("usage: storage-bench probe NAME   (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
-        return 2
-    }
+func runProbe(name: String) throws(CommandLineError) -> Int32 {
     guard let probe = Probe.all.first(where: { $0.name == name }) else {
-        print("storage-bench probe: no probe named \(name) (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
-        return 2
+        throw CommandLineError.usage(
+            "probe: no probe named '\(name)' (names: \(Probe.all.map(\.name).joined(separator: ", ")))")
     }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storage-probe-\(getpid())")
     defer { try? FileManager.default.removeItem(at: directory) }
     do {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try probe.run(directory)
-        print("probe \(probe.name): \(probe.operations) operations")
-        return 0
     } catch {
-        print("probe \(probe.name) failed: \(error)")
-        return 1
+        throw CommandLineError.failure("probe \(probe.name) failed: \(error)")
     }
+    print("probe \(probe.name): \(probe.operations) operations")
+    return ExitStatus.success
 }
 
 enum ProbeRuns {
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = type == .stringAttributeType
-            attribute.isIndexed = indexed
-            return attribute
+            ModelDescriptions.attribute(name, type, indexed: indexed)
         }
-        let person = NSEntityDescription()
-        person.name = "Person"
-        person.managedObjectClassName = NSStringFromClass(ProbePerson.self)
-        let company = NSEntityDescription()
-        company.name = "Company"
-        company.managedObjectClassName = NSStringFromClass(ProbeCompany.self)
-        let toCompany = NSRelationshipDescription()
-        toCompany.name = "company"
-        toCompany.destinationEntity = company
-        toCompany.maxCount = 1
-        toCompany.deleteRule = .nullifyDeleteRule
-        let employees = NSRelationshipDescription()
-        employees.name = "employees"
-        employees.destinationEntity = person
-        employees.maxCount = 0
-        employees.deleteRule = .nullifyDeleteRule
-        toCompany.inverseRelationship = employees
-        employees.inverseRelationship = toCompany
+        let person = ModelDescriptions.entity("Person", ProbePerson.self)
+        let company = ModelDescriptions.entity("Company", ProbeCompany.self)
+        let toCompany = ModelDescriptions.relationship("company", to: company, toMany: false)
+        let employees = ModelDescriptions.relationship("employees", to: person, toMany: true)
+        ModelDescriptions.pair(toCompany, employees)
         person.properties = [
             attribute("id", .integer64AttributeType, indexed: true), attribute("firstName", .stringAttributeType),
             attribute("lastName", .stringAttributeType), attribute("age", .integer16AttributeType, indexed: true),

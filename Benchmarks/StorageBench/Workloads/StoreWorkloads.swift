@@ -1,6 +1,5 @@
 // Object-level workloads of issue 5 on each store type: the same list Benchmarks/Peers
-// runs on SQLite and GRDB (documented scale: 100,000 objects). Also `storage-bench
-// check PATH`, which verifies a default-store file.
+// runs on SQLite and GRDB (documented scale: 100,000 objects).
 import Foundation
 import OpenCoreData
 
@@ -17,16 +16,9 @@ final class StoreBenchRecord: NSManagedObject {
 enum StoreBench {
     static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType, indexed: Bool = false) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = type == .stringAttributeType || type == .dateAttributeType
-            attribute.isIndexed = indexed
-            return attribute
+            ModelDescriptions.attribute(name, type, indexed: indexed)
         }
-        let entity = NSEntityDescription()
-        entity.name = "StoreRecord"
-        entity.managedObjectClassName = NSStringFromClass(StoreBenchRecord.self)
+        let entity = ModelDescriptions.entity("StoreRecord", StoreBenchRecord.self)
         entity.properties = [
             attribute("name", .stringAttributeType), attribute("age", .integer16AttributeType, indexed: true),
             attribute("score", .integer64AttributeType, indexed: true), attribute("weight", .doubleAttributeType),
@@ -61,6 +53,28 @@ enum StoreBench {
         record.active = index % 2 == 0
     }
 
+    /// What the tables call a store type: NSSQLiteStoreType's string is "SQLite", but the
+    /// store it opens is OpenCoreData's own default store.
+    static func displayName(_ type: String) -> String {
+        switch type {
+        case NSSQLiteStoreType: "default store"
+        case NSInMemoryStoreType: "in-memory store"
+        case NSBinaryStoreType: "binary store"
+        default: type
+        }
+    }
+
+    /// What one save of `type` costs in durability, for the single-save label.
+    static func durability(_ type: String, options: [AnyHashable: Any]?) -> String {
+        switch type {
+        case NSInMemoryStoreType: return "not durable"
+        case NSBinaryStoreType: return "durable, file rewritten"
+        default:
+            let setting = options?[PageFileStoreDurabilityOption] as? String ?? "full"
+            return "\(setting) durability"
+        }
+    }
+
     static func failure(_ message: String) -> Error {
         CocoaError(.coderValueNotFound, userInfo: [NSLocalizedDescriptionKey: message])
     }
@@ -70,18 +84,19 @@ enum StoreBench {
         let count = bench.scaled(100_000)
         let url = bench.path("Store.store")
         var coordinator = try coordinator(type: type, url: url, options: options)
+        let store = displayName(type)
         var results: [Measurement] = []
         func record(_ label: String, _ value: Double, _ unit: String) {
             results.append(Measurement(label: label, value: value, unit: unit))
         }
 
-        bench.progress("\(type): inserting \(count) objects")
+        bench.progress("\(store): inserting \(grouped(count)) objects")
         let writer = context(coordinator)
         let insertSeconds = try measureSeconds {
             for index in 0..<count { fill(StoreBenchRecord(context: writer), index) }
             try writer.save()
         }
-        record("insert \(count) in one save", Double(count) / insertSeconds, "objects/s")
+        record("insert \(grouped(count)) in one save", Double(count) / insertSeconds, "objects/s")
         let ids = try context(coordinator).fetch(NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord")).map(
             \.objectID)
         guard ids.count == count else { throw failure("fetched \(ids.count) of \(count)") }
@@ -90,7 +105,7 @@ enum StoreBench {
         // 2,000 durable saves of a 100,000-object graph would take many minutes: it runs
         // 1/40 of them, and the rate is per save all the same.
         let singles = type == NSBinaryStoreType ? max(1, bench.scaled(2_000) / 40) : bench.scaled(2_000)
-        bench.progress("\(type): \(singles) single-object saves")
+        bench.progress("\(store): \(grouped(singles)) single-object saves")
         let single = context(coordinator)
         let singleSeconds = try measureSeconds {
             for index in 0..<singles {
@@ -98,10 +113,12 @@ enum StoreBench {
                 try single.save()
             }
         }
-        record("\(singles) single-object saves (durable)", Double(singles) / singleSeconds, "saves/s")
+        record(
+            "\(grouped(singles)) single-object saves (\(durability(type, options: options)))",
+            Double(singles) / singleSeconds, "saves/s")
 
         let lookups = min(ids.count, bench.scaled(10_000))
-        bench.progress("\(type): \(lookups) fetches by object ID")
+        bench.progress("\(store): \(grouped(lookups)) fetches by object ID")
         let lookup = context(coordinator)
         var generator = SystemRandomNumberGenerator()
         var sum: Int64 = 0
@@ -115,7 +132,7 @@ enum StoreBench {
         record("fetch by object ID", Double(lookups) / lookupSeconds, "objects/s")
 
         let queries = max(1, bench.scaled(200))
-        bench.progress("\(type): \(queries) indexed range queries")
+        bench.progress("\(store): \(grouped(queries)) indexed range queries")
         let ranged = try measureSeconds {
             for query in 0..<queries {
                 let reader = context(coordinator)
@@ -133,7 +150,7 @@ enum StoreBench {
         }
         record("indexed range + sort + limit 100", Double(queries) / ranged, "queries/s")
 
-        bench.progress("\(type): CONTAINS[c] scans")
+        bench.progress("\(store): CONTAINS[c] scans")
         let scans = 3
         let containsSeconds = try measureSeconds {
             for _ in 0..<scans {
@@ -155,7 +172,7 @@ enum StoreBench {
         record("count with predicate (age < 50)", Double(counts) / countSeconds, "queries/s")
 
         let changes = min(count, bench.scaled(10_000))
-        bench.progress("\(type): updating \(changes)")
+        bench.progress("\(store): updating \(grouped(changes))")
         let updater = context(coordinator)
         let updateRequest = NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord")
         updateRequest.predicate = NSPredicate(format: "score < %lld", Int64(changes))
@@ -163,15 +180,15 @@ enum StoreBench {
             for object in try updater.fetch(updateRequest) { object.weight += 1 }
             try updater.save()
         }
-        record("update \(changes) (fetch, change, save)", Double(changes) / updateSeconds, "objects/s")
+        record("update \(grouped(changes)) (fetch, change, save)", Double(changes) / updateSeconds, "objects/s")
 
-        bench.progress("\(type): deleting \(changes)")
+        bench.progress("\(store): deleting \(grouped(changes))")
         let deleter = context(coordinator)
         let deleteSeconds = try measureSeconds {
             for object in try deleter.fetch(updateRequest) { deleter.delete(object) }
             try deleter.save()
         }
-        record("delete \(changes) (fetch, delete, save)", Double(changes) / deleteSeconds, "objects/s")
+        record("delete \(grouped(changes)) (fetch, delete, save)", Double(changes) / deleteSeconds, "objects/s")
 
         if type != NSInMemoryStoreType {
             for store in coordinator.persistentStores { try coordinator.remove(store) }
@@ -209,7 +226,7 @@ enum StoreBench {
 extension Workload {
     /// The issue's object workloads on the default on-disk store.
     static let storeDefault = Workload(
-        name: "store/default", summary: "object workloads on the default store (100k objects, durable)"
+        name: "store/default", summary: "object workloads on the default store (100k objects, full durability)"
     ) { bench in
         try StoreBench.run(type: NSSQLiteStoreType, bench: bench)
     }
@@ -228,56 +245,5 @@ extension Workload {
         name: "store/in-memory", summary: "object workloads on the in-memory store (100k objects)"
     ) { bench in
         try StoreBench.run(type: NSInMemoryStoreType, bench: bench)
-    }
-}
-
-/// `storage-bench check PATH`: verifies a default-store file; exit status 0 when sound.
-func runStoreCheck(path: String) -> Int32 {
-    do {
-        let report = try PageFileStore.verify(at: URL(fileURLWithPath: path))
-        if let engine = report.engine {
-            print(
-                "engine: transaction \(engine.transaction), \(engine.pageCount) pages, \(engine.treeCount) trees, "
-                    + "\(engine.entryCount) entries, \(engine.freePageCount) free pages, depth \(engine.maximumDepth)")
-        }
-        print("store: \(report.rowCount) rows, \(report.indexEntryCount) index entries")
-        for problem in report.problems { print("problem: \(problem)") }
-        print(report.isClean ? "check: \(path) is sound" : "check: \(path) has \(report.problems.count) problem(s)")
-        return report.isClean ? 0 : 1
-    } catch {
-        print("check: \(path): \((error as NSError).localizedDescription)")
-        return 2
-    }
-}
-
-/// `storage-bench store-kill-child PATH` (hidden; the object-level crash test's child):
-/// saves forever in full durability with history tracking — each save inserts 1 to 4
-/// records with the next scores and updates an older one — and prints `ack N` once
-/// records 0..<N are saved.
-func runStoreKillChild(path: String) -> Int32 {
-    do {
-        let coordinator = try StoreBench.coordinator(
-            type: NSSQLiteStoreType, url: URL(fileURLWithPath: path),
-            options: [NSPersistentHistoryTrackingKey: true as NSNumber])
-        let context = StoreBench.context(coordinator)
-        var next = try context.count(for: NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord"))
-        var generator = SystemRandomNumberGenerator()
-        while true {
-            let batch = Int.random(in: 1...4, using: &generator)
-            for offset in 0..<batch { StoreBench.fill(StoreBenchRecord(context: context), next + offset) }
-            if next > 0 {
-                let request = NSFetchRequest<StoreBenchRecord>(entityName: "StoreRecord")
-                request.predicate = NSPredicate(
-                    format: "score == %lld", Int64.random(in: 0..<Int64(next), using: &generator))
-                for record in try context.fetch(request) { record.weight += 1 }
-            }
-            try context.save()
-            context.reset()
-            next += batch
-            FileHandle.standardOutput.write(Data("ack \(next)\n".utf8))
-        }
-    } catch {
-        FileHandle.standardError.write(Data("store-kill-child: \(error)\n".utf8))
-        return 1
     }
 }

@@ -1,0 +1,70 @@
+// What a context tells a store about one fetch, and what the store tells back. Both are
+// values made per fetch, never state on the NSFetchRequest: contexts on different threads
+// may run one request at once, and each one's plan and answer stay its own.
+//
+//   context ──StoreFetchPlan──▶ store      the entity, which rows the context will keep
+//                                          (a leading window in sort order, or all), and
+//                                          whether it reads their values
+//   context ◀──StoreFetchAnswer── store    the rows, and whether they are already sorted
+//
+// A store that ignores the plan (every custom store: its public `fetchRows(_:)` answers)
+// returns every matching row, unsorted; the context then sorts and windows as always.
+import Foundation
+
+/// How a context will use the rows of one fetch, so a store may return less or do less.
+struct StoreFetchPlan {
+    /// The entity the request fetches, resolved.
+    let entity: NSEntityDescription
+    /// When set, the context keeps only this many leading rows (fetchOffset + fetchLimit) in
+    /// the order of the request's sort descriptors, and nothing unsaved can change which: the
+    /// store may return just those, with every row tied with the last one on the sort value.
+    let leadingRowLimit: Int?
+    /// Whether the context reads the rows' values, not only their IDs or their number:
+    /// when false a store may leave values it keeps apart (blobs) unread.
+    let readsValues: Bool
+
+    /// A plan for `request` on its resolved `entity`; `mayStopEarly` when nothing unsaved in
+    /// the fetching context can change which rows lead (asked only for a request with a limit).
+    init(
+        _ request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription,
+        mayStopEarly: @autoclosure () -> Bool
+    ) {
+        self.entity = entity
+        leadingRowLimit =
+            request.fetchLimit > 0 && request.resultType != .dictionaryResultType && mayStopEarly()
+            ? max(request.fetchOffset, 0) + request.fetchLimit : nil
+        readsValues =
+            request.includesPropertyValues && request.resultType != .managedObjectIDResultType
+            && request.resultType != .countResultType
+    }
+
+    /// Every matching row of `request`, with its values: what the public `fetchRows(_:)` answers.
+    ///
+    /// - Throws: `NSCoreDataError` when the request reached the store without an entity.
+    init(everyRowOf request: NSFetchRequest<NSFetchRequestResult>) throws {
+        guard let entity = request.entity else {
+            throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
+        }
+        self.init(request, entity: entity, mayStopEarly: false)
+    }
+
+    /// The same plan for rows whose values nobody reads (a count).
+    func withoutValues() -> StoreFetchPlan {
+        StoreFetchPlan(entity: entity, leadingRowLimit: leadingRowLimit, readsValues: false)
+    }
+
+    private init(entity: NSEntityDescription, leadingRowLimit: Int?, readsValues: Bool) {
+        self.entity = entity
+        self.leadingRowLimit = leadingRowLimit
+        self.readsValues = readsValues
+    }
+}
+
+/// A store's answer to one fetch: the rows, and what the store did with them.
+struct StoreFetchAnswer {
+    /// The matching rows (under a plan with a `leadingRowLimit`, possibly only the leading ones).
+    let rows: [StoreRow]
+    /// Whether `rows` are already in the order the context's stable sort by the request's
+    /// sort descriptors would give them, so the context may skip sorting them.
+    let isSorted: Bool
+}
