@@ -171,7 +171,7 @@ struct PageFileCatalog {
                 guard let relationship, !relationship.isToMany, relationship.inverseRelationship != nil,
                     let destination = relationship.destinationEntity
                 else { continue }
-                let trees = FetchEvaluation.entities(destination, includingSubentities: true).compactMap(\.name)
+                let trees = destination.hierarchy(includingSubentities: true).compactMap(\.name)
                     .map { "rows.\($0)" }.joined(separator: ",")
                 lines.append("rows.\(name)\tto-one\t\(slot)|\(trees)")
             }
