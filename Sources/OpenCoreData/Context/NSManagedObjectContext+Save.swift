@@ -29,12 +29,16 @@ extension NSManagedObjectContext {
         var savedInserted = inserted.inCreationOrder()
         var savedUpdated = updated.filter { $0.hasDirtySlots }
         var savedDeleted = Array(deleted)
+        // Objects whose row an upsert left other than they hold (see writeChangesToStores).
+        var stale: [NSManagedObject] = []
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
             lifecycle.settleSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
         } else {
-            let versions = try writeChangesResolvingConflicts(
+            let written = try writeChangesResolvingConflicts(
                 inserted: &savedInserted, updated: &savedUpdated, deleted: &savedDeleted)
+            let versions = written.versions
+            stale = written.stale
             // A delete the merge policy rolled back leaves the object in the context.
             savedDeleted.removeAll { !$0.isDeleted }
             // A conflict resolved by discarding an object's changes leaves nothing to report for it.
@@ -45,6 +49,9 @@ extension NSManagedObjectContext {
         let changes = lifecycle.finishSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
         notifyAutomaticMerging(changes)
         lifecycle.releaseSavedDeletes(savedDeleted)
+        for object in stale where object.managedObjectContext === self && !object.isDeleted {
+            refresh(object, mergeChanges: false)
+        }
     }
 
     func validatePendingChanges() throws {
@@ -67,11 +74,17 @@ extension NSManagedObjectContext {
         if let error = CoreDataError.combining(errors) { throw error }
     }
 
-    /// Builds one save request of rows and hands it to the coordinator; returns the new row versions.
+    /// Builds one save request of rows and hands it to the coordinator; returns the new row
+    /// versions and the objects an upsert left stale: an inserted object that took an
+    /// existing row holds only its own values while the row keeps the stored ones the policy
+    /// chose and its relationships (an empty to-many of the new object keeps the stored
+    /// list), and an object already registered for that row was read before the upsert.
+    /// Both become faults once the save is done, so a later change (a cascading delete
+    /// above all) starts from the row as stored.
     func writeChangesToStores(
         inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject],
         acceptedUpserts: Set<ObjectIdentifier> = []
-    ) throws -> [NSManagedObjectID: Int64] {
+    ) throws -> (versions: [NSManagedObjectID: Int64], stale: [NSManagedObject]) {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let newObjects = inserted.filter { $0.objectID.isTemporaryID }
         var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
@@ -108,8 +121,17 @@ extension NSManagedObjectContext {
             request, updated: updated, deleted: deleted, mapping: mapping,
             inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first }, acceptedUpserts: acceptedUpserts)
         // No reserve: each object leaves its temporary entry as it gains its permanent one.
-        for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: result.replacedObjectIDs[id] ?? id) }
-        return result.versions
+        var stale: [NSManagedObject] = []
+        for (object, id) in zip(newObjects, permanentIDs) {
+            guard let existing = result.replacedObjectIDs[id] else {
+                reassign(object, to: id)
+                continue
+            }
+            if let registered = registry[existing], registered !== object { stale.append(registered) }
+            reassign(object, to: existing)
+            stale.append(object)
+        }
+        return (result.versions, stale)
     }
 
     /// Applies this child's changes to `parent`'s objects, on the parent's queue.
