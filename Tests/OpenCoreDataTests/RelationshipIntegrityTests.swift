@@ -261,7 +261,8 @@ enum LinkedFixtures {
     /// its books. Afterwards the object reads the row (it read its own empty list), and its
     /// delete cascades to the books (it cascaded to none, and the store let the books go of
     /// their deleted shelf: objects whose delete was acknowledged were back, as the soak
-    /// found). An object registered for the row before the upsert reads it too.
+    /// found). An object registered for the row before the upsert reads it too, and the
+    /// books that held it let go of it (their nullify wrote the deleted shelf back).
     @Test(arguments: LinkedFixtures.storeTypes)
     func anUpsertedObjectReadsTheRowItTookAndItsDeleteCascades(storeType: String) throws {
         let policies: [NSMergePolicyType] = [
@@ -279,6 +280,10 @@ enum LinkedFixtures {
             let context = Fixtures.context(coordinator, policy)
             let earlier = try #require(try Fixtures.fetch("Shelf", "a", in: context))
             #expect(Fixtures.names(earlier.value(forKey: "books")) == ["x", "y"])
+            // The books hold the earlier object as their shelf.
+            for book in try #require(earlier.value(forKey: "books") as? NSOrderedSet) {
+                #expect((book as? NSManagedObject)?.value(forKey: "shelf") as? NSManagedObject === earlier)
+            }
             let fresh = Fixtures.insert("Shelf", "a", into: context)
             try context.save()
             #expect(fresh.objectID == earlier.objectID, "\(storeType), \(policy)")
@@ -290,6 +295,7 @@ enum LinkedFixtures {
             for name in ["x", "y"] {
                 #expect(try Fixtures.fetch("Item", name, in: reader) == nil, "\(storeType), \(policy): \(name) back")
             }
+            #expect(try Fixtures.fetch("Shelf", "a", in: reader) == nil, "\(storeType), \(policy): the shelf back")
             #expect(try Fixtures.problems(coordinator) == [], "\(storeType), \(policy)")
         }
     }

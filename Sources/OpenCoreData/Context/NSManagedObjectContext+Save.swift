@@ -49,8 +49,33 @@ extension NSManagedObjectContext {
         let changes = lifecycle.finishSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
         notifyAutomaticMerging(changes)
         lifecycle.releaseSavedDeletes(savedDeleted)
+        refreshAfterUpserts(stale)
+    }
+
+    /// Turns the objects an upsert left stale into faults, and every object whose loaded
+    /// relationships still hold the one registered for the row before (it is no longer
+    /// what the row's ID finds, so a change made through it, say the nullify of a
+    /// cascading delete, would write the row back).
+    private func refreshAfterUpserts(_ stale: [NSManagedObject]) {
+        guard !stale.isEmpty else { return }
+        let superseded = Set(stale.filter { registry[$0.objectID] !== $0 }.map(ObjectIdentifier.init))
         for object in stale where object.managedObjectContext === self && !object.isDeleted {
             refresh(object, mergeChanges: false)
+        }
+        guard !superseded.isEmpty else { return }
+        func holds(_ value: Any?) -> Bool {
+            switch value {
+            case let object as NSManagedObject: superseded.contains(ObjectIdentifier(object))
+            case let set as Set<NSManagedObject>: set.contains { superseded.contains(ObjectIdentifier($0)) }
+            case let array as [NSManagedObject]: array.contains { superseded.contains(ObjectIdentifier($0)) }
+            default: false
+            }
+        }
+        for object in Array(registry.values) where !object.isFault && !object.isDeleted {
+            if object.layout.relationshipSlots.contains(where: { $0 < object.values.count && holds(object.values[$0]) })
+            {
+                refresh(object, mergeChanges: true)
+            }
         }
     }
 
