@@ -15,7 +15,7 @@ import Testing
         var first = SoakEffects(counter: 1)
         first.insertedOwners = [10]
         ledger.begin("p0", first)
-        ledger.acknowledgePending("p0", counter: 1)
+        ledger.acknowledgePending("p0", first)
         var written = SoakEffects(counter: 2)
         written.insertedOwners = [20]
         ledger.begin("p0", written)
@@ -33,7 +33,7 @@ import Testing
         #expect(ledger.violations.isEmpty)
         ledger.resume("p0", storeCounter: 1)
         #expect(ledger.violations.map(\.kind) == [.lostSave])
-        ledger.acknowledgePending("p0", counter: 9)
+        ledger.acknowledgePending("p0", SoakEffects(counter: 9))
         #expect(ledger.violations.map(\.kind) == [.lostSave, .process])
     }
 
@@ -54,6 +54,22 @@ import Testing
         #expect(ledger.items == [13])
         #expect(ledger.itemsDeleted == [11: nil, 12: 1])
         #expect(ledger.itemValues == [13: 2])
+    }
+
+    /// The deletes of a rollback save not read back (a killed child's pending save) are
+    /// not claimed either way: the policy may have undone them.
+    @Test func deletesARollbackMayHaveUndoneAreNotClaimed() {
+        var ledger = WriterLedger()
+        var insert = SoakEffects(counter: 1)
+        insert.insertedItems = [11, 12, 13]
+        ledger.apply(insert)
+        var change = SoakEffects(counter: 2)
+        change.deletedItems = [11]
+        change.cascadedItems = [[12, 1]]
+        change.deletesMayBeUndone = true
+        ledger.apply(change)
+        #expect(ledger.items == [13])
+        #expect(ledger.itemsDeleted.isEmpty)
     }
 
     /// A store holding writer c3's counter at 5, an owner with items 1 (value 3) and 2.
