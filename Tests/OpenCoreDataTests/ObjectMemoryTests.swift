@@ -100,6 +100,29 @@ import Testing
         #expect(fetched.alive == 0, "fetched objects related both ways are freed with their context")
     }
 
+    /// Objects another save deleted leave the context when it merges that save; related
+    /// both ways, they kept each other (and the objects they name) alive for good.
+    @Test func objectsAnotherSaveDeletedAreFreedOnceMerged() throws {
+        let coordinator = try TestStack.coordinator()
+        let writer = TestStack.context(coordinator)
+        let reader = TestStack.context(coordinator)
+        _ = try Self.insertGraph(writer, round: 0, size: 4)
+        var fetched = try Self.fetchGraph(reader)
+        #expect(fetched.alive > 0)
+        var deleted: [NSManagedObjectID] = []
+        for entity in ["Employee", "Company", "Task"] {
+            for object in try writer.fetch(NSFetchRequest<NSManagedObject>(entityName: entity)) {
+                deleted.append(object.objectID)
+                writer.delete(object)
+            }
+        }
+        try writer.save()
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: deleted], into: [reader])
+        reader.reset()
+        #expect(fetched.alive == 0, "\(fetched.alive) of \(fetched.count) objects alive after the merge and reset()")
+        fetched = Probes()
+    }
+
     @Test func roundsOfSaveResetAndRefetchReturnToTheBaseline() throws {
         let coordinator = try TestStack.coordinator()
         let context = TestStack.context(coordinator)

@@ -49,11 +49,16 @@ extension NSManagedObjectContext {
             refresh(object, mergeChanges: true)
             refreshed.insert(object)
         }
+        var invalidated: [NSManagedObject] = []
         for id in changes.deleted {
             guard let object = registry[id] else { continue }
             lifecycle.invalidate(object)
+            invalidated.append(object)
         }
         lifecycle.postObjectsDidChange(refreshed: refreshed)
+        // Once observers saw them, they drop their values as a saved delete does: related
+        // both ways, they would keep each other (and what they name) alive for good.
+        lifecycle.releaseSavedDeletes(invalidated)
     }
 
     /// After a save: contexts that merge automatically get the changes on their queue.
