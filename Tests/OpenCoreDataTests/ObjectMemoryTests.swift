@@ -123,6 +123,38 @@ import Testing
         fetched = Probes()
     }
 
+    /// Objects a rollback takes out of the context (inserted since the last save) let go
+    /// of the objects they name: related both ways, they kept each other, and the
+    /// registered objects they named, alive after reset() (a failed save rolled back, in
+    /// the soak).
+    @Test func objectsARollbackDiscardsAreFreed() throws {
+        let context = try TestStack.freshContext()
+        _ = try Self.insertGraph(context, round: 0, size: 2)
+        context.reset()
+        var fetched = try Self.fetchGraph(context)
+        var discarded = Probes()
+        do {
+            let project = try #require(try context.fetch(TestStack.request("Project", TProject.self)).first)
+            let company = TCompany(context: context)
+            company.name = "Discarded"
+            discarded.watch([company])
+            for index in 0..<3 {
+                let employee = TEmployee(context: context)
+                employee.name = "Discarded \(index)"
+                employee.company = company
+                employee.projects = [project]
+                discarded.watch([employee])
+            }
+            context.rollback()
+            #expect(company.name == "Discarded", "a discarded object still reads its attributes")
+        }
+        context.reset()
+        #expect(discarded.alive == 0, "\(discarded.alive) of \(discarded.count) discarded objects alive")
+        #expect(fetched.alive == 0, "\(fetched.alive) of \(fetched.count) fetched objects alive after reset()")
+        discarded = Probes()
+        fetched = Probes()
+    }
+
     @Test func roundsOfSaveResetAndRefetchReturnToTheBaseline() throws {
         let coordinator = try TestStack.coordinator()
         let context = TestStack.context(coordinator)

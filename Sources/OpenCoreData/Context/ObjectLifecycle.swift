@@ -477,6 +477,10 @@ final class ObjectLifecycle {
             object.state.isDeleted = false
             object.managedObjectContext = nil
             report(.rolledBack, object)
+            // Out of the context it lets go of the objects it names (its attributes stay
+            // readable): discarded objects related both ways would keep each other, and
+            // the registered objects they name, alive.
+            for slot in object.layout.relationshipSlots where slot < object.values.count { object.values[slot] = nil }
         }
         for object in Array(updated) + Array(deleted) {
             checkLegal(.rolledBack, object)
