@@ -149,6 +149,44 @@ import Testing
         #expect(error?.code == NSFileReadCorruptFileError, "\(String(describing: error))")
     }
 
+    /// The catalog record's bytes for the people model (SPEC.md §3.1): its lines, sorted,
+    /// with one to-one line per to-one with an inverse (T8).
+    @Test func catalogRecordIsPinned() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        try PageFileFixtures.close(coordinator)
+        let database = try PageFileFixtures.openDatabase(url)
+        defer { try? database.close() }
+        let catalog = try database.read { transaction in
+            try transaction.tree(named: "store.meta")?.value(forKey: Array("index-catalog".utf8)) ?? []
+        }
+        let expected = [
+            "index.Person.age\tindex\t2", "index.Person.byName\tindex\t1,0", "rel.Person.team\treference\t4",
+            "rows.Person\tto-one\t4|rows.Team", "unique.Person.email\tunique\t3",
+        ].joined(separator: "\n")
+        #expect(String(decoding: catalog, as: UTF8.self) == expected)
+        #expect(catalog == Array(expected.utf8))
+    }
+
+    /// A damaged to-one line is reported by verify(), never trusted.
+    @Test func aDamagedToOneLineIsReported() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        try PageFileFixtures.close(coordinator)
+        let database = try PageFileFixtures.openDatabase(url)
+        try database.write {
+            let meta = try $0.openTree(named: "store.meta")
+            let text = String(decoding: try meta.value(forKey: Array("index-catalog".utf8)) ?? [], as: UTF8.self)
+            let damaged = text.replacingOccurrences(of: "\tto-one\t4|rows.Team", with: "\tto-one\tx|rows.Team")
+            #expect(damaged != text)
+            try meta.setValue(Array(damaged.utf8), forKey: Array("index-catalog".utf8))
+        }
+        try database.close()
+        let report = try PageFileStore.verify(at: url)
+        #expect(
+            report.problems.contains { $0.contains("a to-one line of rows.Person is damaged") }, "\(report.problems)")
+    }
+
     /// A catalog line naming a negative slot is reported by verify(), never used as an index.
     @Test func aCatalogSlotThatIsNotOneIsReported() throws {
         let url = try PageFileFixtures.temporaryURL()

@@ -183,8 +183,9 @@ final class WriteSample: NSManagedObject {
         #expect(Set(fault.changedValues().keys) == ["large"])
         #expect(fault.text == values["text"] as? String)
         try editor.save()
-        let check = try #require(
-            try PageFileFixtures.context(coordinator).existingObject(with: original.objectID) as? WriteSample)
+        // Kept in a variable: an object's values go with its context (as in Core Data).
+        let reader = PageFileFixtures.context(coordinator)
+        let check = try #require(try reader.existingObject(with: original.objectID) as? WriteSample)
         #expect(check.large == 42 && check.text == values["text"] as? String)
         #expect(check.small == values["small"] as? Int16)
     }
@@ -219,8 +220,12 @@ final class WriteSample: NSManagedObject {
                 request.predicate = NSPredicate(format: "small >= %d AND small < %d", low, low + 8_000)
                 request.sortDescriptors = [NSSortDescriptor(key: "small", ascending: true)]
                 let answers = try contexts.map { context in
-                    try PageFileFixtures.context(context.persistentStoreCoordinator!).fetch(request).map {
-                        "\($0.value(forKey: "small") ?? "nil") \($0.value(forKey: "large") ?? "nil")"
+                    // The reader outlives the reads: an object's values go with its context.
+                    let reader = PageFileFixtures.context(context.persistentStoreCoordinator!)
+                    return try withExtendedLifetime(reader) {
+                        try reader.fetch(request).map {
+                            "\($0.value(forKey: "small") ?? "nil") \($0.value(forKey: "large") ?? "nil")"
+                        }
                     }
                 }
                 #expect(answers[0].sorted() == answers[1].sorted(), "round \(round), \(hint)")

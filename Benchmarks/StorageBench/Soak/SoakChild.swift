@@ -4,7 +4,7 @@
 //
 //   resume C            its counter as found in the store when it started
 //   intent {JSON}       a save is about to reach the store (SoakEffects)
-//   ack C               that save returned
+//   ack {JSON}          that save returned (SoakEffects, as read back under rollback)
 //   memory R N          resident bytes and registered objects, every 2 seconds
 //   statistics {JSON}   its WriterStatistics so far, every 2 seconds and at the end
 //
@@ -82,7 +82,7 @@ enum SoakChild {
                 writerNumbers: options.writers, countsConflicts: true, seed: options.seed)
             emit("resume \(writer.counter)")
             writer.willSave = { emit("intent " + json($0)) }
-            writer.didSave = { emit("ack \($0.counter)") }
+            writer.didSave = { emit("ack " + json($0)) }
             var random = SeededRandom(seed: options.seed ^ 0x5A5A)
             let start = DispatchTime.now().uptimeNanoseconds
             var lastReport: UInt64 = 0

@@ -29,6 +29,9 @@ struct SoakEffects: Codable, Sendable {
     var cascadedItems: [[Int64]] = []
     /// (item key, value) pairs the save writes.
     var itemValues: [[Int64]] = []
+    /// Whether the save's deletes may have been undone: under rollback, until the writer
+    /// read back what the save left; the ledger then only stops claiming the objects.
+    var deletesMayBeUndone = false
 
     init(counter: Int64) { self.counter = counter }
 }
@@ -58,7 +61,7 @@ struct WriterLedger: Sendable {
             + effects.cascadedItems.filter({ $0.count == 2 }).map({ ($0[0], Optional($0[1])) })
         {
             items.remove(key)
-            itemsDeleted[key] = owner
+            if !effects.deletesMayBeUndone { itemsDeleted[key] = owner }
             itemValues[key] = nil
         }
         for pair in effects.itemValues where pair.count == 2 && items.contains(pair[0]) {
@@ -99,16 +102,18 @@ final class SoakLedger: Sendable {
         state.withLock { $0.writers[writer, default: WriterLedger()].pending = effects }
     }
 
-    /// A child's save that returned: the pending save it began.
-    func acknowledgePending(_ writer: String, counter: Int64) {
+    /// A child's save that returned: the pending save it began, as the child found it
+    /// done (`effects`: under rollback, what it read back).
+    func acknowledgePending(_ writer: String, _ effects: SoakEffects) {
         state.withLock { state in
-            guard let pending = state.writers[writer]?.pending, pending.counter == counter else {
+            guard let pending = state.writers[writer]?.pending, pending.counter == effects.counter else {
                 state.violations.append(
-                    SoakViolation(kind: .process, message: "\(writer) acknowledged save \(counter) it never began"))
+                    SoakViolation(
+                        kind: .process, message: "\(writer) acknowledged save \(effects.counter) it never began"))
                 return
             }
             state.writers[writer]?.pending = nil
-            state.writers[writer]?.apply(pending)
+            state.writers[writer]?.apply(effects)
         }
     }
 

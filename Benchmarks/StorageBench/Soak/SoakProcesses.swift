@@ -74,7 +74,9 @@ final class SoakChildProcess: @unchecked Sendable {
                 ledger.begin(name, effects)
             }
         case "ack":
-            if let counter = Int64(parts[1]) { ledger.acknowledgePending(name, counter: counter) }
+            if let effects = try? JSONDecoder().decode(SoakEffects.self, from: Data(parts[1].utf8)) {
+                ledger.acknowledgePending(name, effects)
+            }
         case "memory":
             let numbers = parts[1].split(separator: " ").compactMap { UInt64($0) }
             if numbers.count == 2 { lock.withLock { memory = (numbers[0], Int(numbers[1])) } }

@@ -170,7 +170,7 @@ final class SoakWriter: @unchecked Sendable {
     /// One save with one to three operations; true when it returned.
     @discardableResult
     func step() -> Bool {
-        var save = PlannedSave(counter: counter + 1, owners: owners)
+        var save = PlannedSave(counter: counter + 1, owners: owners, policy: policy)
         do {
             try context.performAndWait {
                 let counterObject = try counterObject()
@@ -197,6 +197,10 @@ final class SoakWriter: @unchecked Sendable {
             if parent != nil { context.performAndWait { context.reset() } }
             collectConflictCounts()
             return false
+        }
+        if policy == .rollback {
+            // A failed read-back leaves the deletes unclaimed (deletesMayBeUndone).
+            try? context.performAndWait { try settleRollback(&save) }
         }
         counter = save.effects.counter
         owners = save.owners
@@ -255,10 +259,44 @@ final class SoakWriter: @unchecked Sendable {
         var nextSerial: Int64 = 0
         var insertedOwners: [Int64: SoakOwner] = [:]
 
-        init(counter: Int64, owners: [Int64: [Int64]]) {
+        init(counter: Int64, owners: [Int64: [Int64]], policy: SoakPolicy) {
             effects = SoakEffects(counter: counter)
+            effects.deletesMayBeUndone = policy == .rollback
             self.owners = owners
         }
+    }
+
+    /// Under rollback a save returns with the changes of the objects in conflict discarded:
+    /// a delete undone (the owner, its cascade with it), an update taken back. What the
+    /// save left of the writer's data is read back (only the writer inserts, deletes and
+    /// updates its owners' items, so nothing else moves them meanwhile), and the ledger
+    /// claims only that.
+    private func settleRollback(_ save: inout PlannedSave) throws {
+        for key in save.effects.deletedOwners {
+            guard let owner = try SoakModel.owner(key, in: context) else { continue }
+            save.owners[key] = (owner.items?.array as? [SoakItem])?.map(\.key) ?? []
+            save.effects.deletedOwners.removeAll { $0 == key }
+        }
+        save.effects.cascadedItems = try save.effects.cascadedItems.filter { pair in
+            guard pair.count == 2 else { return false }
+            return try SoakModel.item(pair[0], in: context) == nil
+        }
+        var deleted: [Int64] = []
+        for key in save.effects.deletedItems {
+            guard let item = try SoakModel.item(key, in: context) else {
+                deleted.append(key)
+                continue
+            }
+            if let owner = item.owner, owner.writer == name, save.owners[owner.key]?.contains(key) == false {
+                save.owners[owner.key]?.append(key)
+            }
+        }
+        save.effects.deletedItems = deleted
+        save.effects.itemValues = try save.effects.itemValues.compactMap { pair in
+            guard pair.count == 2, let item = try SoakModel.item(pair[0], in: context) else { return nil }
+            return [pair[0], item.value]
+        }
+        save.effects.deletesMayBeUndone = false
     }
 
     enum Operation: CaseIterable {

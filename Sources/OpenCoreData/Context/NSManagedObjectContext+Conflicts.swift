@@ -31,10 +31,10 @@ extension NSManagedObjectContext {
 
     /// Writes the save's changes to the stores; once the merge policy has resolved the
     /// conflicts a store reported, writes again what the context then holds, and leaves
-    /// the lists holding the objects finally saved.
+    /// the lists holding the objects finally saved; returns what `writeChangesToStores` does.
     func writeChangesResolvingConflicts(
         inserted: inout [NSManagedObject], updated: inout [NSManagedObject], deleted: inout [NSManagedObject]
-    ) throws -> [NSManagedObjectID: Int64] {
+    ) throws -> (versions: [NSManagedObjectID: Int64], stale: [NSManagedObject]) {
         var accepted: Set<ObjectIdentifier> = []
         var attempt = 0
         while true {

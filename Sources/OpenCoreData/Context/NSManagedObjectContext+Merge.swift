@@ -121,12 +121,17 @@ extension NSManagedObjectContext {
                 }
             }
         }
+        var invalidated: [NSManagedObject] = []
         for id in changes.deleted {
             guard let object = registry[id] else { continue }
             lifecycle.invalidate(object)
+            invalidated.append(object)
         }
         lifecycle.postObjectsDidChange(
             refreshed: refreshed, merged: inserted, mergedObjectIDs: changes.inserted + changes.updated)
+        // Once observers saw them, they drop their values as a saved delete does: related
+        // both ways, they would keep each other (and what they name) alive for good.
+        lifecycle.releaseSavedDeletes(invalidated)
     }
 
     /// Brings the stored values of `object` in: its unsaved changes stay, unless the

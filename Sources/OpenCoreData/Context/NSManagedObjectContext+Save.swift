@@ -38,12 +38,16 @@ extension NSManagedObjectContext {
         var savedInserted = inserted.inCreationOrder()
         var savedUpdated = updated.filter { $0.hasDirtySlots }
         var savedDeleted = Array(deleted)
+        // Objects whose row an upsert left other than they hold (see writeChangesToStores).
+        var stale: [NSManagedObject] = []
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
             lifecycle.settleSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
         } else {
-            let versions = try writeChangesResolvingConflicts(
+            let written = try writeChangesResolvingConflicts(
                 inserted: &savedInserted, updated: &savedUpdated, deleted: &savedDeleted)
+            let versions = written.versions
+            stale = written.stale
             // A delete the merge policy rolled back leaves the object in the context.
             savedDeleted.removeAll { !$0.isDeleted }
             // A conflict resolved by discarding an object's changes leaves nothing to report for it.
@@ -57,6 +61,35 @@ extension NSManagedObjectContext {
             logSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, since: started)
         }
         notifyAutomaticMerging(changes)
+        lifecycle.releaseSavedDeletes(savedDeleted)
+        refreshAfterUpserts(stale)
+    }
+
+    /// Turns the objects an upsert left stale into faults, and every object whose loaded
+    /// relationships still hold the one registered for the row before (it is no longer
+    /// what the row's ID finds, so a change made through it, say the nullify of a
+    /// cascading delete, would write the row back).
+    private func refreshAfterUpserts(_ stale: [NSManagedObject]) {
+        guard !stale.isEmpty else { return }
+        let superseded = Set(stale.filter { registry[$0.objectID] !== $0 }.map(ObjectIdentifier.init))
+        for object in stale where object.managedObjectContext === self && !object.isDeleted {
+            refresh(object, mergeChanges: false)
+        }
+        guard !superseded.isEmpty else { return }
+        func holds(_ value: Any?) -> Bool {
+            switch value {
+            case let object as NSManagedObject: superseded.contains(ObjectIdentifier(object))
+            case let set as Set<NSManagedObject>: set.contains { superseded.contains(ObjectIdentifier($0)) }
+            case let array as [NSManagedObject]: array.contains { superseded.contains(ObjectIdentifier($0)) }
+            default: false
+            }
+        }
+        for object in Array(registry.values) where !object.isFault && !object.isDeleted {
+            if object.layout.relationshipSlots.contains(where: { $0 < object.values.count && holds(object.values[$0]) })
+            {
+                refresh(object, mergeChanges: true)
+            }
+        }
     }
 
     func validatePendingChanges() throws {
@@ -79,11 +112,17 @@ extension NSManagedObjectContext {
         if let error = CoreDataError.combining(errors) { throw error }
     }
 
-    /// Builds one save request of rows and hands it to the coordinator; returns the new row versions.
+    /// Builds one save request of rows and hands it to the coordinator; returns the new row
+    /// versions and the objects an upsert left stale: an inserted object that took an
+    /// existing row holds only its own values while the row keeps the stored ones the policy
+    /// chose and its relationships (an empty to-many of the new object keeps the stored
+    /// list), and an object already registered for that row was read before the upsert.
+    /// Both become faults once the save is done, so a later change (a cascading delete
+    /// above all) starts from the row as stored.
     func writeChangesToStores(
         inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject],
         acceptedUpserts: Set<ObjectIdentifier> = []
-    ) throws -> [NSManagedObjectID: Int64] {
+    ) throws -> (versions: [NSManagedObjectID: Int64], stale: [NSManagedObject]) {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let newObjects = inserted.filter { $0.objectID.isTemporaryID }
         var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
@@ -120,8 +159,17 @@ extension NSManagedObjectContext {
             request, updated: updated, deleted: deleted, mapping: mapping,
             inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first }, acceptedUpserts: acceptedUpserts)
         // No reserve: each object leaves its temporary entry as it gains its permanent one.
-        for (object, id) in zip(newObjects, permanentIDs) { reassign(object, to: result.replacedObjectIDs[id] ?? id) }
-        return result.versions
+        var stale: [NSManagedObject] = []
+        for (object, id) in zip(newObjects, permanentIDs) {
+            guard let existing = result.replacedObjectIDs[id] else {
+                reassign(object, to: id)
+                continue
+            }
+            if let registered = registry[existing], registered !== object { stale.append(registered) }
+            reassign(object, to: existing)
+            stale.append(object)
+        }
+        return (result.versions, stale)
     }
 
     /// Applies this child's changes to `parent`'s objects, on the parent's queue.

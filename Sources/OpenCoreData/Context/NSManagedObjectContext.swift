@@ -134,6 +134,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         ConcurrencyDebug.configure
     }
 
+    deinit {
+        // Objects still held elsewhere must not keep each other alive through relationships.
+        lifecycle.forgetAll(reporting: false)
+    }
+
     /// The coordinator whose stores the context (or its root ancestor) saves to.
     open var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
         get { parentStorage?.persistentStoreCoordinator ?? coordinatorStorage }

@@ -44,6 +44,23 @@ extension NSMergePolicy {
             dirty = Array(repeating: false, count: layout.properties.count)
         }
         for slot in layout.properties.indices where slot < stored.count && !layout.transientBySlot[slot] {
+            if mergeType != .rollbackMergePolicyType, mergeType != .errorMergePolicyType,
+                layout.relationshipBySlot[slot]?.isToMany == true
+            {
+                // A to-many merges as a difference under every policy that keeps changes.
+                let snapshot: Any? = object.committed.flatMap { slot < $0.count ? $0[slot] : nil }
+                if dirty[slot],
+                    let merged = mergedToMany(
+                        object, slot: slot, committed: snapshot, stored: stored[slot], policy: mergeType)
+                {
+                    values[slot] = merged.differs ? merged.value : stored[slot]
+                    dirty[slot] = merged.differs
+                } else {
+                    values[slot] = stored[slot]
+                    dirty[slot] = false
+                }
+                continue
+            }
             let changedInStore =
                 slot < persisted.count && slot < cachedStore.count
                 && !isUnknown(persisted[slot]) && !isUnknown(cachedStore[slot]) && persisted[slot] != cachedStore[slot]

@@ -43,6 +43,11 @@ struct ObjectState {
     /// inserted (kept for the inserted objects' fast path; other objects' changes always
     /// reach the observer).
     fileprivate(set) var isObserved = false
+    /// Its context forgot it (reset) or was deallocated: its values are gone, and reading
+    /// them is a mistake worth reporting.
+    fileprivate(set) var isForgotten = false
+    /// The read of a forgotten object was reported (once per object).
+    fileprivate(set) var hasReportedForgottenRead = false
 }
 
 /// The lifecycle of one context's objects: the only code that changes their states.
@@ -175,6 +180,7 @@ final class ObjectLifecycle {
     /// `awakeFromInsert()` (not for a child context's object saved into this one).
     func insert(_ object: NSManagedObject, awakes: Bool) {
         checkLegal(.inserted, object)
+        object.state.isForgotten = false
         if object.state.isFault && object.values.isEmpty {
             object.values = object.layout.defaultValues
             object.state.isFault = false
@@ -279,19 +285,52 @@ final class ObjectLifecycle {
         report(.invalidated, object)
     }
 
-    /// Every object leaves the context, with every unsaved change.
-    func forgetAll() {
+    /// Every object leaves the context, with every unsaved change, and drops its values:
+    /// objects holding each other through relationships (`item.group.items`) would
+    /// otherwise keep each other alive after the context let go of them, as Core Data's
+    /// objects do until turned into faults. `reporting` tells the observer (not while the
+    /// context is being deallocated).
+    func forgetAll(reporting: Bool = true) {
         for object in context.registry.values {
-            checkLegal(.forgotten, object)
+            if reporting { checkLegal(.forgotten, object) }
             object.managedObjectContext = nil
-            report(.forgotten, object)
+            Self.releaseValues(of: object)
+            if reporting { report(.forgotten, object) }
         }
+        // Objects deleted while inserted are in no set and no longer registered.
+        for object in pendingDeletes where object.state.isInserted { Self.releaseValues(of: object) }
         context.registry = ObjectRegistry()
         inserted = []
         updated = []
         deleted = []
         pendingDeletes = []
-        clearNotices()
+        if reporting {
+            clearNotices()
+        } else {
+            noticeInserted = []
+            noticeUpdated = []
+            noticeDeleted = []
+        }
+    }
+
+    /// `object`, out of its context, becomes a forgotten fault holding no other object.
+    private static func releaseValues(of object: NSManagedObject) {
+        object.values = []
+        object.committed = nil
+        object.dirtySlots = []
+        object.pendingFault = nil
+        object.state = ObjectState(isForgotten: true)
+    }
+
+    /// A read of the forgotten `object`'s `key`: reported once per object (Core Data raises
+    /// `NSObjectInaccessibleException` for it; the non-throwing accessors here read default values).
+    static func noteForgottenRead(of object: NSManagedObject, key: String) {
+        guard !object.state.hasReportedForgottenRead else { return }
+        object.state.hasReportedForgottenRead = true
+        ObjectDiagnostics.report(
+            "read of '\(key)' of \(object.entity.name ?? "?") \(object.objectID.uriRepresentation().absoluteString) "
+                + "after its context was reset or deallocated: it reads default values. Fetch the object again "
+                + "in a live context (readValue(forKey:) throws for it)")
     }
 
     // MARK: Values from a store or parent
@@ -423,6 +462,19 @@ final class ObjectLifecycle {
         deleted = []
     }
 
+    /// The deleted objects of a save, once its notifications are posted, become faults
+    /// without values (as Core Data's): they left the context, and their relationships to
+    /// each other (`company.ceo` and `ceo.company`) would otherwise keep them alive.
+    func releaseSavedDeletes(_ savedDeleted: [NSManagedObject]) {
+        for object in savedDeleted where object.managedObjectContext == nil && !object.state.isInserted {
+            object.values = []
+            object.committed = nil
+            object.dirtySlots = []
+            object.pendingFault = nil
+            object.state = ObjectState()
+        }
+    }
+
     /// A merge policy rolled back the deletion of `object`, saved in this save: it takes
     /// `values` (nil: a fault keeps none) and row version `version`, without changes.
     func restoreDeleted(_ object: NSManagedObject, values: [Any?]?, version: Int64) {
@@ -453,6 +505,10 @@ final class ObjectLifecycle {
             object.state.isDeleted = false
             object.managedObjectContext = nil
             report(.rolledBack, object)
+            // Out of the context it lets go of the objects it names (its attributes stay
+            // readable): discarded objects related both ways would keep each other, and
+            // the registered objects they name, alive.
+            for slot in object.layout.relationshipSlots where slot < object.values.count { object.values[slot] = nil }
         }
         for object in Array(updated) + Array(deleted) {
             checkLegal(.rolledBack, object)

@@ -210,7 +210,7 @@ extension NSManagedObject {
     /// slot or no value.
     @usableFromInline
     func storedAttributeValue(_ slot: Int) -> Any? {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(reading: slot)
         guard slot < values.count, slot < layout.relationshipBySlot.count, layout.relationshipBySlot[slot] == nil
         else { return nil }
         return values[slot]
@@ -227,9 +227,36 @@ extension NSManagedObject {
         {
             return zero
         }
-        preconditionFailure(
-            "OpenCoreData: @Managed var \(layout.properties[slot].name): \(Value.self) of \(entity.name ?? "?") "
-                + "holds \(raw.map { "a \(Swift.type(of: $0))" } ?? "no value"), which is not a \(Value.self)")
+        return substituteValue(slot: slot, holding: raw, as: type)
+    }
+
+    /// What a `@Managed` read returns for a value that is not a `Value` (`setValue(_:forKey:)`
+    /// accepts one; the save then fails with 1550): the attribute's default value when it is
+    /// a `Value`, else nil for an optional property and the type's zero value for another,
+    /// with a one-time diagnostic naming the property. Core Data's accessor would hand back
+    /// the wrong object, which Swift cannot hold in a `Value`.
+    ///
+    /// - Precondition: `Value` is optional, has a zero value or is the type of the
+    ///   attribute's default value (a non-optional property of another type has no value to give).
+    @usableFromInline
+    func substituteValue<Value>(slot: Int, holding raw: Any?, as type: Value.Type) -> Value {
+        let name = layout.properties[slot].name
+        let held = raw.map { "a \(Swift.type(of: $0))" } ?? "no value"
+        let substitute: Value? =
+            (layout.attributeBySlot[slot]?.defaultValue as? Value)
+            ?? ((Value.self as? any ExpressibleByNilLiteral.Type)?.init(nilLiteral: ()) as? Value)
+            ?? ((Value.self as? ManagedZeroValue.Type)?.managedZero as? Value)
+        guard let substitute else {
+            preconditionFailure(
+                "OpenCoreData: @Managed var \(name): \(Value.self) of \(entity.name ?? "?") holds \(held), "
+                    + "which is not a \(Value.self), and the type has no default or zero value to read instead")
+        }
+        ObjectDiagnostics.report(
+            "@Managed var \(name): \(Value.self) of \(entity.name ?? "?") holds \(held), which is not a "
+                + "\(Value.self); it reads as \(String(describing: substitute)) (the save fails with 1550 until "
+                + "the value is fixed; readValue(forKey:) returns the value as stored)",
+            once: "wrong type \(entity.name ?? "?").\(name) \(Value.self) \(held)")
+        return substitute
     }
 
     /// Sets `slot` from a `@Managed` property (`value` already unwrapped when optional).

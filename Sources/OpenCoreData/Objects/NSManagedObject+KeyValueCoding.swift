@@ -77,10 +77,19 @@ extension NSManagedObject {
     ///
     /// - Throws: `KeyValueCodingError.unknownKey` when the entity has no property `key`;
     ///   `NSCoderReadCorruptError` (4864) naming the attribute for stored transformable
-    ///   bytes its transformer cannot read.
+    ///   bytes its transformer cannot read;
+    ///   `NSManagedObjectReferentialIntegrityError` (133000) when the object's context was
+    ///   reset or deallocated (its values are gone; ``value(forKey:)`` reads default values).
     public func readValue(forKey key: String) throws -> Any? {
         guard let slot = layout.slotsByName[key] else {
             throw KeyValueCodingError.unknownKey(key, in: entity.name ?? "entity")
+        }
+        if state.isForgotten && managedObjectContext == nil {
+            throw CoreDataError.make(
+                NSManagedObjectReferentialIntegrityError,
+                "cannot read '\(key)' of \(entity.name ?? "?") \(objectID.uriRepresentation().absoluteString): "
+                    + "its context was reset or deallocated; fetch the object again in a live context",
+                userInfo: [NSAffectedObjectsErrorKey: [objectID]])
         }
         if layout.attributeTypeBySlot[slot] == .transformableAttributeType,
             let undecodable = slotValue(slot) as? UndecodableTransformableValue

@@ -9,17 +9,27 @@ extension NSManagedObject {
         if state.isFault { fireFault() }
     }
 
-    private func fireFault() {
+    /// Loads the object's values before a read of `slot`.
+    @inline(__always) func fireFaultIfNeeded(reading slot: Int) {
+        if state.isFault { fireFault(reading: slot) }
+    }
+
+    private func fireFault(reading slot: Int? = nil) {
         if let context = managedObjectContext {
             context.fulfillFault(self)
         }
-        // Nothing to load from: the object's row is gone. Its values read as defaults.
-        if state.isFault { ObjectLifecycle.loadDefaults(self) }
+        guard state.isFault else { return }
+        // A forgotten object's context is gone: the read is a mistake, reported once.
+        if state.isForgotten, let slot, slot < layout.properties.count {
+            ObjectLifecycle.noteForgottenRead(of: self, key: layout.properties[slot].name)
+        }
+        // Nothing to load from: the object's row or context is gone. Its values read as defaults.
+        ObjectLifecycle.loadDefaults(self)
     }
 
     /// The current value of `slot`, relationships resolved into objects.
     func slotValue(_ slot: Int) -> Any? {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(reading: slot)
         guard slot < values.count else { return nil }
         let value = values[slot]
         if layout.relationshipBySlot[slot] != nil, let unresolved = UnresolvedRelationship.from(value) {

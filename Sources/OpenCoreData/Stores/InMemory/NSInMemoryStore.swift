@@ -105,6 +105,17 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
+    /// Keeps the first of repeated destinations in a to-many value: a context may hold two
+    /// objects of one ID (an upsert gave an object the ID of one it had registered).
+    private static func removeDuplicates(in value: inout StoreValue) {
+        guard case .objectIDs(let ids) = value, ids.count > 1 else { return }
+        var seen: Set<Int64> = []
+        seen.reserveCapacity(ids.count)
+        guard ids.contains(where: { !seen.insert($0.key).inserted }) else { return }
+        seen.removeAll(keepingCapacity: true)
+        value = .objectIDs(ids.filter { seen.insert($0.key).inserted })
+    }
+
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         // Check everything first so a failing save changes nothing.
         try request.checkApplicable(to: self)
@@ -115,42 +126,76 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             isHistoryTrackingEnabled && !request.isEmpty
             ? PersistentHistoryRecord(request: request, storedRow: { self.storedRow(for: $0) }) : nil
         var result = StoreSaveResult()
+        // Every link the save adds or removes on either side, for the integrity pass.
+        var links: [StoreLinkChange] = []
         // The page-file store's order: deletes free unique keys, then updates, then inserts.
         for deleted in request.deletedObjects {
-            rowsByEntity[ObjectIdentifier(deleted.objectID.entity)]?[deleted.objectID.key] = nil
+            let entity = ObjectIdentifier(deleted.objectID.entity)
+            guard let row = rowsByEntity[entity]?.removeValue(forKey: deleted.objectID.key) else { continue }
+            StoreLinkChange.append(row.objectID, before: row.values, after: nil, to: &links)
         }
         for update in request.updatedRows {
             let entity = ObjectIdentifier(update.objectID.entity)
             guard var row = rowsByEntity[entity]?[update.objectID.key] else { continue }
+            let before = row.values
+            var relationshipSlots: [Int] = []
             for change in update.changes where change.slot < row.values.count {
                 row.values[change.slot] = change.value
+                if row.objectID.entity.layout.relationshipBySlot[change.slot] != nil {
+                    relationshipSlots.append(change.slot)
+                    Self.removeDuplicates(in: &row.values[change.slot])
+                }
             }
             row.version += 1
             rowsByEntity[entity]?[update.objectID.key] = row
             result.versions[row.objectID] = row.version
+            if !relationshipSlots.isEmpty {
+                StoreLinkChange.append(
+                    row.objectID, before: before, after: row.values, slots: relationshipSlots, to: &links)
+            }
         }
         for inserted in request.insertedRows {
             let entity = ObjectIdentifier(inserted.objectID.entity)
             guard let existingID = replaced[inserted.objectID] else {
                 var row = inserted
                 row.version = 1
+                for slot in row.objectID.entity.layout.relationshipSlots where slot < row.values.count {
+                    Self.removeDuplicates(in: &row.values[slot])
+                }
                 rowsByEntity[entity, default: [:]][row.objectID.key] = row
+                StoreLinkChange.append(row.objectID, before: nil, after: row.values, to: &links)
                 continue
             }
             var changedSlots: [Int] = []
             if StoreUniqueness.insertedValuesWin(request.mergePolicyType),
                 var existing = rowsByEntity[entity]?[existingID.key]
             {
+                let before = existing.values
                 changedSlots = StoreUniqueness.absorb(
                     inserted, into: &existing, slots: request.upsertedSlots[inserted.objectID])
                 existing.version += 1
                 rowsByEntity[entity]?[existingID.key] = existing
                 result.versions[existingID] = existing.version
+                StoreLinkChange.append(existingID, before: before, after: existing.values, to: &links)
             }
             StoreUniqueness.recordUpsert(
                 of: inserted.objectID, into: existingID, changedSlots: changedSlots, in: &historyRecord)
         }
         if !replaced.isEmpty { rewriteReferences(replaced) }
+        if !links.isEmpty {
+            // Upserts whose stored values won changed no row.
+            var written = Set(request.updatedRows.map(\.objectID))
+            for row in request.insertedRows {
+                if let existingID = replaced[row.objectID] {
+                    if StoreUniqueness.insertedValuesWin(request.mergePolicyType) { written.insert(existingID) }
+                } else {
+                    written.insert(row.objectID)
+                }
+            }
+            try repairRelationships(
+                links, written: written, deleted: Set(request.deletedObjects.map(\.objectID)), replaced: replaced,
+                history: &historyRecord, result: &result)
+        }
         result.replacedObjectIDs = replaced
         if let historyRecord, !historyRecord.changes.isEmpty { historyJournal.append(historyRecord.encoded()) }
         return result

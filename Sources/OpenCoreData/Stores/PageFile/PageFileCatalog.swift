@@ -5,9 +5,11 @@
 //
 //   <tree> TAB index|unique|reference TAB <slots, comma-separated>
 //   <tree> TAB join|join-ordered TAB <source row trees>|<destination row trees>|<mirror>
+//   <row tree> TAB to-one TAB <slot>|<destination row trees>
 //
 // one line each, sorted; the mirror is the inverse's join tree, `ref:<slot>` for a to-one
-// inverse in that slot of the destination rows, or nothing.
+// inverse in that slot of the destination rows, or nothing. A to-one line names a to-one
+// with an inverse, whose reference must name an existing row.
 import Foundation
 import StorageEngine
 
@@ -24,6 +26,9 @@ struct PageFileCatalog {
         /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
         private(set) var externalSlots: [Int] = []
         private(set) var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
+        /// Relationship slots with an inverse that the row or a join tree holds (not those
+        /// derived from the inverse): the links a save records for the integrity pass.
+        private(set) var linkSlots: [Int] = []
 
         init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
             self.entity = entity
@@ -31,7 +36,12 @@ struct PageFileCatalog {
             self.indexes = indexes
             self.blobSlots = blobSlots
             for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
-                guard let relationship, let storage = PageFileToMany.storage(of: relationship) else { continue }
+                guard let relationship else { continue }
+                let storage = PageFileToMany.storage(of: relationship)
+                if relationship.inverseRelationship != nil {
+                    if case .inverse = storage {} else { linkSlots.append(slot) }
+                }
+                guard let storage else { continue }
                 externalSlots.append(slot)
                 if case .join = storage { joinSlots.append((slot, relationship)) }
             }
@@ -114,6 +124,7 @@ struct PageFileCatalog {
                 + $0.slots.map(String.init).joined(separator: ",")
         }
         lines += joinLines()
+        lines += toOneLines()
         lines.sort()
         return Array(lines.joined(separator: "\n").utf8)
     }
@@ -148,6 +159,38 @@ struct PageFileCatalog {
             }
         }
         return lines
+    }
+
+    /// The lines of the to-ones with an inverse, per concrete row tree and slot (inherited
+    /// to-ones included), naming the row trees their destinations live in.
+    private func toOneLines() -> [String] {
+        var lines: [String] = []
+        for entity in entities {
+            guard let name = entity.name else { continue }
+            for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
+                guard let relationship, !relationship.isToMany, relationship.inverseRelationship != nil,
+                    let destination = relationship.destinationEntity
+                else { continue }
+                let trees = destination.hierarchy(includingSubentities: true).compactMap(\.name)
+                    .map { "rows.\($0)" }.joined(separator: ",")
+                lines.append("rows.\(name)\tto-one\t\(slot)|\(trees)")
+            }
+        }
+        return lines
+    }
+
+    /// The to-ones with an inverse a catalog record lists, by row tree: their slot and the
+    /// row trees their destinations live in (read without the model; damaged lines are left out).
+    static func toOnes(inRecord record: String) -> [String: [(slot: Int, destinations: [String])]] {
+        var result: [String: [(slot: Int, destinations: [String])]] = [:]
+        for line in record.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[1] == "to-one" else { continue }
+            let parts = fields[2].split(separator: "|", omittingEmptySubsequences: false)
+            guard parts.count == 2, let slot = Int(parts[0]), slot >= 0 else { continue }
+            result[String(fields[0]), default: []].append((slot, parts[1].split(separator: ",").map(String.init)))
+        }
+        return result
     }
 
     /// The indexes of `entityName` listed in a catalog record (read without the model).

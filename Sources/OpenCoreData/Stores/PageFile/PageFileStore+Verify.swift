@@ -1,6 +1,7 @@
 // Integrity of a page-file store: the engine's own check (pages, order, counts), then
 // every row decodes, every index entry has its row and every row its entries (SPEC.md
-// §3.1 T3). Works without the model: the index catalog names each index's slots.
+// §3.1 T3), every to-one with an inverse names an existing row, and join trees agree
+// (T7). Works without the model: the index catalog names each index's slots.
 import Foundation
 import StorageEngine
 
@@ -57,17 +58,26 @@ extension PageFileStore {
                 var blobReferences: [[UInt8]: Int] = [:]
                 for line in (catalog ?? "").split(separator: "\n") {
                     let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-                    guard fields.count == 3, ["index", "unique", "reference"].contains(fields[1]) else { continue }
-                    if fields[2].split(separator: ",").contains(where: { (Int($0) ?? -1) < 0 }) {
+                    guard fields.count == 3 else { continue }
+                    if ["index", "unique", "reference"].contains(fields[1]),
+                        fields[2].split(separator: ",").contains(where: { (Int($0) ?? -1) < 0 })
+                    {
                         report.problems.append("index catalog: the line of \(fields[0]) names a slot that is not one")
                     }
+                    if fields[1] == "to-one",
+                        fields[2].split(separator: "|", omittingEmptySubsequences: false).count != 2
+                            || (Int(fields[2].prefix { $0 != "|" }) ?? -1) < 0
+                    {
+                        report.problems.append("index catalog: a to-one line of \(fields[0]) is damaged")
+                    }
                 }
+                let toOnes = PageFileCatalog.toOnes(inRecord: catalog ?? "")
                 for name in names where name.hasPrefix("rows.") {
                     let indexes = PageFileCatalog.indexes(
                         inRecord: catalog ?? "", entityName: String(name.dropFirst(5)))
                     verifyEntity(
-                        rowTree: name, indexes: indexes, transaction, codec: codec, schema: schema,
-                        blobReferences: &blobReferences, into: &report)
+                        rowTree: name, indexes: indexes, toOnes: toOnes[name] ?? [], transaction, codec: codec,
+                        schema: schema, blobReferences: &blobReferences, into: &report)
                 }
                 verifyBlobs(transaction, references: blobReferences, into: &report)
                 verifyJoins(catalog ?? "", transaction, into: &report)
@@ -79,11 +89,14 @@ extension PageFileStore {
     }
 
     private static func verifyEntity(
-        rowTree name: String, indexes: [PageFileIndex], _ transaction: ReadTransaction, codec: PageFileRowCodec,
-        schema: [String: [String]]?, blobReferences: inout [[UInt8]: Int], into report: inout PageFileVerificationReport
+        rowTree name: String, indexes: [PageFileIndex], toOnes: [(slot: Int, destinations: [String])],
+        _ transaction: ReadTransaction, codec: PageFileRowCodec, schema: [String: [String]]?,
+        blobReferences: inout [[UInt8]: Int], into report: inout PageFileVerificationReport
     ) {
         var expected: [Set<[UInt8]>] = Array(repeating: [], count: indexes.count)
         var uniqueOwners: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: indexes.count)
+        // The keys each to-one names, checked against its destination trees after the scan.
+        var named: [Set<Int64>] = Array(repeating: [], count: toOnes.count)
         do {
             guard let rows = try transaction.tree(named: name) else { return }
             try rows.scan { key, value in
@@ -102,6 +115,9 @@ extension PageFileStore {
                         expected[position].insert(entry)
                         if index.isUnique { uniqueOwners[position][entry] = PageFileKey.primary(primary) }
                     }
+                    for (position, toOne) in toOnes.enumerated() where toOne.slot < values.count {
+                        if case .integer(let destination) = values[toOne.slot] { named[position].insert(destination) }
+                    }
                 } catch {
                     report.problems.append(
                         "\(name): row \(primary) does not decode: \((error as NSError).localizedDescription)")
@@ -112,6 +128,7 @@ extension PageFileStore {
             report.problems.append("\(name): \(error)")
             return
         }
+        verifyToOnes(of: name, toOnes, named: named, transaction, into: &report)
         for (position, index) in indexes.enumerated() {
             var missing = expected[position]
             do {
@@ -146,6 +163,29 @@ extension PageFileStore {
 }
 
 extension PageFileStore {
+    /// Checks that every key the to-ones of row tree `name` name (`named`, by position in
+    /// `toOnes`) is a row of their destination trees.
+    private static func verifyToOnes(
+        of name: String, _ toOnes: [(slot: Int, destinations: [String])], named: [Set<Int64>],
+        _ transaction: ReadTransaction, into report: inout PageFileVerificationReport
+    ) {
+        for (position, toOne) in toOnes.enumerated() where !named[position].isEmpty {
+            do {
+                let trees = try toOne.destinations.compactMap { try transaction.tree(named: $0) }
+                var missing = 0
+                for key in named[position] {
+                    let primary = PageFileKey.primary(key)
+                    if try !trees.contains(where: { try $0.contains(primary) }) { missing += 1 }
+                }
+                if missing > 0 {
+                    report.problems.append("\(name): its to-one in slot \(toOne.slot) names \(missing) missing rows")
+                }
+            } catch {
+                report.problems.append("\(name): the destinations of slot \(toOne.slot) are damaged: \(error)")
+            }
+        }
+    }
+
     /// Checks every join tree of the catalog (SPEC.md §3.2 R1): each entry parses, its source
     /// row exists, its destination row exists when the relationship has an inverse, the
     /// entries of a many-to-many pair mirror each other, and order keys are unique per source.

@@ -21,6 +21,7 @@ extension PageFileWriter {
     ///   a row that is gone when versions are not checked; the engine's errors.
     mutating func save(_ request: StoreSaveRequest, tracksHistory: Bool) throws -> StoreSaveResult {
         let stored = try storedRows(of: request, resolvingDeletedBlobs: tracksHistory)
+        linkChanges = []
         var history =
             tracksHistory && !request.isEmpty
             ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
@@ -32,7 +33,14 @@ extension PageFileWriter {
         }
         var clashes: [StoreConstraintConflict] = []
         for update in request.updatedRows {
-            guard var row = stored[update.objectID] else { continue }
+            // A second update of one row (a context may hold two objects of one ID after an
+            // upsert) applies to the row as the first one left it.
+            let again = result.versions[update.objectID] != nil
+            let current =
+                again
+                ? try reader.row(update.objectID.entity, key: update.objectID.key, resolvingBlobs: false)
+                : stored[update.objectID]
+            guard var row = current else { continue }
             if let clash = try self.update(&row, changes: update.changes) {
                 clashes.append(try conflict(clash))
                 continue
@@ -43,6 +51,7 @@ extension PageFileWriter {
         if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
         if !replaced.isEmpty { try rewriteReferences(replaced) }
         result.replacedObjectIDs = replaced
+        try repairRelationships(of: request, replaced: replaced, result: &result, history: &history)
         try finish()
         if let history, !history.changes.isEmpty { try recordHistory(history) }
         return result
@@ -122,7 +131,15 @@ extension PageFileWriter {
         try write(existing, info: info)
         for (slot, relationship) in info.joinSlots where changedSlots.contains(slot) {
             guard case .objectIDs(let destinations) = existing.values[slot] else { continue }
-            try setToMany(relationship, of: existing.objectID.key, to: destinations, isNew: false)
+            let delta = try setToMany(relationship, of: existing.objectID.key, to: destinations, isNew: false)
+            noteLinks(of: existing.objectID, relationship, delta)
+        }
+        if linkChanges != nil {
+            let toOnes = changedSlots.filter {
+                info.linkSlots.contains($0) && existing.objectID.entity.layout.relationshipBySlot[$0]?.isToMany == false
+            }
+            StoreLinkChange.append(
+                existing.objectID, before: before.values, after: existing.values, slots: toOnes, to: &linkChanges!)
         }
         return (existing, changedSlots)
     }

@@ -9,22 +9,27 @@ extension PageFileWriter {
     /// Makes the join entries of `relationship` of the row with primary key `source` list
     /// `destinations`, writing only the difference from the stored entries (`isNew`: there
     /// are none). A to-many kept through its inverse's reference index has no entries.
+    ///
+    /// - Returns: The destinations added and removed (none for a to-many kept through its inverse).
+    @discardableResult
     func setToMany(
         _ relationship: NSRelationshipDescription, of source: Int64, to destinations: [NSManagedObjectID], isNew: Bool
-    ) throws {
-        guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship) else { return }
+    ) throws -> (added: [NSManagedObjectID], removed: [NSManagedObjectID]) {
+        guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship) else { return ([], []) }
         let declared = relationship.destinationEntity
         let stored =
             isNew
             ? []
             : try reader.joinEntries(treeName, ordered: ordered, relationship: relationship, source: source)
-        if stored.isEmpty && destinations.isEmpty { return }
+        if stored.isEmpty && destinations.isEmpty { return ([], []) }
         let tree = try transaction.openTree(named: treeName)
         guard ordered else {
             let wanted = Set(destinations)
             let have = Set(stored.map(\.destination))
+            var removed: [NSManagedObjectID] = []
             for entry in stored where !wanted.contains(entry.destination) {
                 _ = try tree.removeValue(forKey: entry.key)
+                removed.append(entry.destination)
             }
             var seen: Set<NSManagedObjectID> = []
             let added = destinations.filter { !have.contains($0) && seen.insert($0).inserted }
@@ -33,7 +38,7 @@ extension PageFileWriter {
                     PageFileToMany.joinValue(destination, declared: declared),
                     forKey: PageFileToMany.joinKey(source: source, order: nil, destination: destination.key))
             }
-            return
+            return (added, removed)
         }
         // Ordered: keep the longest run of stored entries already in the wanted order; give
         // the others order keys between their kept neighbours.
@@ -59,18 +64,35 @@ extension PageFileWriter {
         }
         for entry in stored where !keptKeys.contains(entry.key) { _ = try tree.removeValue(forKey: entry.key) }
         for (key, value) in writes { try tree.setValue(value, forKey: key) }
+        return (
+            unique.filter { storedByID[$0] == nil },
+            stored.map(\.destination).filter { !seen.contains($0) }
+        )
     }
 
-    /// Removes every join entry of `source` in the join trees of `entity`'s to-many relationships.
-    func removeJoins(of source: NSManagedObjectID) throws {
+    /// Removes every join entry of `source` in the join trees of `entity`'s to-many
+    /// relationships; with `reporting`, returns the links removed.
+    @discardableResult
+    func removeJoins(of source: NSManagedObjectID, reporting: Bool = false) throws -> [StoreLinkChange] {
+        var removed: [StoreLinkChange] = []
         for relationship in source.entity.layout.relationshipBySlot.compactMap({ $0 }) {
-            guard case .join(let treeName, _) = PageFileToMany.storage(of: relationship),
+            guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship),
                 let tree = try transaction.tree(named: treeName)
             else { continue }
+            if reporting, relationship.inverseRelationship != nil {
+                for entry in try reader.joinEntries(
+                    treeName, ordered: ordered, relationship: relationship, source: source.key)
+                {
+                    removed.append(
+                        StoreLinkChange(
+                            source: source, relationship: relationship, destination: entry.destination, isAdded: false))
+                }
+            }
             let prefix = PageFileToMany.joinPrefix(source: source.key)
             let keys = try tree.entries(from: prefix, to: PageFileKey.successor(ofPrefix: prefix)).map(\.key)
             for key in keys { _ = try tree.removeValue(forKey: key) }
         }
+        return removed
     }
 
     /// Points join entries at the rows that absorbed upserted objects.
@@ -82,7 +104,7 @@ extension PageFileWriter {
                 guard case .join(let treeName, let ordered) = PageFileToMany.storage(of: relationship),
                     done.insert(treeName).inserted, let tree = try transaction.tree(named: treeName)
                 else { continue }
-                var changes: [(old: [UInt8], new: [UInt8], value: [UInt8])] = []
+                var changes: [(old: [UInt8], new: [UInt8], value: [UInt8], source: Int64, target: Int64)] = []
                 try tree.scan { key, _ in
                     guard let parts = PageFileToMany.parseJoinKey(key, ordered: ordered),
                         let target = byKey[parts.destination]
@@ -91,12 +113,22 @@ extension PageFileWriter {
                         (
                             Array(key),
                             PageFileToMany.joinKey(source: parts.source, order: parts.order, destination: target.key),
-                            PageFileToMany.joinValue(target, declared: relationship.destinationEntity)
+                            PageFileToMany.joinValue(target, declared: relationship.destinationEntity),
+                            parts.source, target.key
                         ))
                     return true
                 }
                 for change in changes {
                     _ = try tree.removeValue(forKey: change.old)
+                    // An ordered list already naming the absorbing row keeps its own entry.
+                    if ordered,
+                        try reader.joinEntries(
+                            treeName, ordered: true, relationship: relationship, source: change.source
+                        )
+                        .contains(where: { $0.destination.key == change.target })
+                    {
+                        continue
+                    }
                     try tree.setValue(change.value, forKey: change.new)
                 }
             }

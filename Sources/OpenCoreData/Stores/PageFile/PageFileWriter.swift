@@ -46,6 +46,9 @@ struct PageFileWriter {
     private var rowTrees: [ObjectIdentifier: Tree] = [:]
     /// The entity of the last step: consecutive rows of one entity look it up once.
     private var lastInfo: PageFileCatalog.EntityInfo?
+    /// The links the steps added or removed, while a save records them for the integrity
+    /// pass (StoreRelationshipIntegrity.swift); nil otherwise.
+    var linkChanges: [StoreLinkChange]?
 
     init(transaction: WriteTransaction, catalog: PageFileCatalog, codec: PageFileRowCodec) {
         self.transaction = transaction
@@ -77,6 +80,10 @@ struct PageFileWriter {
             guard case .objectIDs(let destinations) = row.values[slot], !destinations.isEmpty else { continue }
             try setToMany(relationship, of: row.objectID.key, to: destinations, isNew: true)
         }
+        if linkChanges != nil, !info.linkSlots.isEmpty {
+            StoreLinkChange.append(
+                row.objectID, before: nil, after: row.values, slots: info.linkSlots, to: &linkChanges!)
+        }
         return nil
     }
 
@@ -105,9 +112,36 @@ struct PageFileWriter {
             guard case .objectIDs(let destinations) = change.value,
                 let relationship = info.joinSlots.first(where: { $0.slot == change.slot })?.relationship
             else { continue }
-            try setToMany(relationship, of: row.objectID.key, to: destinations, isNew: false)
+            let delta = try setToMany(relationship, of: row.objectID.key, to: destinations, isNew: false)
+            noteLinks(of: row.objectID, relationship, delta)
+        }
+        if linkChanges != nil, !info.linkSlots.isEmpty {
+            let layout = row.objectID.entity.layout
+            let toOnes = changes.map(\.slot).filter {
+                info.linkSlots.contains($0) && layout.relationshipBySlot[$0]?.isToMany == false
+            }
+            if !toOnes.isEmpty {
+                StoreLinkChange.append(
+                    row.objectID, before: stored.values, after: row.values, slots: toOnes, to: &linkChanges!)
+            }
         }
         return nil
+    }
+
+    /// Records the links a to-many step added and removed, while a save records them.
+    mutating func noteLinks(
+        of source: NSManagedObjectID, _ relationship: NSRelationshipDescription,
+        _ delta: (added: [NSManagedObjectID], removed: [NSManagedObjectID])
+    ) {
+        guard linkChanges != nil, relationship.inverseRelationship != nil else { return }
+        for destination in delta.removed {
+            linkChanges!.append(
+                StoreLinkChange(source: source, relationship: relationship, destination: destination, isAdded: false))
+        }
+        for destination in delta.added {
+            linkChanges!.append(
+                StoreLinkChange(source: source, relationship: relationship, destination: destination, isAdded: true))
+        }
     }
 
     /// Removes the stored `row` with its index entries, blobs and join entries.
@@ -115,7 +149,12 @@ struct PageFileWriter {
         let info = try info(for: row.objectID.entity)
         try removeIndexEntries(of: row, info: info)
         if !info.blobSlots.isEmpty { try removeBlobs(of: row, info: info) }
-        if !info.joinSlots.isEmpty { try removeJoins(of: row.objectID) }
+        let recording = linkChanges != nil
+        if !info.joinSlots.isEmpty {
+            let removed = try removeJoins(of: row.objectID, reporting: recording)
+            if recording { linkChanges!.append(contentsOf: removed) }
+        }
+        if recording { try noteDeletedLinks(of: row, info: info) }
         _ = try rowTree(info).removeValue(forKey: PageFileKey.primary(row.objectID.key))
     }
 
