@@ -61,7 +61,9 @@ extension NSManagedObjectContext {
             logSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, since: started)
         }
         notifyAutomaticMerging(changes)
-        lifecycle.releaseSavedDeletes(savedDeleted)
+        // An undo manager may bring a deleted object back with its values (undoing the
+        // delete); its stack holds the objects until the actions go, so no cycle is lost.
+        if undoManager == nil { lifecycle.releaseSavedDeletes(savedDeleted) }
         refreshAfterUpserts(stale)
     }
 

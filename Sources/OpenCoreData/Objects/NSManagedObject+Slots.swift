@@ -11,6 +11,7 @@ extension NSManagedObject {
 
     /// Loads the object's values before a read of `slot`.
     @inline(__always) func fireFaultIfNeeded(reading slot: Int) {
+        ConcurrencyDebug.check(self, "reading a property of \(entity.name ?? "an object")")
         if state.isFault { fireFault(reading: slot) }
     }
 
