@@ -199,20 +199,26 @@ extension EngineHarness {
 /// subject of meta-slot damage (SPEC.md §2.1 M3, M4). Its log is empty (a clean close
 /// truncates it), so nothing but the older slot's successor field records the newest meta.
 public struct ClosedDatabaseImage: Sendable {
-    /// The page file, the log (empty) and the log as it was just before the second close's
-    /// checkpoint (base: the first checkpoint, holding every later transaction).
+    /// The page file.
     public let data: [UInt8]
+    /// The log (empty: a clean close truncates it).
     public let log: [UInt8]
+    /// The log as it was just before the second close's checkpoint (base: the first
+    /// checkpoint, holding every later transaction).
     public let logBeforeSecondCheckpoint: [UInt8]
-    /// The contents after the first close (the older slot's state) and after the second
-    /// (the newest slot's).
+    /// The contents after the first close (the older slot's state).
     public let older: EngineOracle
+    /// The contents after the second close (the newest slot's state).
     public let newest: EngineOracle
-    /// The newest slot's position in page 0 (0 or 1) and the transactions of both slots.
+    /// The newest slot's position in page 0 (0 or 1).
     public let newestSlot: Int
+    /// The transaction the newest slot records.
     public let newestTransaction: UInt64
+    /// The transaction the older slot records.
     public let olderTransaction: UInt64
+    /// The page size the image is written with.
     public static let pageSize = 512
+    /// The page file's path on the simulated file system.
     public static let path = "closed.db"
 
     /// Options for opening an image of it.

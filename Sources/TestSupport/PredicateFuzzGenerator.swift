@@ -5,8 +5,10 @@ import Foundation
 
 /// Random format strings, mutations and arguments for the predicate fuzz target.
 public struct PredicateFuzzGenerator {
+    /// The seeded source of every choice: one seed, one sequence of cases.
     public var random: SeededRandom
 
+    /// A generator drawing from `random`.
     public init(random: SeededRandom) { self.random = random }
 
     /// Objects to evaluate predicates on: nil, scalars, collections, dictionaries.
@@ -140,10 +142,11 @@ extension PredicateFuzzGenerator {
             }
             return (String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth), [])
         case 5:
-            let keys = (0..<random.int(in: 1...3)).map { _ in random.pick(Self.awkwardKeys) }
+            let first = random.pick(Self.awkwardKeys)
+            let last = (1..<random.int(in: 1...3)).reduce(first) { _, _ in random.pick(Self.awkwardKeys) }
             let op = random.pick(["==", "<", "CONTAINS[c]", "IN", "BEGINSWITH"])
             let format = random.chance(0.3) ? "%K.%K \(op) %@" : "%K \(op) %@"
-            let arguments: [Any] = format.hasPrefix("%K.%K") ? [keys[0], keys.last!] : [keys[0]]
+            let arguments: [Any] = format.hasPrefix("%K.%K") ? [first, last] : [first]
             return (format, arguments + [argument()])
         case 6:
             return (String(repeating: "-", count: count(70)) + "a == 1", [])

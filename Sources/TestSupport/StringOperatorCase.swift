@@ -9,11 +9,16 @@ import OpenCoreData
 
 /// One string comparison and the answers of every in-memory evaluation path.
 public struct StringOperatorCase: CustomStringConvertible {
+    /// The string searched (the stored value).
     public let subject: String
+    /// The string searched for (the predicate's constant or variable).
     public let pattern: String
+    /// The string operator compared with.
     public let operation: OpenCoreData.NSComparisonPredicate.Operator
+    /// `[c]`, `[d]`, `[n]` and their combinations.
     public let options: OpenCoreData.NSComparisonPredicate.Options
 
+    /// A case comparing `subject` with `pattern` by `operation` under `options`.
     public init(
         subject: String, pattern: String, operation: OpenCoreData.NSComparisonPredicate.Operator,
         options: OpenCoreData.NSComparisonPredicate.Options
@@ -121,6 +126,7 @@ public struct StringOperatorCase: CustomStringConvertible {
             : OpenCoreData.NSPredicate(format: "\(key) \(operatorText) %@", argumentArray: [argument])
     }
 
+    /// The comparison as a predicate writes it, strings escaped.
     public var description: String {
         "\(subject.debugDescription) \(operatorText) \(pattern.debugDescription)"
     }

@@ -19,6 +19,7 @@ public final class StringStoreStack {
         return model
     }()
 
+    /// The store type the stack's coordinator holds (default, binary or in-memory).
     public let storeType: String
     private let coordinator: NSPersistentStoreCoordinator
     private let context: NSManagedObjectContext

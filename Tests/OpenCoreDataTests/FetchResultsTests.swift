@@ -69,5 +69,11 @@ import Testing
         let unknown = NSFetchRequest<TEmployee>(entityName: "Employee")
         unknown.predicate = NSPredicate(format: "shoeSize > 3")
         #expect(throws: KeyValueCodingError.unknownKey("shoeSize", in: "Employee")) { try context.fetch(unknown) }
+        do {
+            _ = try context.fetch(unknown)
+        } catch {
+            // What `print(error.localizedDescription)` shows names the key and the entity.
+            #expect(error.localizedDescription.contains("unknown key 'shoeSize' for Employee"))
+        }
     }
 }

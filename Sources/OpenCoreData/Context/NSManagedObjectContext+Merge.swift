@@ -43,6 +43,10 @@ extension NSManagedObjectContext {
     }
 
     func merge(_ changes: SavedChanges) {
+        OpenCoreDataDebugLog.log(
+            1,
+            "merge into \(name ?? "a context"): \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
+                + "\(changes.deleted.count) deleted")
         var refreshed: Set<NSManagedObject> = []
         for id in changes.updated {
             guard let object = registry[id] else { continue }

@@ -16,6 +16,7 @@ extension NSManagedObjectContext {
     public func save() throws {
         processPendingChanges()
         guard hasChanges else { return }
+        let started = OpenCoreDataDebugLog.start()
         lifecycle.postWillSave()
         for object in inserted { object.willSave() }
         for object in updated where object.hasDirtySlots { object.willSave() }
@@ -43,6 +44,9 @@ extension NSManagedObjectContext {
                 inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: versions)
         }
         let changes = lifecycle.finishSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
+        if OpenCoreDataDebugLog.isOn(1) {
+            logSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, since: started)
+        }
         notifyAutomaticMerging(changes)
     }
 
@@ -155,6 +159,24 @@ extension NSManagedObjectContext {
         default:
             return value
         }
+    }
+
+    private func logSave(
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], since started: UInt64
+    ) {
+        var ids = ""
+        if OpenCoreDataDebugLog.isOn(3) {
+            ids =
+                ": "
+                + (inserted + updated + deleted).map { $0.objectID.uriRepresentation().absoluteString }
+                .joined(separator: " ")
+        }
+        OpenCoreDataDebugLog.log(
+            1,
+            "save \(name ?? "a context")\(parent == nil ? "" : " into its parent"): \(inserted.count) inserted, "
+                + "\(updated.count) updated, \(deleted.count) deleted in "
+                + OpenCoreDataDebugLog.elapsed(since: started)
+                + ids)
     }
 }
 

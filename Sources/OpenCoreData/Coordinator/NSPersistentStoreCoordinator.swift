@@ -260,6 +260,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     func fetchRows(_ request: NSFetchRequest<NSFetchRequestResult>, plan: StoreFetchPlan) throws -> StoreFetchAnswer {
         try withStores {
             let stores = storesFor(request)
+            if OpenCoreDataDebugLog.isOn(2) {
+                for store in stores { OpenCoreDataDebugLog.log(2, "  plan: \(store.debugPlan(for: request))") }
+            }
             if stores.count == 1 { return try stores[0].fetchRows(request, plan: plan) }
             var rows: [StoreRow] = []
             for store in stores { rows.append(contentsOf: try store.fetchRows(request, plan: plan).rows) }
@@ -269,7 +272,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try withStores {
-            try storesFor(request).reduce(0) { $0 + (try $1.countRows(request)) }
+            if OpenCoreDataDebugLog.isOn(2) {
+                for store in storesFor(request) {
+                    OpenCoreDataDebugLog.log(2, "  plan: \(store.debugPlan(for: request))")
+                }
+            }
+            return try storesFor(request).reduce(0) { $0 + (try $1.countRows(request)) }
         }
     }
 

@@ -85,7 +85,9 @@ extension NSManagedObjectContext {
     /// - Throws: `NSCoreDataError` (134060) for an entity the model lacks; the store's
     ///   error; `NSCoreDataError` when `ResultType` does not match the result type.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        let started = OpenCoreDataDebugLog.start()
         let results = try executeFetchResults(request.untyped())
+        if OpenCoreDataDebugLog.isOn(1) { logFetch(request.untyped(), results, since: started) }
         var typed: [T] = []
         typed.reserveCapacity(results.count)
         switch results {
@@ -120,7 +122,35 @@ extension NSManagedObjectContext {
     ///
     /// - Throws: as ``fetch(_:)``.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
-        let untyped = request.untyped()
+        let started = OpenCoreDataDebugLog.start()
+        let counted = try countResults(request.untyped())
+        OpenCoreDataDebugLog.log(
+            1,
+            "count \(OpenCoreDataDebugLog.describe(request.untyped())) in \(name ?? "a context"): \(counted) in "
+                + OpenCoreDataDebugLog.elapsed(since: started))
+        return counted
+    }
+
+    private func logFetch(
+        _ request: NSFetchRequest<NSFetchRequestResult>, _ results: FetchResults, since started: UInt64
+    ) {
+        let count: Int
+        var ids = ""
+        switch results {
+        case .objects(let objects):
+            count = objects.count
+            if OpenCoreDataDebugLog.isOn(3) {
+                ids = ": " + objects.map { $0.objectID.uriRepresentation().absoluteString }.joined(separator: " ")
+            }
+        case .values(let values): count = values.count
+        }
+        OpenCoreDataDebugLog.log(
+            1,
+            "fetch \(OpenCoreDataDebugLog.describe(request)) in \(name ?? "a context"): \(count) results in "
+                + OpenCoreDataDebugLog.elapsed(since: started) + ids)
+    }
+
+    private func countResults(_ untyped: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         processPendingChanges()
         let entity = try resolveEntity(of: untyped)
         let coordinator = try requireCoordinator()

@@ -10,7 +10,7 @@ import Foundation
 /// address.elements = [street, city, postcode]
 /// ```
 ///
-/// Its ``attributeType`` is `.undefinedAttributeType` here (Core Data's
+/// Its `attributeType` is `.undefinedAttributeType` here (Core Data's
 /// `.compositeAttributeType` is not a case of ``NSAttributeType`` yet). The model side
 /// only for now: adding a store to a coordinator whose model has a composite attribute
 /// throws `NSPersistentStoreIncompatibleSchemaError` (134020) naming it.

@@ -115,7 +115,9 @@ open class NSExpression: NSObject, @unchecked Sendable {
 
     /// An expression applying a built-in function such as `"sum:"`, `"add:to:"` or `"uppercase:"`.
     ///
-    /// - Parameter arguments: `NSExpression`s; other values are taken as constants.
+    /// - Parameters:
+    ///   - name: The function's name with its argument labels, as in a format string.
+    ///   - arguments: `NSExpression`s; other values are taken as constants.
     public convenience init(forFunction name: String, arguments: [Any]) {
         self.init(node: .function(name, arguments.map(NSExpression.wrap)))
     }

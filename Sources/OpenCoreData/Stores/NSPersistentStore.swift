@@ -95,6 +95,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         StoreFetchAnswer(rows: try fetchRows(request), isSorted: false)
     }
 
+    /// How the store finds the rows of `request`, for debug logging (level 2): this
+    /// default says it evaluates every row.
+    func debugPlan(for request: NSFetchRequest<NSFetchRequestResult>) -> String {
+        "\(type) store: every row of \(request.entityName ?? "?") evaluated"
+    }
+
     /// How many rows `fetchRows(_:)` would return (ignoring `fetchOffset` and `fetchLimit`).
     open func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try fetchRows(request).count

@@ -28,22 +28,16 @@ extension Page {
 
     @inline(__always) func leafCell(_ index: Int) -> LeafCell {
         let offset = slot(index)
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            checkCell(index, atOffset: offset, headerSize: LeafCell.headerSize)
-        #endif
+        checkCell(index, atOffset: offset, headerSize: LeafCell.headerSize)
         return LeafCell(bytes + offset)
     }
     @inline(__always) func leafCell(atOffset offset: Int) -> LeafCell {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            checkCell(nil, atOffset: offset, headerSize: LeafCell.headerSize)
-        #endif
+        checkCell(nil, atOffset: offset, headerSize: LeafCell.headerSize)
         return LeafCell(bytes + offset)
     }
     @inline(__always) func branchCell(_ index: Int) -> BranchCell {
         let offset = slot(index)
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            checkCell(index, atOffset: offset, headerSize: BranchCell.headerSize)
-        #endif
+        checkCell(index, atOffset: offset, headerSize: BranchCell.headerSize)
         return BranchCell(bytes + offset)
     }
 
@@ -91,11 +85,12 @@ extension Page {
         return "P1: a cell at \(offset) of page \(number) lies outside its content \(contentStart)..<\(size)"
     }
 
-    #if STORAGE_ENGINE_INTERNAL_CHECKS
-        /// Traps on ``slotProblem(_:)`` for `index` (when given) or on the
-        /// ``cellProblem(atOffset:headerSize:)`` of the cell at `offset`. Reads the header
-        /// without the checked accessors: this runs on every cell access.
-        @inline(__always) func checkCell(_ index: Int?, atOffset offset: Int, headerSize: Int) {
+    /// In builds with internal checks, traps on ``slotProblem(_:)`` for `index` (when
+    /// given) or on the ``cellProblem(atOffset:headerSize:)`` of the cell at `offset`;
+    /// nothing otherwise. Reads the header without the checked accessors: this runs on
+    /// every cell access.
+    @inline(__always) func checkCell(_ index: Int?, atOffset offset: Int, headerSize: Int) {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
             let header = UnsafeRawPointer(bytes)
             if let index, index < 0 || index >= header.u16(at: PageHeader.count) {
                 internalCheckFailed(slotProblem(index) ?? "")
@@ -103,8 +98,8 @@ extension Page {
             if offset < header.u32(at: PageHeader.contentStart) || offset + headerSize > size {
                 internalCheckFailed(cellProblem(atOffset: offset, headerSize: headerSize) ?? "")
             }
-        }
-    #endif
+        #endif
+    }
 
     /// The problem with the page's layout after a change: the slot array runs into the
     /// cells, or the content start lies past the page (§2.2).

@@ -117,9 +117,7 @@ extension Database {
     public func checkpoint() throws {
         try checkUsable()
         try checkWritable()
-        guard try writerGate.acquire(timeout: options.busyTimeout) else {
-            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
-        }
+        try acquireWriterGate()
         defer { writerGate.release() }
         try checkUsable()
         if options.multiProcess { try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout) }

@@ -92,6 +92,14 @@ extension Database {
             throw StorageError(.readOnly, "\(path) was opened read-only (Options.readOnly): it cannot be changed")
         }
     }
+
+    /// Takes the in-process writer gate, waiting at most ``Options/busyTimeout``; the caller
+    /// releases it.
+    func acquireWriterGate() throws {
+        guard try writerGate.acquire(timeout: options.busyTimeout) else {
+            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
+        }
+    }
 }
 
 /// Stands in for a file a read-only handle found absent (the log, the `-lock` file): it

@@ -12,9 +12,7 @@ extension Database {
     public func vacuum() throws {
         try checkUsable()
         try checkWritable()
-        guard try writerGate.acquire(timeout: options.busyTimeout) else {
-            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
-        }
+        try acquireWriterGate()
         defer { writerGate.release() }
         try checkUsable()
         if options.multiProcess {

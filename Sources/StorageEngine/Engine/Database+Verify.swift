@@ -28,9 +28,7 @@ extension Database {
     /// - Complexity: O(pages).
     public func verify() throws -> VerificationReport {
         try checkUsable()
-        guard try writerGate.acquire(timeout: options.busyTimeout) else {
-            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
-        }
+        try acquireWriterGate()
         defer { writerGate.release() }
         try checkUsable()
         let state = stateLock.withLock { committed }

@@ -345,9 +345,7 @@ public final class Database: @unchecked Sendable {
     ///   ``Options/busyTimeout``, `closed`, `poisoned`.
     public func committedLogBytes() throws -> UInt64 {
         try checkUsable()
-        guard try writerGate.acquire(timeout: options.busyTimeout) else {
-            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
-        }
+        try acquireWriterGate()
         defer { writerGate.release() }
         return log.committedBytes
     }
@@ -414,9 +412,7 @@ public final class Database: @unchecked Sendable {
         if gathering { syncCoordinator.committerStarted() }
         var finished = false
         defer { if gathering && !finished { syncCoordinator.committerFinished() } }
-        guard try writerGate.acquire(timeout: options.busyTimeout) else {
-            throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
-        }
+        try acquireWriterGate()
         var sequence: UInt64?
         let result: T
         do {

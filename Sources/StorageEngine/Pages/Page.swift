@@ -114,52 +114,51 @@ final class Page: @unchecked Sendable {
     }
 
     @inline(__always) func u8(_ offset: Int) -> UInt8 {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 1 > size { fieldCheckFailed(at: offset, width: 1) }
-        #endif
+        checkRead(offset, width: 1)
         return UnsafeRawPointer(bytes).u8(at: offset)
     }
     @inline(__always) func u16(_ offset: Int) -> Int {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 2 > size { fieldCheckFailed(at: offset, width: 2) }
-        #endif
+        checkRead(offset, width: 2)
         return UnsafeRawPointer(bytes).u16(at: offset)
     }
     @inline(__always) func u32(_ offset: Int) -> Int {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 4 > size { fieldCheckFailed(at: offset, width: 4) }
-        #endif
+        checkRead(offset, width: 4)
         return UnsafeRawPointer(bytes).u32(at: offset)
     }
     @inline(__always) func u64(_ offset: Int) -> UInt64 {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 8 > size { fieldCheckFailed(at: offset, width: 8) }
-        #endif
+        checkRead(offset, width: 8)
         return UnsafeRawPointer(bytes).u64(at: offset)
     }
     @inline(__always) func setU8(_ offset: Int, _ value: UInt8) {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 1 > size || isShared { fieldCheckFailed(at: offset, width: 1) }
-        #endif
+        checkWrite(offset, width: 1)
         bytes.setU8(at: offset, value)
     }
     @inline(__always) func setU16(_ offset: Int, _ value: Int) {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 2 > size || isShared { fieldCheckFailed(at: offset, width: 2) }
-        #endif
+        checkWrite(offset, width: 2)
         bytes.setU16(at: offset, value)
     }
     @inline(__always) func setU32(_ offset: Int, _ value: Int) {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 4 > size || isShared { fieldCheckFailed(at: offset, width: 4) }
-        #endif
+        checkWrite(offset, width: 4)
         bytes.setU32(at: offset, value)
     }
     @inline(__always) func setU64(_ offset: Int, _ value: UInt64) {
-        #if STORAGE_ENGINE_INTERNAL_CHECKS
-            if offset < 0 || offset + 8 > size || isShared { fieldCheckFailed(at: offset, width: 8) }
-        #endif
+        checkWrite(offset, width: 8)
         bytes.setU64(at: offset, value)
+    }
+
+    /// P1 on every field read, in builds with internal checks; nothing otherwise. The
+    /// condition is tested inline: it runs on every field access.
+    @inline(__always) private func checkRead(_ offset: Int, width: Int) {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + width > size { fieldCheckFailed(at: offset, width: width) }
+        #endif
+    }
+
+    /// P1 and B4 on every field write, in builds with internal checks; nothing otherwise.
+    @inline(__always) private func checkWrite(_ offset: Int, width: Int) {
+        #if STORAGE_ENGINE_INTERNAL_CHECKS
+            if offset < 0 || offset + width > size || isShared { fieldCheckFailed(at: offset, width: width) }
+        #endif
     }
 
     // MARK: Internal checks

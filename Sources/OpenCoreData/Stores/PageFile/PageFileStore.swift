@@ -307,8 +307,13 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 NSPersistentStoreInvalidTypeError,
                 "the file at \(url.path) is not a store this version reads: \(storage.message)")
         case .busy:
+            // The engine names its own option; a store user sets the store option instead.
+            let message = storage.message.replacingOccurrences(
+                of: "Options.multiProcess",
+                with: "PageFileStoreMultiProcessOption: true in the store's options (NSPersistentStoreDescription"
+                    + ".setOption(true as NSNumber, forKey: PageFileStoreMultiProcessOption))")
             return CoreDataError.make(
-                NSPersistentStoreTimeoutError, "the store at \(url.path) is busy: \(storage.message)")
+                NSPersistentStoreTimeoutError, "the store at \(url.path) is busy: \(message)")
         default:
             return CoreDataError.make(NSPersistentStoreOpenError, "the store at \(url.path): \(storage)")
         }
@@ -388,18 +393,52 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         try fetchStoredRows(request, plan: plan)
     }
 
+    /// The index and key ranges (or the scan) the store uses for `request`, and how many
+    /// entries or rows that examines, per entity of the hierarchy: debug logging, level 2.
+    override func debugPlan(for request: NSFetchRequest<NSFetchRequestResult>) -> String {
+        guard let entity = request.entity else { return "no entity" }
+        let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
+        let parts = try? openDatabase().read { transaction in
+            try entities.map { candidate -> String in
+                let info = try info(for: candidate)
+                guard
+                    let plan = PageFileQueryPlanner.plan(
+                        request.predicate, layout: candidate.layout, indexes: info.indexes),
+                    let index = try transaction.tree(named: plan.index.treeName)
+                else {
+                    let rows = try transaction.tree(named: info.treeName)?.count ?? 0
+                    return "scan \(info.treeName) (\(rows) rows examined)"
+                }
+                var entries = 0
+                for range in plan.ranges { entries += try index.count(from: range.lower, to: range.upper) }
+                return "index \(plan.index.treeName), \(plan.ranges.count) key ranges (\(entries) entries examined"
+                    + (plan.isExact ? ", exact: no row evaluated)" : ", each row evaluated)")
+            }
+        }
+        let location = "the store at \(url?.path ?? "?")"
+        return "\(location): " + (parts?.joined(separator: "; ") ?? "no plan (the store could not be read)")
+    }
+
     /// The number of matching rows; read from an index alone when the predicate is fully indexed.
     public override func countRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         try countStoredRows(request)
     }
 
     /// Applies the save in one engine write transaction (rows, index entries, history,
-    /// metadata) through a ``PageFileWriter``.
+    /// metadata) through a `PageFileWriter`.
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try request.checkApplicable(to: self)
         let (catalog, codec) = (self.catalog, self.codec)
         let tracksHistory = isHistoryTrackingEnabled
+        let started = OpenCoreDataDebugLog.isOn(2) ? OpenCoreDataDebugLog.start() : 0
         do {
+            defer {
+                OpenCoreDataDebugLog.log(
+                    2,
+                    "  commit: \(request.insertedRows.count) rows inserted, \(request.updatedRows.count) updated, "
+                        + "\(request.deletedObjects.count) deleted in the store at \(url?.path ?? "?") in "
+                        + OpenCoreDataDebugLog.elapsed(since: started))
+            }
             let result = try openDatabase().write { transaction in
                 var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
                 let result = try writer.save(request, tracksHistory: tracksHistory)
