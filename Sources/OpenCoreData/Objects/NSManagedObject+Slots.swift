@@ -214,11 +214,12 @@ extension NSManagedObject {
     /// still shares the storage).
     private func editSetInPlace(_ slot: Int, _ edit: (inout Set<NSManagedObject>) -> Bool) -> Bool? {
         fireFaultIfNeeded()
+        // The exact type first: a cast that fails would try bridging; the set is bound
+        // straight from the slot, so no other binding keeps its storage referenced.
         guard slot < values.count, managedObjectContext?.lifecycle.observer == nil,
-            values[slot].map({ type(of: $0) == Set<NSManagedObject>.self }) == true
+            values[slot].map({ type(of: $0) == Set<NSManagedObject>.self }) == true,
+            var set = values[slot] as? Set<NSManagedObject>
         else { return nil }
-        // Read without a binding that would keep a second reference to the storage.
-        var set = values[slot] as! Set<NSManagedObject>
         values[slot] = nil
         let changed = edit(&set)
         values[slot] = set
