@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "StorageEngine", targets: ["StorageEngine"]),
         .executable(name: "storage-bench", targets: ["storage-bench"]),
         .executable(name: "opencoredata-fuzz", targets: ["opencoredata-fuzz"]),
+        .executable(name: "opencoredata-store", targets: ["opencoredata-store"]),
     ],
     targets: [
         // The storage engine: named ordered trees of bytes, transactions, snapshots,
@@ -32,6 +33,9 @@ let package = Package(
         .executableTarget(
             name: "opencoredata-fuzz", dependencies: ["StorageEngine", "OpenCoreData", "TestSupport"],
             path: "Fuzz"),
+        // The store inspector: schema, query, count, history, check, space, vacuum, migrate.
+        .executableTarget(
+            name: "opencoredata-store", dependencies: ["OpenCoreData", "StorageEngine"], path: "Sources/StoreInspector"),
         .executableTarget(
             name: "storage-bench", dependencies: ["StorageEngine", "OpenCoreData", "TestSupport"],
             path: "Benchmarks/StorageBench"),
@@ -39,8 +43,10 @@ let package = Package(
             name: "StorageEngineTests", dependencies: ["StorageEngine", "TestSupport"],
             swiftSettings: engineInternalChecks),
         .testTarget(name: "OpenCoreDataTests", dependencies: ["OpenCoreData", "TestSupport"]),
-        // storage-bench's command line (run as a process) and its soak's ledger check.
-        .testTarget(name: "StorageBenchTests", dependencies: ["storage-bench", "OpenCoreData", "TestSupport"]),
+        // The command-line tools run as processes (storage-bench, opencoredata-store) and the soak's ledger check.
+        .testTarget(
+            name: "StorageBenchTests",
+            dependencies: ["storage-bench", "opencoredata-store", "OpenCoreData", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

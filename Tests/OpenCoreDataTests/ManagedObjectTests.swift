@@ -31,6 +31,24 @@ final class Hooked: NSManagedObject {
         #expect(manager.level == 3 && manager.name == "Grace" && manager.entity.name == "Manager")
     }
 
+    /// The guide's generic manager creates objects with `T(context:)`.
+    @Test func genericCodeCreatesObjectsWithTheRequiredInitializer() throws {
+        func create<T: NSManagedObject>(_: T.Type, in context: NSManagedObjectContext) -> T { T(context: context) }
+        let context = try TestStack.freshContext()
+        let manager = create(TManager.self, in: context)
+        #expect(manager.entity.name == "Manager" && context.insertedObjects.contains(manager))
+    }
+
+    /// `fetchRequest()` untyped, beside a subclass's typed one.
+    @Test func untypedFetchRequestNamesTheClassEntity() throws {
+        let context = try TestStack.freshContext()
+        _ = TProject(context: context)
+        _ = TCompany(context: context)
+        let request: NSFetchRequest<NSFetchRequestResult> = TProject.fetchRequest()
+        #expect(request.entityName == "Project")
+        #expect(try context.count(for: request) == 1)
+    }
+
     @Test func objectIDsAreTemporaryUntilSavedAndMapBackFromURIs() throws {
         let context = try TestStack.freshContext()
         let company = TCompany(context: context)
@@ -101,6 +119,31 @@ final class Hooked: NSManagedObject {
         let reader = TestStack.context(try #require(context.persistentStoreCoordinator))
         let fetched = try #require(try reader.fetch(NSFetchRequest<TProject>(entityName: "Project")).first)
         #expect(fetched.tasks.array.compactMap { ($0 as? TTask)?.title } == ["T2", "T1", "T0"])
+    }
+
+    @Test func orderedRelationshipBulkEditsGoThroughTheRelationship() throws {
+        let context = try TestStack.freshContext()
+        let project = TProject(context: context)
+        let tasks = (0..<5).map { index -> TTask in
+            let task = TTask(context: context)
+            task.title = "T\(index)"
+            return task
+        }
+        func titles() -> [String] { project.tasks.array.compactMap { ($0 as? TTask)?.title } }
+        let ordered = project.mutableOrderedSetValue(forKey: "tasks")
+        ordered.addObjects(from: [tasks[0], tasks[1], tasks[0]])
+        #expect(titles() == ["T0", "T1"], "addObjects(from:) appends in order, once each")
+        #expect(tasks[0].project === project && tasks[1].project === project, "and sets the inverse")
+        ordered.insert([tasks[2], tasks[3]], at: IndexSet([0, 2]))
+        #expect(titles() == ["T2", "T0", "T3", "T1"], "insert(_:at:) places each object at its index")
+        ordered.removeObjects(in: [tasks[0], tasks[4]])
+        #expect(titles() == ["T2", "T3", "T1"] && tasks[0].project == nil, "removeObjects(in:)")
+        ordered.removeObjects(at: IndexSet([0, 2]))
+        #expect(titles() == ["T3"] && tasks[2].project == nil && tasks[1].project == nil, "removeObjects(at:)")
+        try context.save()
+        let reader = TestStack.context(try #require(context.persistentStoreCoordinator))
+        let fetched = try #require(try reader.fetch(NSFetchRequest<TProject>(entityName: "Project")).first)
+        #expect(fetched.tasks.array.compactMap { ($0 as? TTask)?.title } == ["T3"])
     }
 
     @Test func lifeCycleHooksRun() throws {

@@ -478,9 +478,10 @@ enum PageFileFixtures {
                 ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
         }
         guard !duplicated else {
-            // Two rows share a handle: 134110, and the file is left as it was.
+            // Two rows share a handle: Core Data's NSMigrationConstraintViolationError (134111),
+            // and the file is left as it was.
             #expect { try open() } throws: { error in
-                (error as NSError).code == NSMigrationError
+                (error as NSError).code == NSMigrationConstraintViolationError
                     && (error as NSError).localizedDescription.contains("uniqueness constraint handle")
             }
             #expect(try PageFileStore.verify(at: url).isClean)

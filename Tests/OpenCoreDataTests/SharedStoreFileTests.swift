@@ -138,15 +138,7 @@ import Testing
         let context = PageFileFixtures.context(coordinator)
         let perProcess = 60
         var children: [(Process, Pipe)] = []
-        for _ in 0..<2 {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["store-share-child", url.path, "\(perProcess)"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            children.append((process, output))
-        }
+        for _ in 0..<2 { children.append(try SharedStoreChild.start(executable, at: url, count: perProcess)) }
         try context.performAndWait {
             for index in 0..<perProcess {
                 let record = NSEntityDescription.insertNewObject(forEntityName: "StoreRecord", into: context)

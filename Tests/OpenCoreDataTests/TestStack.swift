@@ -35,25 +35,27 @@ final class TTask: NSManagedObject {
 
 enum TestStack {
     static func attribute(
-        _ name: String, _ type: NSAttributeType, optional: Bool = true, defaultValue: Any? = nil
+        _ name: String, _ type: NSAttributeType, optional: Bool = true, defaultValue: Any? = nil, indexed: Bool = false
     ) -> NSAttributeDescription {
         let attribute = NSAttributeDescription()
         attribute.name = name
         attribute.attributeType = type
         attribute.isOptional = optional
         attribute.defaultValue = defaultValue
+        attribute.isIndexed = indexed
         return attribute
     }
 
     static func relationship(
         _ name: String, to destination: NSEntityDescription, toMany: Bool, rule: NSDeleteRule = .nullifyDeleteRule,
-        ordered: Bool = false
+        optional: Bool = true, ordered: Bool = false
     ) -> NSRelationshipDescription {
         let relationship = NSRelationshipDescription()
         relationship.name = name
         relationship.destinationEntity = destination
         relationship.maxCount = toMany ? 0 : 1
         relationship.deleteRule = rule
+        relationship.isOptional = optional
         relationship.isOrdered = ordered
         return relationship
     }

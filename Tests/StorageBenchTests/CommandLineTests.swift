@@ -9,7 +9,9 @@ import Testing
         let run = try StorageBenchProcess.run(arguments)
         #expect(run.status == 0)
         #expect(run.stdout.contains("USAGE"))
-        for command in ["run", "list", "check PATH", "space PATH", "soak", "probe NAME", "help [COMMAND]"] {
+        for command in [
+            "run", "list", "check PATH", "space PATH", "dry-run PATH MODEL", "soak", "probe NAME", "help [COMMAND]",
+        ] {
             #expect(run.stdout.contains("\n  \(command)"), "help lists \(command)")
         }
         #expect(run.stdout.contains("--json") && run.stdout.contains("--compare FILE"))
@@ -17,7 +19,7 @@ import Testing
         #expect(run.stderr.isEmpty)
     }
 
-    @Test(arguments: ["check", "space", "soak", "probe", "run", "list", "help"])
+    @Test(arguments: ["check", "space", "dry-run", "soak", "probe", "run", "list", "help"])
     func everyCommandHasItsHelp(_ command: String) throws {
         let viaHelp = try StorageBenchProcess.run(["help", command])
         let viaOption = try StorageBenchProcess.run([command, "--help"])

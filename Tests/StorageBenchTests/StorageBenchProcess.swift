@@ -11,9 +11,11 @@ struct BenchRun {
 }
 
 enum StorageBenchProcess {
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-            "storage-bench")
+    static var executable: URL { tool("storage-bench") }
+
+    /// A command-line tool of the package, built beside the test bundle.
+    static func tool(_ name: String) -> URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
     }
 
     /// A fresh empty directory, removed by the caller.
@@ -25,7 +27,10 @@ enum StorageBenchProcess {
     }
 
     /// Runs storage-bench with `arguments` (and `environment` added to this process's) to the end.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> BenchRun {
+    static func run(_ arguments: [String], environment: [String: String] = [:], tool name: String = "storage-bench")
+        throws -> BenchRun
+    {
+        let executable = tool(name)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             Issue.record("\(executable.path) is missing: run `swift build` before `swift test`")
             return BenchRun(status: -1, stdout: "", stderr: "")

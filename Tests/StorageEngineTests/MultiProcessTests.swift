@@ -16,6 +16,34 @@ import Testing
 
     static func key(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(value).bigEndian) { Array($0) } }
 
+    /// What a remote-change watcher polls: other handles' commits count, a handle's own do not.
+    @Test func changesAnnouncedByOtherHandlesCountOnlyTheirs() throws {
+        let path = DatabaseBasicsTests.temporaryPath("announced")
+        let first = try Database.open(at: path, options: Self.options())
+        let second = try Database.open(at: path, options: Self.options())
+        let firstStart = try #require(try first.changesAnnouncedByOtherHandles())
+        let secondStart = try #require(try second.changesAnnouncedByOtherHandles())
+        for round in 0..<3 {
+            try first.write { try $0.openTree(named: "rows").setValue([1], forKey: Self.key(round)) }
+        }
+        #expect(try first.changesAnnouncedByOtherHandles() == firstStart)
+        #expect(try second.changesAnnouncedByOtherHandles() == secondStart + 3)
+        try second.write { try $0.openTree(named: "rows").setValue([2], forKey: Self.key(9)) }
+        // The other handle's commit counts for the first (with the two announcements of a
+        // checkpoint, when its commit ran one).
+        let afterSecond = try #require(try first.changesAnnouncedByOtherHandles())
+        #expect(afterSecond > firstStart)
+        try first.write { try $0.openTree(named: "rows").setValue([3], forKey: Self.key(10)) }
+        #expect(try first.changesAnnouncedByOtherHandles() == afterSecond)
+        #expect(try second.changesAnnouncedByOtherHandles() ?? 0 > secondStart + 3)
+        try first.close()
+        try second.close()
+        var single = Self.options()
+        single.multiProcess = false
+        let alone = try Database.open(at: DatabaseBasicsTests.temporaryPath("alone"), options: single)
+        #expect(try alone.changesAnnouncedByOtherHandles() == nil)
+    }
+
     @Test func readersSeeOtherHandlesCommitsAndKeepTheirSnapshots() throws {
         let path = DatabaseBasicsTests.temporaryPath("multi")
         let writer = try Database.open(at: path, options: Self.options())

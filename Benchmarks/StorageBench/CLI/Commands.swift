@@ -49,6 +49,10 @@ enum StorageBenchCommand {
             name: "space", synopsis: "space PATH", summary: "bytes per tree and page fill of a default-store file",
             help: HelpText.space, run: StoreFileCommands.space),
         Command(
+            name: "dry-run", synopsis: "dry-run PATH MODEL",
+            summary: "what migrating a store to a model file would do (store unchanged)", help: HelpText.dryRun,
+            run: MigrationDryRunCommand.run),
+        Command(
             name: "soak", synopsis: "soak [OPTIONS]",
             summary: "contexts and processes hammer one store, then a ledger check", help: HelpText.soak,
             run: SoakCommand.run),

@@ -36,6 +36,7 @@ enum HelpText {
           swift run -c release storage-bench --compare before.json
           swift run -c release storage-bench soak --seconds 3600 --processes 4
           swift run -c release storage-bench check path/to/Model.store
+          swift run -c release storage-bench dry-run path/to/Model.store Model.xcdatamodeld
         """
 
     static var commandList: String {
@@ -98,6 +99,23 @@ enum HelpText {
         value bytes per tree, pages used and their fill.
 
         Exit status: 0 success; 1 the file cannot be read; 2 usage error.
+        """
+
+    static let dryRun = """
+        storage-bench dry-run PATH MODEL
+
+        Reports what adding the store at PATH (a default or binary store file) with the
+        model MODEL (a .xcdatamodeld package, its current version, or a .xcdatamodel)
+        and automatic lightweight migration would do, without changing the store: every
+        change (entities and properties added, removed, renamed; properties made
+        mandatory or optional; relationships changed), the objects of each entity
+        afterwards, or the error opening would throw (134140 naming the entity and the
+        property it cannot infer, 134110 for values the new model cannot hold, 134111
+        for duplicates under a new uniqueness constraint). Every row is read and
+        transformed from a snapshot; the store may be open meanwhile.
+
+        Exit status: 0 the store holds data of the model or would migrate; 1 it would
+        not, or the store or the model cannot be read; 2 usage error.
         """
 
     static let soak = """

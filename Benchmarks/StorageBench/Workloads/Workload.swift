@@ -22,6 +22,8 @@ struct Workload: Sendable {
             .storeInMemory,
             .storeBinary,
             .storeWrites,
+            .storeBatch, .storeBatchMemory,
+            .migrationLightweight,
         ] + Workload.engine
 }
 

@@ -6,6 +6,7 @@ extension NSManagedObjectContext {
     ///
     /// - Precondition: `object` is not registered in another context.
     public func insert(_ object: NSManagedObject) {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.insert(_:)")
         if object.managedObjectContext === self {
             if object.isDeleted { lifecycle.undelete(object) }
             return
@@ -21,6 +22,7 @@ extension NSManagedObjectContext {
     ///
     /// - Precondition: `object` is registered in this context (or in none, then it is ignored).
     public func delete(_ object: NSManagedObject) {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.delete(_:)")
         guard let owner = object.managedObjectContext else { return }
         precondition(owner === self, "OpenCoreData: delete(_:): the object is registered in another context")
         if object.isDeleted { return }
@@ -30,14 +32,17 @@ extension NSManagedObjectContext {
         lifecycle.delete(object)
     }
 
-    /// Applies delete rules of deleted objects and posts
-    /// `NSManagedObjectContextObjectsDidChange` for the changes since the last call.
+    /// Applies delete rules of deleted objects, posts
+    /// `NSManagedObjectContextObjectsDidChange` for the changes since the last call, and
+    /// registers those changes with the ``undoManager`` as one undo action.
     public func processPendingChanges() {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.processPendingChanges()")
         lifecycle.processPendingDeletes { object in
             object.prepareForDeletion()
             applyDeleteRules(of: object)
         }
         lifecycle.postObjectsDidChange()
+        undoRecorder?.registerPendingSteps()
     }
 
     private func applyDeleteRules(of object: NSManagedObject) {
@@ -63,20 +68,26 @@ extension NSManagedObjectContext {
     }
 
     /// Discards every unsaved change: inserted objects leave the context, updated and
-    /// deleted ones return to their last saved values.
+    /// deleted ones return to their last saved values. Empties the ``undoManager``.
     public func rollback() {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.rollback()")
         lifecycle.rollback()
+        clearUndo()
     }
 
     /// Forgets every registered object and unsaved change; objects you still hold become
-    /// detached from the context.
+    /// detached from the context. Empties the ``undoManager``.
     public func reset() {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.reset()")
+        advanceQueryGeneration()
         lifecycle.forgetAll()
+        clearUndo()
     }
 
     /// Reloads `object`: with `flag`, stored values replace those you have not changed;
     /// without, unsaved changes are discarded and the object becomes a fault.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.refresh(_:mergeChanges:)")
         guard object.managedObjectContext === self, !object.isInserted else { return }
         if !flag || !object.hasDirtySlots {
             lifecycle.turnIntoFault(object)

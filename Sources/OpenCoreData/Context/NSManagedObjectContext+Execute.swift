@@ -11,7 +11,8 @@ protocol ContextExecutableRequest {
 }
 
 extension NSManagedObjectContext {
-    /// Executes `request` in the context and returns its result.
+    /// Executes `request` in the context and returns its result (which you may ignore, as
+    /// with Core Data's: `try context.execute(batchDelete)`).
     ///
     /// A fetch request returns an `NSAsynchronousFetchResult` holding its results; an
     /// ``NSAsynchronousFetchRequest`` returns its result at once and fetches later on the
@@ -19,7 +20,9 @@ extension NSManagedObjectContext {
     ///
     /// - Throws: `NSPersistentStoreUnsupportedRequestTypeError` (134091) for a request kind
     ///   no store implements yet; the request's own errors.
+    @discardableResult
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.execute(_:)")
         if let executable = request as? ContextExecutableRequest { return try executable.execute(in: self) }
         if let fetch = request as? NSFetchRequest<NSFetchRequestResult> {
             return NSAsynchronousFetchResult<NSFetchRequestResult>(
@@ -28,5 +31,27 @@ extension NSManagedObjectContext {
         throw CoreDataError.make(
             NSPersistentStoreUnsupportedRequestTypeError,
             "execute(_:): requests of type \(type(of: request)) are not supported yet")
+    }
+}
+
+extension NSFetchRequest {
+    /// Fetches with the context whose perform block is running: call it inside
+    /// `perform` or `performAndWait`, as in Core Data.
+    ///
+    /// ```swift
+    /// context.perform {
+    ///     let people = try? Person.fetchRequest().execute()
+    /// }
+    /// ```
+    ///
+    /// - Throws: `NSCoreDataError` (134060) outside a perform block; the fetch's errors.
+    public func execute() throws -> [ResultType] {
+        guard let context = NSManagedObjectContext.current else {
+            throw CoreDataError.make(
+                NSCoreDataError,
+                "NSFetchRequest.execute() ran outside a context's perform block: call it inside "
+                    + "context.perform { } or performAndWait { }, or use context.fetch(request)")
+        }
+        return try context.fetch(self)
     }
 }

@@ -22,42 +22,130 @@ extension NSManagedObjectContext {
                 deleted: ids(NSDeletedObjectsKey)))
     }
 
-    /// Merges changes described by object IDs (`NSInsertedObjectsKey`... holding
-    /// `NSManagedObjectID`s or URIs) into the contexts given, as Core Data's class method.
+    /// Merges changes saved elsewhere — by another process, a batch request, or a context
+    /// whose save notification was serialized — into `contexts`, as Core Data's class method.
+    ///
+    /// `changeNotificationData` holds `NSInsertedObjectsKey`, `NSUpdatedObjectsKey` and
+    /// `NSDeletedObjectsKey`, each an array (or set) of `NSManagedObjectID`s or of their URIs
+    /// (`uriRepresentation()`, as `URL` or `String`). In each context, registered objects that
+    /// were updated are refreshed (a context's unsaved changes are kept, except that under
+    /// the store-trump policy the stored values of the properties the store changed win, and
+    /// under the rollback policy all stored values win); inserted objects are registered
+    /// (as faults) and reported; deleted objects leave the context. Each context posts
+    /// `NSManagedObjectContextObjectsDidChange` with what changed. Contexts are merged
+    /// parents before children, so a nested context sees its parent's merged state.
+    ///
+    /// ```swift
+    /// let result = try context.execute(batchDelete) as? NSBatchDeleteResult
+    /// let ids = result?.result as? [NSManagedObjectID] ?? []
+    /// NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: ids], into: [viewContext])
+    /// ```
     public class func mergeChanges(
         fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [NSManagedObjectContext]
     ) {
-        func ids(_ key: String) -> [NSManagedObjectID] {
-            let values =
-                (changeNotificationData[key] as? [Any]) ?? (changeNotificationData[key] as? Set<AnyHashable>)
-                .map { Array($0) as [Any] } ?? []
-            return values.compactMap { value in
-                if let id = value as? NSManagedObjectID { return id }
-                if let object = value as? NSManagedObject { return object.objectID }
-                return nil
+        func depth(_ context: NSManagedObjectContext) -> Int {
+            var depth = 0
+            var current = context.parent
+            while let ancestor = current {
+                depth += 1
+                current = ancestor.parent
+            }
+            return depth
+        }
+        let ordered = contexts.enumerated().sorted { (depth($0.element), $0.offset) < (depth($1.element), $1.offset) }
+        for context in ordered.map(\.element) {
+            context.performAndWait {
+                let coordinator = context.persistentStoreCoordinator
+                func ids(_ key: String) -> [NSManagedObjectID] {
+                    remoteObjectIDs(changeNotificationData[key], coordinator: coordinator)
+                }
+                context.merge(
+                    SavedChanges(
+                        inserted: ids(NSInsertedObjectsKey), updated: ids(NSUpdatedObjectsKey),
+                        deleted: ids(NSDeletedObjectsKey)),
+                    faultsInInserted: true)
             }
         }
-        let changes = SavedChanges(
-            inserted: ids(NSInsertedObjectsKey), updated: ids(NSUpdatedObjectsKey), deleted: ids(NSDeletedObjectsKey))
-        for context in contexts { context.performAndWait { context.merge(changes) } }
     }
 
-    func merge(_ changes: SavedChanges) {
+    /// The object IDs a remote-save dictionary's value names: IDs, objects, or URIs of them.
+    private static func remoteObjectIDs(_ value: Any?, coordinator: NSPersistentStoreCoordinator?)
+        -> [NSManagedObjectID]
+    {
+        let elements: [Any]
+        switch value {
+        case let array as [Any]: elements = array
+        case let set as Set<AnyHashable>: elements = set.map(\.base)
+        case let array as NSArray: elements = array.map { $0 }
+        case let set as NSSet: elements = set.allObjects
+        default: return []
+        }
+        return elements.compactMap { element -> NSManagedObjectID? in
+            switch element {
+            case let id as NSManagedObjectID: return id
+            case let object as NSManagedObject: return object.objectID
+            case let url as URL: return coordinator?.managedObjectID(forURIRepresentation: url)
+            case let url as NSURL: return coordinator?.managedObjectID(forURIRepresentation: url as URL)
+            case let text as String:
+                return URL(string: text).flatMap { coordinator?.managedObjectID(forURIRepresentation: $0) }
+            default: return nil
+            }
+        }
+    }
+
+    /// Merges `changes` (saved elsewhere) into this context; with `faultsInInserted`, the
+    /// inserted objects are registered as faults and reported as inserted.
+    func merge(_ changes: SavedChanges, faultsInInserted: Bool = false) {
+        // Core Data moves a pinned context to the newest data on every merge, before the
+        // merged objects are refreshed from it.
+        advanceQueryGeneration()
         OpenCoreDataDebugLog.log(
             1,
             "merge into \(name ?? "a context"): \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
                 + "\(changes.deleted.count) deleted")
         var refreshed: Set<NSManagedObject> = []
+        var inserted: Set<NSManagedObject> = []
         for id in changes.updated {
             guard let object = registry[id] else { continue }
-            refresh(object, mergeChanges: true)
+            mergeStoredValues(into: object)
             refreshed.insert(object)
+        }
+        if faultsInInserted {
+            for id in changes.inserted {
+                if let object = registry[id] {
+                    // An upsert of a batch insert updated a row this context holds.
+                    mergeStoredValues(into: object)
+                    refreshed.insert(object)
+                } else {
+                    inserted.insert(object(with: id))
+                }
+            }
         }
         for id in changes.deleted {
             guard let object = registry[id] else { continue }
             lifecycle.invalidate(object)
         }
-        lifecycle.postObjectsDidChange(refreshed: refreshed)
+        lifecycle.postObjectsDidChange(refreshed: refreshed, merged: inserted)
+    }
+
+    /// Brings the stored values of `object` in: its unsaved changes stay, unless the
+    /// context's merge policy lets the store's values win (store trump: the properties the
+    /// store changed; rollback: all), resolved as a save conflict would be.
+    private func mergeStoredValues(into object: NSManagedObject) {
+        if object.hasDirtySlots, !object.isDeleted, !object.isFault, parent == nil,
+            let policy = mergePolicy as? NSMergePolicy,
+            policy.mergeType == .mergeByPropertyStoreTrumpMergePolicyType
+                || policy.mergeType == .rollbackMergePolicyType,
+            let row = try? persistentStoreCoordinator?.row(for: object.objectID)
+        {
+            policy.merge(
+                NSMergeConflict(
+                    source: object,
+                    conflict: StoreVersionConflict(
+                        objectID: object.objectID, persistedRow: row, expectedVersion: object.version)))
+            return
+        }
+        refresh(object, mergeChanges: true)
     }
 
     /// After a save: contexts that merge automatically get the changes on their queue.

@@ -14,6 +14,14 @@ extension NSManagedObjectContext {
     ///   a store error (for example `NSManagedObjectMergeError`, 133020) otherwise.
     ///   Nothing is saved when it throws.
     public func save() throws {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.save()")
+        guard generationLock.withLock({ queryGeneration }) != nil else { return try saveChanges() }
+        // A pinned context checks and writes against the newest data, and reads it after.
+        try withoutQueryGeneration { try saveChanges() }
+        advanceQueryGeneration()
+    }
+
+    private func saveChanges() throws {
         processPendingChanges()
         guard hasChanges else { return }
         let started = OpenCoreDataDebugLog.start()

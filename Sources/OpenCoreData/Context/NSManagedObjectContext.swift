@@ -33,6 +33,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public let concurrencyType: NSManagedObjectContextConcurrencyType
     private let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<Int>()
+    /// The context whose private queue is current (``current``).
+    private static let contextKey = DispatchSpecificKey<WeakContext>()
+    /// Main-queue contexts running a perform block, innermost last (main thread only).
+    nonisolated(unsafe) private static var mainQueuePerformers: [WeakContext] = []
+    /// Every main-queue context alive, for ``current`` on the main queue outside perform blocks.
+    private static let mainQueueContextsLock = NSLock()
+    nonisolated(unsafe) private static var mainQueueContexts: [WeakContext] = []
     private var queueToken: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
 
     private var coordinatorStorage: NSPersistentStoreCoordinator?
@@ -56,8 +63,30 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
         }
     }
-    /// The context's undo manager (undo is not implemented yet; it stays nil).
-    open var undoManager: AnyObject?
+    /// The undo manager that records the context's changes; nil (the default) records
+    /// nothing, which keeps imports fast.
+    ///
+    /// ```swift
+    /// context.undoManager = UndoManager()
+    /// person.name = "Ada"
+    /// context.processPendingChanges()
+    /// context.undo()
+    /// ```
+    ///
+    /// Changes are registered as one undo action each time the context processes its
+    /// pending changes (and at each checkpoint of the undo manager). ``rollback()`` and
+    /// ``reset()`` remove all its actions; ``save()`` keeps them.
+    open var undoManager: UndoManager? {
+        didSet { undoManagerDidChange() }
+    }
+    /// Records changes for `undoManager` while there is one (NSManagedObjectContext+Undo.swift).
+    var undoRecorder: ContextUndoRecorder?
+    /// Guards `queryGeneration` and `isSavingUnpinned`: a child reads its root's from its own queue.
+    let generationLock = NSLock()
+    /// The pinned query generation (NSManagedObjectContext+QueryGeneration.swift); nil when not pinned.
+    var queryGeneration: QueryGeneration?
+    /// Set while a pinned context saves: its reads then see the newest data.
+    var isSavingUnpinned = false
     /// How long fetched values are considered fresh (accepted; values are always reloaded).
     open var stalenessInterval: TimeInterval = -1
     /// Whether faults whose rows are gone read as empty objects (always true here).
@@ -95,7 +124,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         lifecycle.attach(to: self)
         if concurrencyType != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: queueToken)
+            queue.setSpecific(key: Self.contextKey, value: WeakContext(context: self))
+        } else {
+            Self.mainQueueContextsLock.withLock {
+                Self.mainQueueContexts.removeAll { $0.context == nil }
+                Self.mainQueueContexts.append(WeakContext(context: self))
+            }
         }
+        ConcurrencyDebug.configure
     }
 
     /// The coordinator whose stores the context (or its root ancestor) saves to.
@@ -138,13 +174,66 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Whether the caller is on this context's queue.
     var isOnQueue: Bool {
-        if concurrencyType == .mainQueueConcurrencyType { return Thread.isMainThread }
+        if concurrencyType == .mainQueueConcurrencyType { return Self.isOnMainQueue }
         return DispatchQueue.getSpecific(key: Self.queueKey) == queueToken
+    }
+
+    /// Marks the main queue, whose blocks may run on another thread: `DispatchQueue.main.sync`
+    /// from a thread while the main thread does not serve the queue runs the block inline.
+    private static let mainQueueKey: DispatchSpecificKey<Int> = {
+        let key = DispatchSpecificKey<Int>()
+        DispatchQueue.main.setSpecific(key: key, value: 1)
+        return key
+    }()
+
+    /// Whether the caller is on the main thread or runs a block of the main queue.
+    static var isOnMainQueue: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) != nil
+    }
+
+    /// The context whose perform block (or private queue) the caller runs in, if any:
+    /// what `NSFetchRequest.execute()` uses. On the main queue outside a perform block,
+    /// the main-queue context when there is exactly one (an app's view context).
+    static var current: NSManagedObjectContext? {
+        if let context = DispatchQueue.getSpecific(key: contextKey)?.context { return context }
+        guard isOnMainQueue else { return nil }
+        if let performer = mainQueuePerformers.last?.context { return performer }
+        let alive = mainQueueContextsLock.withLock { mainQueueContexts.compactMap(\.context) }
+        return alive.count == 1 ? alive[0] : nil
+    }
+
+    /// Whether `other` is this context, an ancestor or a descendant of it.
+    func isRelated(to other: NSManagedObjectContext) -> Bool {
+        var ancestor: NSManagedObjectContext? = self
+        while let current = ancestor {
+            if current === other { return true }
+            ancestor = current.parentStorage
+        }
+        ancestor = other.parentStorage
+        while let current = ancestor {
+            if current === self { return true }
+            ancestor = current.parentStorage
+        }
+        return false
+    }
+
+    /// Runs `block` as the main-queue context's perform block (for ``current``).
+    private func runAsMainQueuePerformer<T>(_ block: () throws -> T) rethrows -> T {
+        Self.mainQueuePerformers.append(WeakContext(context: self))
+        defer { Self.mainQueuePerformers.removeLast() }
+        return try block()
     }
 
     /// Runs `block` on the context's queue and waits for it; returns its value and
     /// rethrows its error. Runs inline when already on the queue.
     open func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if concurrencyType == .mainQueueConcurrencyType {
+            if Self.isOnMainQueue { return try runAsMainQueuePerformer(block) }
+            return try withoutActuallyEscaping(block) { escapable in
+                let box = UncheckedBox(escapable)
+                return try queue.sync { try self.runAsMainQueuePerformer(box.value) }
+            }
+        }
         if isOnQueue { return try block() }
         return try withoutActuallyEscaping(block) { escapable in
             let box = UncheckedBox(escapable)
@@ -154,7 +243,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Runs `block` on the context's queue, later.
     open func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async(execute: block)
+        guard concurrencyType == .mainQueueConcurrencyType else {
+            queue.async(execute: block)
+            return
+        }
+        queue.async { self.runAsMainQueuePerformer(block) }
     }
 
     /// When an async `perform` runs its block.
@@ -175,7 +268,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ) async throws(Failure) -> T {
         let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(returning: Result<T, Failure> { () throws(Failure) -> T in try block() })
+                let run = { Result<T, Failure> { () throws(Failure) -> T in try block() } }
+                let isMain = self.concurrencyType == .mainQueueConcurrencyType
+                continuation.resume(returning: isMain ? self.runAsMainQueuePerformer(run) : run())
             }
         }
         return try result.get()
@@ -203,6 +298,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The object with `objectID`: the registered one, or a new fault whose values load
     /// on first access. Never fails; a fault whose row is gone reads as an empty object.
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.object(with:)")
         // One registry key for the lookup and the registration (building it loads the ID's store).
         let key = objectID.registryKey
         if let object = registry[key] { return object }
@@ -218,6 +314,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// - Throws: `NSManagedObjectReferentialIntegrityError` (133000) when no store or
     ///   parent context has the object.
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.existingObject(with:)")
         if let object = registry[objectID], !object.isFault { return object }
         guard let snapshot = try snapshot(for: objectID) else {
             throw CoreDataError.make(
@@ -254,7 +351,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return try parent.performAndWait { try parent.snapshotForChild(objectID) }
         }
         guard let coordinator = persistentStoreCoordinator, !objectID.isTemporaryID else { return nil }
-        return try coordinator.row(for: objectID).map { ($0.values, $0.version) }
+        return try readingQueryGeneration { try coordinator.row(for: objectID).map { ($0.values, $0.version) } }
     }
 
     /// What a child sees of `objectID`: this context's current state when registered.
@@ -294,7 +391,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return parent.performAndWait { parent.destinationIDsForChild(relationship, objectID) }
         }
         guard let coordinator = persistentStoreCoordinator, !objectID.isTemporaryID else { return [] }
-        return (try? coordinator.objectIDs(forRelationship: relationship, of: objectID)) ?? []
+        return (try? readingQueryGeneration { try coordinator.objectIDs(forRelationship: relationship, of: objectID) })
+            ?? []
     }
 
     private func destinationIDsForChild(_ relationship: NSRelationshipDescription, _ objectID: NSManagedObjectID)

@@ -102,12 +102,24 @@ final class ObjectLifecycle {
     /// change comes here.
     @inline(__always)
     static func change(_ object: NSManagedObject, slot: Int, to value: Any?) {
+        ConcurrencyDebug.check(object, "setting \(object.entity.name ?? "?").\(object.layout.properties[slot].name)")
         // An inserted object is saved whole: unobserved, it has nothing to record.
         if object.state.isInserted && !object.state.isObserved {
             object.values[slot] = value
             return
         }
         record(object, slot: slot, value)
+    }
+
+    /// Undo stores `value` back into `slot` of the loaded `object`: a change like any
+    /// other (reported, so redo can reverse it), after which the slot counts as changed
+    /// only when it differs from the last saved value.
+    static func restore(_ object: NSManagedObject, slot: Int, to value: Any?) {
+        change(object, slot: slot, to: value)
+        guard !object.state.isInserted, slot < object.dirtySlots.count, let committed = object.committed,
+            slot < committed.count, SlotValueEquality.same(value, committed[slot])
+        else { return }
+        object.dirtySlots[slot] = false
     }
 
     private static func record(_ object: NSManagedObject, slot: Int, _ value: Any?) {
@@ -156,6 +168,9 @@ final class ObjectLifecycle {
         }
         object.managedObjectContext = context
         object.state.isInserted = true
+        // An inserted object deleted before any save keeps the flag when discarded; undo
+        // may insert it again.
+        object.state.isDeleted = false
         object.state.isObserved = observer != nil
         context.registry[object.objectID] = object
         inserted.insert(object)
@@ -444,12 +459,17 @@ final class ObjectLifecycle {
     // MARK: Notifications
 
     /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last one
-    /// (with `refreshed`, the objects a merge refreshed), when there are any.
-    func postObjectsDidChange(refreshed: Set<NSManagedObject> = []) {
-        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty { return }
+    /// (with `refreshed`, the objects a merge refreshed, and `merged`, the objects a merge
+    /// brought in as inserted elsewhere), when there are any.
+    func postObjectsDidChange(refreshed: Set<NSManagedObject> = [], merged: Set<NSManagedObject> = []) {
+        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty
+            && merged.isEmpty
+        {
+            return
+        }
         let changes = ObjectChanges(
-            inserted: noticeInserted.asSet, updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet,
-            refreshed: refreshed)
+            inserted: merged.isEmpty ? noticeInserted.asSet : noticeInserted.asSet.union(merged),
+            updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet, refreshed: refreshed)
         clearNotices()
         observer?.objectsDidChange(changes)
         NotificationCenter.default.post(

@@ -84,6 +84,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Adds a store of `storeType` at `url` (nil for the in-memory store).
     ///
+    /// A file store at `/dev/null` lives in memory, as Core Data's SQLite store does
+    /// there: each such store is new, empty and private, and gone when removed — the
+    /// guides' recipe for isolated tests with the on-disk store's features.
+    ///
+    /// ```swift
+    /// let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
+    /// container.persistentStoreDescriptions = [description]
+    /// ```
+    ///
     /// - Throws: `NSPersistentStoreInvalidTypeError` (134000) for an unknown store type;
     ///   `NSPersistentStoreIncompatibleSchemaError` (134020) for a model with a property no
     ///   store can hold yet (a derived or composite attribute); the store's error when it
@@ -95,6 +104,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ) throws -> NSPersistentStore {
         let type = try NSPersistentStoreCoordinator.storeClass(for: storeType)
         if let error = managedObjectModel.unsupportedStoreFeatureError(storeType: storeType) { throw error }
+        if url == nil, storeType == NSSQLiteStoreType || storeType == NSBinaryStoreType {
+            throw CoreDataError.make(
+                NSPersistentStoreOpenError,
+                "a store of type \(storeType) needs a file URL (for one in memory use NSInMemoryStoreType, "
+                    + "or the URL /dev/null)")
+        }
+        if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager,
+            let url
+        {
+            try staged.migrate(storeAt: url, type: storeType, options: options ?? [:], to: managedObjectModel)
+        }
         let store = type.init(
             persistentStoreCoordinator: self, configurationName: configuration,
             at: url ?? URL(fileURLWithPath: "/dev/null"), options: options)
@@ -246,14 +266,27 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Rows (what contexts call)
 
+    /// The stores, for code already inside ``withStores(_:)``.
+    var persistentStoresUnlocked: [NSPersistentStore] { stores }
+
     func withStores<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()
     }
 
+    /// The stores `request` reads: those it names (or all), less those the running query
+    /// generation left out (added after it bound).
     private func storesFor(_ request: NSPersistentStoreRequest) -> [NSPersistentStore] {
-        request.affectedStores ?? stores
+        let named = request.affectedStores ?? stores
+        guard let generation = QueryGeneration.current else { return named }
+        return named.filter { generation.covers($0) }
+    }
+
+    /// Whether a read of `store` goes ahead: it is one of the coordinator's stores and the
+    /// running query generation covers it.
+    private func reads(_ store: NSPersistentStore) -> Bool {
+        stores.contains { $0 === store } && QueryGeneration.current?.covers(store) != false
     }
 
     /// The rows of every store `request` affects; sorted only when one store answered and sorted them.
@@ -283,7 +316,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
         guard let store = objectID.persistentStore else { return nil }
-        return try withStores { stores.contains { $0 === store } ? try store.row(for: objectID) : nil }
+        return try withStores { reads(store) ? try store.row(for: objectID) : nil }
     }
 
     /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store.
@@ -292,7 +325,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             var result = [StoreRow?](repeating: nil, count: objectIDs.count)
             var positionsByStore: [ObjectIdentifier: (store: NSPersistentStore, positions: [Int])] = [:]
             for (position, id) in objectIDs.enumerated() {
-                guard let store = id.persistentStore, stores.contains(where: { $0 === store }) else { continue }
+                guard let store = id.persistentStore, reads(store) else { continue }
                 positionsByStore[ObjectIdentifier(store), default: (store, [])].positions.append(position)
             }
             for (store, positions) in positionsByStore.values {
@@ -307,6 +340,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         -> [NSManagedObjectID]
     {
         guard let store = objectID.persistentStore else { return [] }
+        guard QueryGeneration.current?.covers(store) != false else { return [] }
         return try withStores { try store.objectIDs(forRelationship: relationship, of: objectID) }
     }
 
@@ -341,6 +375,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     empty.checksVersions = request.checksVersions
                     empty.mergePolicyType = request.mergePolicyType
                     empty.upsertObjectIDs = request.upsertObjectIDs
+                    empty.upsertedSlots = request.upsertedSlots
                     empty.transactionAuthor = request.transactionAuthor
                     empty.contextName = request.contextName
                     byStore[ObjectIdentifier(store)] = empty

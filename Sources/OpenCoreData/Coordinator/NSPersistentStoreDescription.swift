@@ -27,6 +27,9 @@ open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     open var shouldMigrateStoreAutomatically = true
     /// Whether an automatic migration infers its mapping model.
     open var shouldInferMappingModelAutomatically = true
+    /// How Core Data would mirror the store to CloudKit: accepted and ignored (no CloudKit
+    /// here; ``NSPersistentCloudKitContainer`` says so when it loads).
+    open var cloudKitContainerOptions: NSPersistentCloudKitContainerOptions?
 
     /// A description with no URL (set one, or use the in-memory type).
     public override init() {

@@ -97,6 +97,12 @@ public let NSEntityMigrationPolicyError = 134170
 public let NSInferredMappingModelError = 134190
 /// A persistent history token refers to history that was purged.
 public let NSPersistentHistoryTokenExpiredError = 134301
+/// A model reference of a staged migration names no model (or one with another checksum).
+public let NSManagedObjectModelReferenceNotFoundError = 134504
+/// The store's metadata does not support staged migration.
+public let NSStagedMigrationFrameworkVersionMismatchError = 134505
+/// A staged migration would take the store to an earlier version.
+public let NSStagedMigrationBackwardMigrationError = 134506
 
 // MARK: userInfo keys
 

@@ -85,6 +85,7 @@ extension NSManagedObjectContext {
     /// - Throws: `NSCoreDataError` (134060) for an entity the model lacks; the store's
     ///   error; `NSCoreDataError` when `ResultType` does not match the result type.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.fetch(_:)")
         let started = OpenCoreDataDebugLog.start()
         let results = try executeFetchResults(request.untyped())
         if OpenCoreDataDebugLog.isOn(1) { logFetch(request.untyped(), results, since: started) }
@@ -122,6 +123,7 @@ extension NSManagedObjectContext {
     ///
     /// - Throws: as ``fetch(_:)``.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        ConcurrencyDebug.check(self, "NSManagedObjectContext.count(for:)")
         let started = OpenCoreDataDebugLog.start()
         let counted = try countResults(request.untyped())
         OpenCoreDataDebugLog.log(
@@ -155,7 +157,7 @@ extension NSManagedObjectContext {
         let entity = try resolveEntity(of: untyped)
         let coordinator = try requireCoordinator()
         if !untyped.includesPendingChanges || !chainHasChanges(), untyped.fetchOffset == 0, untyped.fetchLimit == 0 {
-            return try coordinator.countRows(untyped)
+            return try readingQueryGeneration { try coordinator.countRows(untyped) }
         }
         let found = try candidates(for: untyped, entity: entity).list
         return window(found, offset: untyped.fetchOffset, limit: untyped.fetchLimit).count
@@ -237,7 +239,7 @@ extension NSManagedObjectContext {
     {
         let coordinator = try requireCoordinator()
         let plan = StoreFetchPlan(request, entity: entity, mayStopEarly: !chainHasChanges())
-        let answer = try coordinator.fetchRows(request, plan: plan)
+        let answer = try readingQueryGeneration { try coordinator.fetchRows(request, plan: plan) }
         let rows = answer.rows
         func unchanged() -> FetchCandidates {
             FetchCandidates(
@@ -334,9 +336,12 @@ extension NSManagedObjectContext {
     func sortResults(_ candidates: [FetchCandidate], by matcher: FetchRequestMatcher) throws -> [FetchCandidate] {
         let compiled = try matcher.compiledSortDescriptors()
         let coordinator = try requireCoordinator()
-        let resolve: (NSManagedObjectID) throws -> StoreRow? = { try coordinator.row(for: $0) }
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { id in
+            try self.readingQueryGeneration { try coordinator.row(for: id) }
+        }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
-            try coordinator.objectIDs(forRelationship: $0, of: $1)
+            relationship, id in
+            try self.readingQueryGeneration { try coordinator.objectIDs(forRelationship: relationship, of: id) }
         }
         let makeView = { (row: StoreRow) in StoreRowView(row: row, resolve: resolve, resolveToMany: resolveToMany) }
         var records: [FetchSortRecord] = []

@@ -48,8 +48,11 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest, @unchecke
         default: nil
         }
     }
-    /// A fetch request whose predicate filters the fetched transactions (its entity is
-    /// ignored; use `NSPersistentHistoryTransaction.fetchRequest`).
+    /// A fetch request whose predicate filters what is fetched: transactions, for a
+    /// request on `NSPersistentHistoryTransaction.fetchRequest` (or with no entity); each
+    /// transaction's changes, for one on `NSPersistentHistoryChange.fetchRequest`
+    /// (transactions left without a change are dropped). Its `fetchLimit` caps the
+    /// number of transactions.
     open var fetchRequest: NSFetchRequest<NSFetchRequestResult>?
 
     init(_ operation: Operation) {
@@ -77,7 +80,8 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest, @unchecke
         NSPersistentHistoryChangeRequest(.fetch(after: .token(transaction?.token)))
     }
 
-    /// Fetches the transactions the predicate of `fetchRequest` accepts.
+    /// Fetches the transactions (or, for a request on `NSPersistentHistoryChange`, the
+    /// changes) the predicate of `fetchRequest` accepts.
     open class func fetchHistory(withFetch fetchRequest: NSFetchRequest<NSFetchRequestResult>)
         -> NSPersistentHistoryChangeRequest
     {
@@ -117,13 +121,6 @@ open class NSPersistentHistoryResult: NSPersistentStoreResult, @unchecked Sendab
         self.resultType = resultType
         self.result = result
         super.init()
-    }
-}
-
-extension NSPersistentHistoryTransaction {
-    /// A fetch request for filtering transactions in `NSPersistentHistoryChangeRequest.fetchRequest`.
-    public class var fetchRequest: NSFetchRequest<NSFetchRequestResult>? {
-        NSFetchRequest<NSFetchRequestResult>()
     }
 }
 

@@ -6,13 +6,14 @@ import Foundation
 ///
 /// A transaction's token names its store and sequence; the coordinator's
 /// `currentPersistentHistoryToken(fromStores:)` names several stores at once. Keep a
-/// token between launches with `Codable`:
+/// token between launches as the guides do, with a secure keyed archive (or `Codable`):
 ///
 /// ```swift
-/// let data = try JSONEncoder().encode(token)
-/// let restored = try JSONDecoder().decode(NSPersistentHistoryToken.self, from: data)
+/// let data = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+/// UserDefaults.standard.set(data, forKey: "lastHistoryToken")
+/// let restored = try NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: data)
 /// ```
-public final class NSPersistentHistoryToken: NSObject, Codable, Comparable, @unchecked Sendable {
+public final class NSPersistentHistoryToken: NSObject, NSSecureCoding, Codable, Comparable, @unchecked Sendable {
     /// The newest covered sequence by store identifier (`NSStoreUUIDKey`).
     public let sequencesByStore: [String: Int64]
 
@@ -64,6 +65,46 @@ public final class NSPersistentHistoryToken: NSObject, Codable, Comparable, @unc
     /// Whether both tokens cover the same stores at the same sequences.
     public static func == (lhs: NSPersistentHistoryToken, rhs: NSPersistentHistoryToken) -> Bool {
         lhs.sequencesByStore == rhs.sequencesByStore
+    }
+
+    /// True: a token decodes only the types it expects.
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Archive keys: the stores' identifiers and their sequences, in the same order.
+    private static let storesKey = "NSPersistentHistoryTokenStores"
+    private static let sequencesKey = "NSPersistentHistoryTokenSequences"
+
+    /// Encodes the token into a keyed archive: its stores and their sequences.
+    public func encode(with coder: NSCoder) {
+        let sorted = sequencesByStore.sorted { $0.key < $1.key }
+        coder.encode(sorted.map { NSString(string: $0.key) } as NSArray, forKey: Self.storesKey)
+        coder.encode(sorted.map { NSNumber(value: $0.value) } as NSArray, forKey: Self.sequencesKey)
+    }
+
+    /// Decodes a token written by `encode(with:)`; nil (with the coder's error set) when
+    /// the archive does not hold one.
+    public init?(coder: NSCoder) {
+        let stores = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: Self.storesKey) as? [Any]
+        let sequences = coder.decodeObject(of: [NSArray.self, NSNumber.self], forKey: Self.sequencesKey) as? [Any]
+        guard let stores, let sequences, stores.count == sequences.count else {
+            coder.failWithError(
+                CoreDataError.make(
+                    NSCoderReadCorruptError, "the archive holds no history token (stores and sequences missing)"))
+            return nil
+        }
+        var byStore: [String: Int64] = [:]
+        for (store, sequence) in zip(stores, sequences) {
+            guard let name = (store as? String) ?? (store as? NSString).map(String.init(describing:)),
+                let number = (sequence as? NSNumber)?.int64Value ?? (sequence as? Int64)
+            else {
+                coder.failWithError(
+                    CoreDataError.make(NSCoderReadCorruptError, "the archived history token has a damaged entry"))
+                return nil
+            }
+            byStore[name] = number
+        }
+        sequencesByStore = byStore
+        super.init()
     }
 
     private enum CodingKeys: String, CodingKey {

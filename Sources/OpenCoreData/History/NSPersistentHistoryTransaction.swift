@@ -136,15 +136,18 @@ open class NSPersistentHistoryChange: NSObject, KeyValueReadable, @unchecked Sen
     }
 
     /// The change's properties by name, so predicates can filter changes
-    /// (`changeID`, `changedObjectID`, `changeType` as its raw value, `tombstone`).
+    /// (`changeID`, `changedObjectID`, `changedEntity` (the entity's name), `changeType`
+    /// as its raw value, `tombstone`, `transaction`).
     ///
     /// - Throws: `KeyValueCodingError.unknownKey` for any other key.
     public func readValue(forKey key: String) throws -> Any? {
         switch key {
         case "changeID": return changeID
         case "changedObjectID": return changedObjectID
+        case "changedEntity": return changedObjectID.entity.name
         case "changeType": return changeType.rawValue
         case "tombstone": return tombstone
+        case "transaction": return transaction
         default: throw KeyValueCodingError.unknownKey(key, in: "NSPersistentHistoryChange")
         }
     }

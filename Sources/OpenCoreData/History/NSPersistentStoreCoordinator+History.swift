@@ -71,8 +71,8 @@ extension NSPersistentStoreCoordinator {
             }
         }
         if journals.count > 1 { transactions.sort { $0.timestamp < $1.timestamp } }
-        if let predicate = request.fetchRequest?.predicate {
-            transactions = transactions.filter { predicate.evaluate(with: $0) }
+        if let fetchRequest = request.fetchRequest {
+            transactions = filter(transactions, by: fetchRequest)
         }
         let result: Any
         switch request.resultType {
@@ -83,6 +83,29 @@ extension NSPersistentStoreCoordinator {
         case .transactionsOnly, .transactionsAndChanges: result = transactions
         }
         return NSPersistentHistoryResult(resultType: request.resultType, result: result)
+    }
+
+    /// The transactions `fetchRequest` keeps: its predicate on transactions, or on each
+    /// transaction's changes for a request on the change entity; then its fetch limit.
+    private func filter(
+        _ transactions: [NSPersistentHistoryTransaction], by fetchRequest: NSFetchRequest<NSFetchRequestResult>
+    ) -> [NSPersistentHistoryTransaction] {
+        var kept = transactions
+        if let predicate = fetchRequest.predicate {
+            if PersistentHistoryEntities.isChangeRequest(fetchRequest) {
+                kept = kept.filter { transaction in
+                    guard let changes = transaction.changes else { return true }
+                    transaction.changes = changes.filter { predicate.evaluate(with: $0) }
+                    return transaction.changes?.isEmpty == false
+                }
+            } else {
+                kept = kept.filter { predicate.evaluate(with: $0) }
+            }
+        }
+        if fetchRequest.fetchLimit > 0 && kept.count > fetchRequest.fetchLimit {
+            kept.removeSubrange(fetchRequest.fetchLimit...)
+        }
+        return kept
     }
 
     private func deleteHistory(
@@ -168,11 +191,15 @@ extension NSPersistentStoreCoordinator {
 
 /// userInfo key of `NSPersistentStoreRemoteChange`: the store's newest history token.
 public let NSPersistentHistoryTokenKey = "historyToken"
+/// userInfo key of `NSPersistentStoreRemoteChange`: the changed store's URL.
+public let NSPersistentStoreURLKey = "storeURL"
 
 extension Notification.Name {
     /// Posted by a coordinator after a save changed a store added with
-    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`; userInfo holds
-    /// `NSStoreUUIDKey`, `"storeURL"` and, when the store tracks history,
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey` — its own saves, and, for a
+    /// default store also added with `PageFileStoreMultiProcessOption`, saves by other
+    /// processes (noticed within a second); userInfo holds
+    /// `NSStoreUUIDKey`, `NSPersistentStoreURLKey` and, when the store tracks history,
     /// `NSPersistentHistoryTokenKey`.
     public static let NSPersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
 }
@@ -181,22 +208,37 @@ extension NSPersistentStoreCoordinator {
     /// Posts `NSPersistentStoreRemoteChange` for each store `request` changed that asked
     /// for it, outside the coordinator's lock so observers may fetch history at once.
     func postRemoteChangeNotifications(after request: StoreSaveRequest) {
-        let posting = persistentStores.filter { store in
-            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
-            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
-        }
+        let posting = postingStores(persistentStores)
         guard !posting.isEmpty else { return }
         let ids =
             request.insertedRows.lazy.map(\.objectID) + request.updatedRows.lazy.map(\.objectID)
             + request.deletedObjects.lazy.map(\.objectID)
-        let stores = posting.filter { store in ids.contains { $0.persistentStore === store } }
-        for store in stores {
-            var info: [AnyHashable: Any] = [NSStoreUUIDKey: store.identifier ?? ""]
-            if let url = store.url { info["storeURL"] = url }
-            if let token = currentPersistentHistoryToken(fromStores: [store]) {
-                info[NSPersistentHistoryTokenKey] = token
-            }
-            NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
+        for store in posting where ids.contains(where: { $0.persistentStore === store }) {
+            postRemoteChangeNotification(for: store)
         }
+    }
+
+    /// Posts `NSPersistentStoreRemoteChange` for each of the `changed` stores that asked for it.
+    func postRemoteChangeNotifications(for changed: [NSPersistentStore]) {
+        for store in postingStores(changed) { postRemoteChangeNotification(for: store) }
+    }
+
+    /// The stores of `stores` added with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
+    private func postingStores(_ stores: [NSPersistentStore]) -> [NSPersistentStore] {
+        stores.filter { store in
+            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
+            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
+        }
+    }
+
+    /// Posts `NSPersistentStoreRemoteChange` for `store`: its identifier, URL and newest
+    /// history token.
+    func postRemoteChangeNotification(for store: NSPersistentStore) {
+        var info: [AnyHashable: Any] = [NSStoreUUIDKey: store.identifier ?? ""]
+        if let url = store.url { info[NSPersistentStoreURLKey] = url }
+        if let token = currentPersistentHistoryToken(fromStores: [store]) {
+            info[NSPersistentHistoryTokenKey] = token
+        }
+        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
     }
 }

@@ -58,11 +58,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     /// whose stores are interchangeable, different otherwise. Staged migration names
     /// model versions by it.
     open var versionChecksum: String {
-        var components = ["model"]
-        for (name, hash) in entityVersionHashesByName.sorted(by: { $0.key < $1.key }) {
-            components += [name, hash.base64EncodedString()]
-        }
-        return VersionHash.digest(components).base64EncodedString()
+        VersionHash.checksum(of: entityVersionHashesByName)
     }
 
     /// Whether a store whose metadata is `metadata` holds data of this model.

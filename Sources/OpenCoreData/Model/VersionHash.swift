@@ -25,6 +25,16 @@ enum VersionHash {
         return Data(bytes)
     }
 
+    /// The version checksum of a model whose entities have `hashes` (SPEC.md §3.10 V6): a
+    /// store's recorded hashes give the checksum of the model that wrote it.
+    static func checksum(of hashes: [String: Data]) -> String {
+        var components = ["model"]
+        for (name, hash) in hashes.sorted(by: { $0.key < $1.key }) {
+            components += [name, hash.base64EncodedString()]
+        }
+        return digest(components).base64EncodedString()
+    }
+
     /// A Boolean component.
     static func flag(_ value: Bool) -> String { value ? "1" : "0" }
 

@@ -77,7 +77,7 @@ extension NSManagedObjectContext {
     /// The rows of `objectIDs` from the stores, in one call per store.
     func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
-        return try coordinator.rows(for: objectIDs)
+        return try readingQueryGeneration { try coordinator.rows(for: objectIDs) }
     }
 
     /// A fault fired and its row is gone (see the file comment).

@@ -314,8 +314,8 @@ extension NSManagedObject {
         if let mine = managedObjectContext, let theirs = object.managedObjectContext, mine !== theirs {
             throw CoreDataError.validation(
                 NSManagedObjectValidationError,
-                "illegal attempt to relate \(entity.name ?? "?") to \(object.entity.name ?? "?") through '\(key)': "
-                    + "the objects are in different contexts",
+                "Illegal attempt to establish a relationship '\(key)' between objects in different contexts "
+                    + "(source = \(entity.name ?? "?"), destination = \(object.entity.name ?? "?"))",
                 object: self, key: key, value: object)
         }
     }

@@ -5,6 +5,7 @@ import Foundation
 extension NSManagedObject {
     /// Loads the object's values when it is a fault.
     @inline(__always) func fireFaultIfNeeded() {
+        ConcurrencyDebug.check(self, "reading a property of \(entity.name ?? "an object")")
         if state.isFault { fireFault() }
     }
 

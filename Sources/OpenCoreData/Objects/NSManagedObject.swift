@@ -88,9 +88,17 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
 
     /// Creates an object of this class's entity in `context`'s model and inserts it.
     ///
+    /// Required, so generic code can create objects of any subclass:
+    ///
+    /// ```swift
+    /// func create<T: NSManagedObject>(_ type: T.Type, in context: NSManagedObjectContext) -> T {
+    ///     T(context: context)
+    /// }
+    /// ```
+    ///
     /// - Precondition: the model of `context`'s coordinator has an entity whose
     ///   `managedObjectClassName` names this class (Core Data raises otherwise).
-    public convenience init(context: NSManagedObjectContext) {
+    public required convenience init(context: NSManagedObjectContext) {
         let type = Swift.type(of: self)
         guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entity(for: type) else {
             preconditionFailure(
@@ -98,6 +106,23 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
                     + "'\(NSStringFromClass(type))'; set it with NSStringFromClass(\(type).self)")
         }
         self.init(entity: entity, insertInto: context)
+    }
+
+    /// A fetch request for this class's entity, untyped: the form Core Data's generated
+    /// classes inherit, chosen where the result type says so.
+    ///
+    /// ```swift
+    /// let request: NSFetchRequest<NSFetchRequestResult> = Person.fetchRequest()
+    /// let delete = NSBatchDeleteRequest(fetchRequest: request)
+    /// ```
+    ///
+    /// A class's own typed `fetchRequest() -> NSFetchRequest<Person>` (as Xcode generates)
+    /// is chosen where the type is `NSFetchRequest<Person>` or not given.
+    ///
+    /// - Precondition: as ``entity()``: exactly one entity of the models in use names this class.
+    open class func fetchRequest() -> NSFetchRequest<NSFetchRequestResult> {
+        // By name: the executing context resolves it in its own model's instance.
+        NSFetchRequest<NSFetchRequestResult>(entityName: entity().name ?? "")
     }
 
     /// The entity whose objects are of this class, in the models coordinators use.

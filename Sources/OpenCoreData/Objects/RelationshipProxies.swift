@@ -136,4 +136,15 @@ final class RelationshipMutableOrderedSet: NSMutableOrderedSet {
     override func removeAllObjects() {
         owner.setToMany(slot, [])
     }
+
+    // Foundation's bulk edits of NSMutableOrderedSet change its own storage, not the
+    // primitives above: each goes through the relationship here.
+
+    override func addObjects(from array: [Any]) {
+        for object in array { add(object) }
+    }
+
+    override func removeObjects(in array: [Any]) {
+        for object in array { remove(object) }
+    }
 }

@@ -256,6 +256,13 @@ enum ExpressionFunctions {
         let value = PredicateValue(receiver)
         switch (selector, value) {
         case (_, .null): return nil
+        case ("valueForKey:", _), ("valueForKeyPath:", _):
+            // Key-value coding by name, the form of Core Data's inferred mapping models
+            // (`FUNCTION($source, "valueForKey:", "name")`).
+            guard let key = arguments.first as? String else {
+                throw PredicateLanguageError.typeMismatch("\(selector) takes a key string")
+            }
+            return try KeyValuePath.value(of: receiver, path: key.split(separator: ".").map(String.init)[...])
         case ("uppercaseString", .string(let text)): return text.uppercased()
         case ("lowercaseString", .string(let text)): return text.lowercased()
         case ("length", .string(let text)): return text.count

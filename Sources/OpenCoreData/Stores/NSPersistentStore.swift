@@ -11,6 +11,8 @@
 //   objectIDs(forRelationship:of:)     a to-many relationship a row left `.unresolved`
 //   obtainPermanentIDs(for:)           new keys for inserted objects
 //   save(_:)                           apply inserted/updated/deleted rows atomically
+// Batch requests reach a store through executeBatch(_:) (internal), which by default
+// runs them through the calls above (StoreBatch+Save.swift).
 // The coordinator serializes every call into one store, so a store needs no locking of
 // its own against the contexts of one coordinator.
 import Foundation
@@ -95,6 +97,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         StoreFetchAnswer(rows: try fetchRows(request), isSorted: false)
     }
 
+    /// A snapshot of the store for a query generation (NSQueryGenerationToken.swift), or
+    /// nil when the store has none and pinned contexts read it as it is now.
+    func queryGenerationSnapshot() throws -> AnyObject? { nil }
+
     /// How the store finds the rows of `request`, for debug logging (level 2): this
     /// default says it evaluates every row.
     func debugPlan(for request: NSFetchRequest<NSFetchRequestResult>) -> String {
@@ -145,6 +151,13 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     ///   `NSPersistentStoreSaveError` otherwise.
     open func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         throw unsupported("save(_:)")
+    }
+
+    /// Applies a batch insert, update or delete all or nothing (StoreBatch.swift). This
+    /// default goes through the public row calls and one ``save(_:)``; the default store
+    /// overrides it with one engine transaction.
+    func executeBatch(_ operation: StoreBatchOperation) throws -> StoreBatchOutcome {
+        try executeBatchThroughSave(operation)
     }
 
     /// A permanent object ID of this store: for stores to build the IDs of their rows.

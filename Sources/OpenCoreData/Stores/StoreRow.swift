@@ -101,6 +101,9 @@ public struct StoreSaveRequest: Sendable {
     /// policy resolves it: a context with a subclassed policy sends only the objects its
     /// policy accepted.
     public var upsertObjectIDs: Set<NSManagedObjectID>?
+    /// For inserted rows of a batch insert: the slots an upsert writes into the row holding
+    /// the key (the attributes the batch gave). A row not listed writes every slot.
+    var upsertedSlots: [NSManagedObjectID: [Int]] = [:]
     /// The saving context's `transactionAuthor`, for history.
     public var transactionAuthor: String?
     /// The saving context's `name`, for history.

@@ -150,11 +150,13 @@ enum StoreUniqueness {
     }
 
     /// Writes `inserted`'s values over `existing` (an empty or nil relationship of the
-    /// new object keeps the stored one) and returns the slots that changed.
-    static func absorb(_ inserted: StoreRow, into existing: inout StoreRow) -> [Int] {
+    /// new object keeps the stored one; with `slots`, only those slots are written) and
+    /// returns the slots that changed.
+    static func absorb(_ inserted: StoreRow, into existing: inout StoreRow, slots: [Int]? = nil) -> [Int] {
         let layout = inserted.objectID.entity.layout
         var changedSlots: [Int] = []
-        for slot in inserted.values.indices where slot < existing.values.count {
+        for slot in slots ?? Array(inserted.values.indices)
+        where slot < inserted.values.count && slot < existing.values.count {
             if layout.relationshipBySlot[slot] != nil {
                 switch inserted.values[slot] {
                 case .null, .unresolved: continue

@@ -49,6 +49,7 @@ extension Database {
         guard options.multiProcess else { return }
         let counter = stateLock.withLock { () -> UInt64 in
             knownCounter &+= 1
+            announcedChanges &+= 1
             return knownCounter
         }
         var bytes = [UInt8](repeating: 0, count: 8)
@@ -58,6 +59,19 @@ extension Database {
         } catch {
             throw poisonHandle(error)
         }
+    }
+
+    /// Multi-process mode: a number that grows by one with each commit or checkpoint
+    /// another handle (another process) announces, read from the lock file's change
+    /// counter without a transaction — cheap enough to poll; nil in single-process mode.
+    ///
+    /// It may lag one change behind while this handle announces its own (the counter is
+    /// read before this handle's tally), never run ahead: keep the largest value seen.
+    /// - Throws: ``StorageError`` `io` when the lock file cannot be read.
+    public func changesAnnouncedByOtherHandles() throws -> UInt64? {
+        guard options.multiProcess else { return nil }
+        let counter = try Database.readCounter(lockFile)
+        return counter &- stateLock.withLock { announcedChanges }
     }
 
     /// Takes the checkpoint lock exclusively (converting this handle's shared hold); false

@@ -125,6 +125,8 @@ public final class Database: @unchecked Sendable {
     var loggedBytes: UInt64 = 0
     /// Multi-process mode: the change counter this handle's state reflects.
     var knownCounter: UInt64 = 0
+    /// Multi-process mode: how many changes this handle announced (under `stateLock`).
+    var announcedChanges: UInt64 = 0
     /// Multi-process mode: guards `checkpointLockShared` and the reader-count transitions.
     let readerLock = Lock()
     var checkpointLockShared = false

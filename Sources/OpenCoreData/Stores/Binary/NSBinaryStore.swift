@@ -5,8 +5,10 @@
 import Foundation
 import StorageEngine
 
-/// Option (internal, for tests): the `StorageFileSystem` a file-backed store uses instead
-/// of the real one, so crash and fault tests can run on the simulated file system.
+/// Option (internal, for tests): the `StorageFileSystem` a file-backed store (binary or
+/// default) uses instead of the real one, so crash and fault tests can run on the
+/// simulated file system. A default store on it should have a path of its own: stores
+/// of one process share an engine handle by path.
 let storeFileSystemOption = "OpenCoreDataStorageFileSystem"
 
 /// The binary store (`NSBinaryStoreType`): the whole object graph in one checksummed
@@ -50,13 +52,16 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
     /// - Throws: `NSPersistentStoreOpenError` without a file URL or on an I/O error;
     ///   `NSFileReadCorruptFileError` (259) for a damaged or foreign file;
     ///   `NSPersistentStoreIncompatibleVersionHashError` (134100) when the file was saved
-    ///   with a different model (binary stores do not migrate); `NSFileReadNoSuchFileError`
-    ///   (260) for a read-only store with no file.
+    ///   with a different model and automatic migration was not requested (or the store is
+    ///   read-only); with it, the migration's errors (134140, 134110, 134111);
+    ///   `NSFileReadNoSuchFileError` (260) for a read-only store with no file.
     public override func loadMetadata() throws {
         if let custom = options?[storeFileSystemOption] as? any StorageFileSystem { fileSystem = custom }
-        guard let url, url.isFileURL, url.path != "/dev/null" else {
+        guard let url, url.isFileURL else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the binary store needs a file URL")
         }
+        // /dev/null: a file in memory (Core Data's in-memory recipe), never the device.
+        if url.path == "/dev/null" { fileSystem = SimulatedFileSystem() }
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the binary store was created without a coordinator")
         }
@@ -79,14 +84,32 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
             try writeFile(failure: NSPersistentStoreOpenError)
             return
         }
-        let image = try BinaryStoreFile.decode(bytes, path: path, store: self, model: model) { metadata in
-            try checkCompatibility(metadata, model: model)
-            guard let uuid = metadata[NSStoreUUIDKey] as? String, !uuid.isEmpty else {
-                throw CoreDataError.make(
-                    BinaryStoreFile.corruptFileError, "\(path) is not a usable binary store file: it has no store UUID")
+        let stored = try BinaryStoreFile.decodeMetadata(bytes, path: path)
+        if let type = stored[NSStoreTypeKey] as? String, type != NSBinaryStoreType {
+            throw CoreDataError.make(
+                NSPersistentStoreTypeMismatchError, "\(path) holds a store of type '\(type)', not a binary store")
+        }
+        guard let uuid = stored[NSStoreUUIDKey] as? String, !uuid.isEmpty else {
+            throw CoreDataError.make(
+                BinaryStoreFile.corruptFileError, "\(path) is not a usable binary store file: it has no store UUID")
+        }
+        // Object IDs decoded below carry the store's identifier in their URIs.
+        identifier = uuid
+        let image: BinaryStoreFile.Image
+        if model.isConfiguration(withName: configurationName, compatibleWithStoreMetadata: stored) {
+            image = try BinaryStoreFile.decode(bytes, path: path, store: self, model: model) { _ in }
+        } else if migratesAutomatically, !isReadOnly {
+            image = try migrateImage(bytes, metadata: stored, to: model, path: path) { migrated in
+                do {
+                    try BinaryStoreFile.write(migrated, path: path, fileSystem: fileSystem)
+                } catch {
+                    throw CoreDataError.make(
+                        NSPersistentStoreSaveError, "cannot write the migrated binary store \(path): \(error)",
+                        userInfo: [NSUnderlyingErrorKey: error])
+                }
             }
-            // Object IDs decoded below carry the store's identifier in their URIs.
-            identifier = uuid
+        } else {
+            throw incompatibility(stored, model: model)
         }
         metadata = image.metadata
         nextKey = max(image.nextKey, 1)
@@ -99,21 +122,15 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
         historyJournal = image.journal
     }
 
-    private func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) throws {
-        if let type = metadata[NSStoreTypeKey] as? String, type != NSBinaryStoreType {
-            throw CoreDataError.make(
-                NSPersistentStoreTypeMismatchError, "\(path) holds a store of type '\(type)', not a binary store")
-        }
-        guard model.isConfiguration(withName: configurationName, compatibleWithStoreMetadata: metadata) else {
-            let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
-            let current = model.entityVersionHashesByName
-            let differing = Set(stored.keys).union(current.keys).filter { stored[$0] != current[$0] }.sorted()
-            throw CoreDataError.make(
-                NSPersistentStoreIncompatibleVersionHashError,
-                "the model is not compatible with the binary store at \(path) (entities that differ: "
-                    + "\(differing.joined(separator: ", "))); binary stores are not migrated",
-                userInfo: ["NSStoreModelVersionHashesKey": stored])
-        }
+    private func incompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) -> NSError {
+        let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Data] ?? [:]
+        let current = model.entityVersionHashesByName
+        let differing = Set(stored.keys).union(current.keys).filter { stored[$0] != current[$0] }.sorted()
+        return CoreDataError.make(
+            NSPersistentStoreIncompatibleVersionHashError,
+            "the model is not compatible with the binary store at \(path) (entities that differ: "
+                + "\(differing.joined(separator: ", "))) and automatic migration was not requested",
+            userInfo: ["NSStoreModelVersionHashesKey": stored])
     }
 
     /// Saves like the in-memory store, then replaces the file; if writing fails the
@@ -136,6 +153,16 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
         try writeFile(failure: NSPersistentStoreSaveError)
     }
 
+    /// The model's identity entries, encoded once per store (every save writes them).
+    private var cachedIdentity: [String: Any]?
+
+    private func identityMetadata(of model: NSManagedObjectModel) throws -> [String: Any] {
+        if let cachedIdentity { return cachedIdentity }
+        let identity = try model.storeIdentityMetadata()
+        cachedIdentity = identity
+        return identity
+    }
+
     private func writeFile(failure code: Int) throws {
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(code, "the binary store lost its coordinator")
@@ -144,7 +171,7 @@ public final class NSBinaryStore: NSInMemoryStore, @unchecked Sendable {
         var saved = metadata ?? [:]
         saved[NSStoreTypeKey] = type
         saved[NSStoreUUIDKey] = identifier
-        saved[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+        saved.merge(try identityMetadata(of: model)) { _, identity in identity }
         let bytes = try BinaryStoreFile.encode(
             metadata: saved, nextKey: nextKey, rowsByEntity: rowsByEntity, journal: historyJournal,
             model: model)

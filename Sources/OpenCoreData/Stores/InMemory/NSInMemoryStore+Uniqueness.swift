@@ -62,7 +62,7 @@ extension NSInMemoryStore {
             replaced[row.objectID] = owner
             if StoreUniqueness.insertedValuesWin(request.mergePolicyType) {
                 keys.remove(existing, constraints: constraints)
-                _ = StoreUniqueness.absorb(row, into: &existing)
+                _ = StoreUniqueness.absorb(row, into: &existing, slots: request.upsertedSlots[row.objectID])
                 keys.add(existing, constraints: constraints)
                 working[owner] = existing
             }

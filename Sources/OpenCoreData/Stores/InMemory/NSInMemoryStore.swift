@@ -23,6 +23,7 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         try super.loadMetadata()
         if let model = persistentStoreCoordinator?.managedObjectModel {
             metadata[NSStoreModelVersionHashesKey] = model.entityVersionHashesByName
+            metadata[NSStoreModelVersionIdentifiersKey] = ModelRecord.versionIdentifiers(of: model)
         }
     }
 
@@ -31,12 +32,16 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
         }
         var result: [StoreRow] = []
-        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] in self.storedRow(for: $0) }
+        let table = visibleRowsByEntity
+        let resolve: (NSManagedObjectID) throws -> StoreRow? = { [unowned self] in
+            guard $0.persistentStore === self else { return nil }
+            return table[ObjectIdentifier($0.entity)]?[$0.key]
+        }
         let resolveToMany: (NSRelationshipDescription, NSManagedObjectID) throws -> [NSManagedObjectID] = {
             [unowned self] in try self.objectIDs(forRelationship: $0, of: $1)
         }
         for candidate in entity.hierarchy(includingSubentities: request.includesSubentities) {
-            guard let rows = rowsByEntity[ObjectIdentifier(candidate)] else { continue }
+            guard let rows = table[ObjectIdentifier(candidate)] else { continue }
             // Compiled once per entity: keys resolve to slots here, not per row.
             let compiled = try request.predicate.map { try $0.compiled(for: candidate.frozenLayoutIfAny) }
             for key in rows.keys.sorted() {
@@ -52,7 +57,27 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
-        storedRow(for: objectID)
+        visibleRow(for: objectID)
+    }
+
+    /// The rows a read sees: the running query generation's snapshot, else the current ones.
+    private var visibleRowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] {
+        if let generation = QueryGeneration.current,
+            let snapshot = generation.snapshot(for: self) as? InMemoryGenerationSnapshot
+        {
+            return snapshot.rowsByEntity
+        }
+        return rowsByEntity
+    }
+
+    private func visibleRow(for objectID: NSManagedObjectID) -> StoreRow? {
+        guard objectID.persistentStore === self else { return nil }
+        return visibleRowsByEntity[ObjectIdentifier(objectID.entity)]?[objectID.key]
+    }
+
+    /// The rows as they are now, copy-on-write: a query generation's snapshot.
+    override func queryGenerationSnapshot() throws -> AnyObject? {
+        InMemoryGenerationSnapshot(rowsByEntity: rowsByEntity)
     }
 
     private func storedRow(for objectID: NSManagedObjectID) -> StoreRow? {
@@ -63,7 +88,7 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
     public override func objectIDs(
         forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID
     ) throws -> [NSManagedObjectID] {
-        guard let row = storedRow(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
+        guard let row = visibleRow(for: objectID), let slot = objectID.entity.layout.slotsByName[relationship.name],
             slot < row.values.count
         else { return [] }
         switch row.values[slot] {
@@ -116,7 +141,8 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             if StoreUniqueness.insertedValuesWin(request.mergePolicyType),
                 var existing = rowsByEntity[entity]?[existingID.key]
             {
-                changedSlots = StoreUniqueness.absorb(inserted, into: &existing)
+                changedSlots = StoreUniqueness.absorb(
+                    inserted, into: &existing, slots: request.upsertedSlots[inserted.objectID])
                 existing.version += 1
                 rowsByEntity[entity]?[existingID.key] = existing
                 result.versions[existingID] = existing.version
@@ -128,5 +154,14 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         result.replacedObjectIDs = replaced
         if let historyRecord, !historyRecord.changes.isEmpty { historyJournal.append(historyRecord.encoded()) }
         return result
+    }
+}
+
+/// An in-memory store's rows as a query generation bound them.
+final class InMemoryGenerationSnapshot {
+    let rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]]
+
+    init(rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]]) {
+        self.rowsByEntity = rowsByEntity
     }
 }

@@ -87,6 +87,24 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         }
     }
 
+    /// Whether this process has the store at `url` open.
+    static func isOpen(_ url: URL) -> Bool {
+        registryLock.withLock { registry[registryPath(of: url)] != nil }
+    }
+
+    /// A handle of its own on a new database in memory, in no registry: the store at
+    /// `/dev/null` (Core Data's in-memory SQLite recipe), gone when the store is removed.
+    static func inMemory(options: Database.Options) throws -> PageFileSharedDatabase {
+        var options = options
+        options.fileSystem = SimulatedFileSystem()
+        options.durability = .off
+        options.multiProcess = false
+        // A new database has nothing to protect; a read-only store refuses saves itself.
+        options.readOnly = false
+        let database = try Database.open(at: "/dev/null", options: options)
+        return PageFileSharedDatabase(database: database, path: "", isMultiProcess: false, isReadOnly: false)
+    }
+
     /// Gives up one reference; the last one closes the engine handle (checkpointing it).
     func release() {
         PageFileSharedDatabase.registryLock.lock()
@@ -140,6 +158,24 @@ final class PageFileSharedDatabase: @unchecked Sendable {
             reservedEnd = start + block
             return start
         }
+    }
+
+    /// `count` consecutive new keys for rows written in `transaction`; returns the first.
+    ///
+    /// A single-process handle hands them out from its counter (the transaction writes
+    /// `next-key` with its metadata). A multi-process handle cannot reserve a block with a
+    /// write of its own while `transaction` is open, so it takes the keys from `next-key`
+    /// in `transaction` itself: they are taken if and only if the transaction commits.
+    func allocateKeys(_ count: Int, in transaction: WriteTransaction) throws -> Int64 {
+        guard isMultiProcess else { return try allocateKeys(count) }
+        let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
+        let stored = try PageFileStore.readNextKey(meta) ?? 1
+        let next = stored + Int64(max(count, 0))
+        guard next <= PageFileStore.maximumNextKey else {
+            throw CoreDataError.make(NSPersistentStoreSaveError, "the store has run out of primary keys")
+        }
+        try meta.setValue(PageFileKey.sequence(next), forKey: PageFileStore.nextKeyKey)
+        return stored
     }
 
     /// Whether `next-key` in the file may be behind the keys handed out.

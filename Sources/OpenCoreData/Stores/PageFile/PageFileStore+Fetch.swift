@@ -13,7 +13,7 @@ extension PageFileStore {
         let entity = plan.entity
         let codec = self.codec
         do {
-            return try openDatabase().read { transaction in
+            return try readCommitted { transaction in
                 var result: [StoreRow] = []
                 let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
                 var isSorted = false
@@ -42,7 +42,7 @@ extension PageFileStore {
         let entities = plan.entity.hierarchy(includingSubentities: request.includesSubentities)
         let codec = self.codec
         do {
-            let counted: Int? = try openDatabase().read { transaction in
+            let counted: Int? = try readCommitted { transaction in
                 var total = 0
                 for candidate in entities {
                     let info = try info(for: candidate)

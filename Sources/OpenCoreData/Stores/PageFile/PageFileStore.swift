@@ -26,6 +26,8 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     var database: Database?
     /// The engine handle this store shares with the process's other stores on the file.
     private var shared: PageFileSharedDatabase?
+    /// Posts other processes' saves (PageFileRemoteChangeWatcher.swift), when asked for.
+    private var remoteChangeWatcher: PageFileRemoteChangeWatcher?
     /// The trees of the model's entities (empty until the store is loaded).
     private(set) var catalog = PageFileCatalog()
     /// The next primary key this process hands out; setting it raises it (it never goes back).
@@ -61,10 +63,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
             throw CoreDataError.make(NSPersistentStoreOpenError, "the store has no coordinator and so no model")
         }
-        guard let url, url.isFileURL, url.path != "/dev/null" else {
+        guard let url, url.isFileURL else {
             throw CoreDataError.make(
                 NSPersistentStoreOpenError, "the default store needs a file URL (use NSInMemoryStoreType for none)")
         }
+        // /dev/null: a database in memory, as Core Data's SQLite store makes one there.
+        let isInMemory = url.path == "/dev/null"
         catalog = PageFileCatalog(model: model, path: url.path)
         _ = codec  // made now, before reads on other threads can ask for it
         var engineOptions = Database.Options()
@@ -83,68 +87,94 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                 "there is no store at \(url.path): a store added with NSReadOnlyPersistentStoreOption is not "
                     + "created; check the URL", userInfo: [NSFilePathErrorKey: url.path])
         }
-        let shared: PageFileSharedDatabase
-        do {
-            let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
-            // Core Data's lock timeout: also how long a save waits for another process's writer.
-            engineOptions.busyTimeout = timeout
-            shared = try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
-        } catch {
-            throw PageFileStore.translate(error, opening: url)
-        }
-        let database = shared.database
-        self.shared = shared
-        do {
-            var stored = try PageFileStore.readStoredMetadata(database)
-            if stored == nil && isReadOnly {
-                throw CoreDataError.make(
-                    NSPersistentStoreOpenError,
-                    "\(url.path) holds no store yet, and a store added with NSReadOnlyPersistentStoreOption cannot "
-                        + "create one: add it once without the option")
+        let timeout = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue ?? 5
+        // Core Data's lock timeout: also how long a save waits for another process's writer.
+        engineOptions.busyTimeout = timeout
+        var migrated = false
+        while true {
+            let shared: PageFileSharedDatabase
+            do {
+                shared =
+                    isInMemory
+                    ? try PageFileSharedDatabase.inMemory(options: engineOptions)
+                    : try PageFileSharedDatabase.acquire(url, options: engineOptions, timeout: timeout)
+            } catch {
+                throw PageFileStore.translate(error, opening: url)
             }
-            if stored == nil, try !createStore(in: database, model: model, url: url) {
-                stored = try PageFileStore.readStoredMetadata(database)
-            }
-            if let stored {
-                guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
-                    storedType == NSSQLiteStoreType || storedType == "PageFile"
-                else {
+            let database = shared.database
+            self.shared = shared
+            do {
+                var stored = try PageFileStore.readStoredMetadata(database)
+                if stored == nil && isReadOnly {
                     throw CoreDataError.make(
-                        NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)")
+                        NSPersistentStoreOpenError,
+                        "\(url.path) holds no store yet, and a store added with NSReadOnlyPersistentStoreOption "
+                            + "cannot create one: add it once without the option")
                 }
-                var stored = stored
-                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
-                    migratesAutomatically, !isReadOnly
-                {
-                    guard shared.referenceCount == 1 else {
+                if stored == nil, try !createStore(in: database, model: model, url: url) {
+                    stored = try PageFileStore.readStoredMetadata(database)
+                }
+                if let stored {
+                    guard let storedType = stored.metadata[NSStoreTypeKey] as? String,
+                        storedType == NSSQLiteStoreType || storedType == "PageFile"
+                    else {
+                        throw CoreDataError.make(
+                            NSPersistentStoreInvalidTypeError, "\(url.path) is not a store of type \(NSSQLiteStoreType)"
+                        )
+                    }
+                    var stored = stored
+                    if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata),
+                        migratesAutomatically, !migrated, !isReadOnly
+                    {
+                        guard shared.referenceCount == 1 else {
+                            throw CoreDataError.make(
+                                NSPersistentStoreIncompatibleVersionHashError,
+                                "the store at \(url.path) is open in another coordinator with an older model: "
+                                    + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                        }
+                        if let sourceModel = try ModelRecord.model(in: stored.metadata) {
+                            // Inferred before anything changes: what cannot be inferred fails here.
+                            let plan = try LightweightMigrationPlan(inferringFrom: sourceModel, to: model)
+                            // The migration opens the file alone, then this store opens the result.
+                            self.shared = nil
+                            shared.release()
+                            try migrateFile(
+                                at: url.path, plan: plan, storedMetadata: stored.metadata,
+                                fileSystem: engineOptions.fileSystem)
+                            migrated = true
+                            continue
+                        }
+                        stored.metadata = try migrate(
+                            database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                    }
+                    if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
                         throw CoreDataError.make(
                             NSPersistentStoreIncompatibleVersionHashError,
-                            "the store at \(url.path) is open in another coordinator with an older model: "
-                                + "remove it there before migrating", userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                            "the model is not compatible with the store at \(url.path): its entity version hashes "
+                                + (isReadOnly
+                                    ? "differ, and a store added with NSReadOnlyPersistentStoreOption is not migrated"
+                                    : "differ and automatic migration was not requested")
+                                + " (the store is left unchanged)",
+                            userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
                     }
-                    stored.metadata = try migrate(database, from: stored.metadata, to: model, nextKey: stored.nextKey)
+                    super.metadata = stored.metadata
+                    nextKey = stored.nextKey
+                    if stored.metadata[ModelRecord.metadataKey] == nil, !isReadOnly {
+                        try recordModel(model, in: database)
+                    }
+                    identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 }
-                if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored.metadata) {
-                    throw CoreDataError.make(
-                        NSPersistentStoreIncompatibleVersionHashError,
-                        "the model is not compatible with the store at \(url.path): its entity version hashes "
-                            + (isReadOnly
-                                ? "differ, and a store added with NSReadOnlyPersistentStoreOption is not migrated"
-                                : "differ and automatic migration was not requested")
-                            + " (the store is left unchanged)",
-                        userInfo: [NSStoreTypeKey: NSSQLiteStoreType])
+                metadataChanged = false
+            } catch {
+                if self.shared === shared {
+                    self.shared = nil
+                    shared.release()
                 }
-                super.metadata = stored.metadata
-                nextKey = stored.nextKey
-                identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+                throw PageFileStore.translate(error, opening: url)
             }
-            metadataChanged = false
-        } catch {
-            self.shared = nil
-            shared.release()
-            throw PageFileStore.translate(error, opening: url)
+            self.database = database
+            return
         }
-        self.database = database
     }
 
     /// Creates the store's trees in an empty database; false when another coordinator or
@@ -160,11 +190,12 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             }
             let uuid = UUID().uuidString
             identifier = uuid
-            super.metadata = [
+            var metadata: [String: Any] = [
                 NSStoreTypeKey: NSSQLiteStoreType, NSStoreUUIDKey: uuid,
-                NSStoreModelVersionHashesKey: model.entityVersionHashesByName,
                 PageFileStore.schemaKey: PageFileStore.schema(of: model),
             ]
+            metadata.merge(try model.storeIdentityMetadata()) { _, identity in identity }
+            super.metadata = metadata
             try writeMetadata(in: transaction)
             try PageFileWriter(transaction: transaction, catalog: catalog, codec: codec).writeCatalog()
             return true
@@ -221,12 +252,23 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// Lets go of the store file; the last store of the process open on it closes it
     /// (checkpointing its log).
     public override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
+        remoteChangeWatcher?.stop()
+        remoteChangeWatcher = nil
         database = nil
         shared?.release()
         shared = nil
     }
 
+    /// Watches for other processes' saves when the options ask for their notifications.
+    public override func didAdd(to coordinator: NSPersistentStoreCoordinator) {
+        super.didAdd(to: coordinator)
+        guard let database, PageFileStore.flag(options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey])
+        else { return }
+        remoteChangeWatcher = PageFileRemoteChangeWatcher(store: self, database: database)
+    }
+
     deinit {
+        remoteChangeWatcher?.stop()
         shared?.release()
     }
 
@@ -277,11 +319,15 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     func writeMetadata(in transaction: WriteTransaction, includingRecord: Bool = true) throws {
         if includingRecord {
             let meta = try transaction.openTree(named: PageFileStore.metaTreeName)
-            let plist = try PropertyListSerialization.data(
-                fromPropertyList: metadata ?? [:], format: .binary, options: 0)
-            try meta.setValue([PageFileStore.metadataFormatVersion] + Array(plist), forKey: PageFileStore.metadataKey)
+            try meta.setValue(try PageFileStore.metadataRecord(metadata ?? [:]), forKey: PageFileStore.metadataKey)
         }
         try shared?.writeNextKey(in: transaction)
+    }
+
+    /// The bytes of the `metadata` record: the store format, then the binary property list.
+    static func metadataRecord(_ metadata: [String: Any]) throws -> [UInt8] {
+        let plist = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+        return [PageFileStore.metadataFormatVersion] + Array(plist)
     }
 
     static func translate(_ error: Error, opening url: URL) -> Error {
@@ -338,6 +384,24 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     private(set) lazy var codec = PageFileRowCodec(
         entityNamed: { [unowned self] in self.catalog.entity(named: $0) },
         makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
+
+    /// Runs `body` in a read transaction: the running query generation's snapshot of this
+    /// store when it has one, else a new transaction on the newest data.
+    func readCommitted<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        if let generation = QueryGeneration.current, let snapshot = generation.snapshot(for: self) as? ReadTransaction {
+            return try body(snapshot)
+        }
+        return try openDatabase().read(body)
+    }
+
+    /// An engine snapshot, kept while the query generation holding it lives.
+    override func queryGenerationSnapshot() throws -> AnyObject? {
+        do {
+            return try openDatabase().snapshot()
+        } catch {
+            throw translate(error)
+        }
+    }
 
     func openDatabase() throws -> Database {
         guard let database else {
@@ -398,7 +462,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     override func debugPlan(for request: NSFetchRequest<NSFetchRequestResult>) -> String {
         guard let entity = request.entity else { return "no entity" }
         let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
-        let parts = try? openDatabase().read { transaction in
+        let parts = try? readCommitted { transaction in
             try entities.map { candidate -> String in
                 let info = try info(for: candidate)
                 guard
@@ -457,7 +521,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard objectID.persistentStore === self else { return nil }
         let codec = self.codec
         do {
-            return try openDatabase().read { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
+            return try readCommitted { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
         } catch {
             throw translate(error)
         }
@@ -471,7 +535,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard objectID.persistentStore === self else { return [] }
         let codec = self.codec
         do {
-            return try openDatabase().read {
+            return try readCommitted {
                 try reader(in: $0, codec: codec).destinationIDs(of: relationship, for: objectID)
             }
         } catch {
@@ -484,7 +548,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
         let codec = self.codec
         do {
-            return try openDatabase().read { transaction in
+            return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
                 return try objectIDs.map { id -> StoreRow? in
                     guard id.persistentStore === self else { return nil }
@@ -511,6 +575,19 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
             defer { key += 1 }
             return newObjectID(for: entity, key: key)
         }
+    }
+
+    /// Applies a batch request in one engine write transaction (PageFileStore+Batch.swift).
+    override func executeBatch(_ operation: StoreBatchOperation) throws -> StoreBatchOutcome {
+        try executeBatchInOneTransaction(operation)
+    }
+
+    /// `count` new primary keys for rows written in `transaction`; returns the first.
+    func allocateKeys(_ count: Int, in transaction: WriteTransaction) throws -> Int64 {
+        guard let shared else {
+            throw CoreDataError.make(NSPersistentStoreOperationError, "the store was removed from its coordinator")
+        }
+        return try shared.allocateKeys(count, in: transaction)
     }
 
     /// Sets the metadata without marking it changed (it is being written already).

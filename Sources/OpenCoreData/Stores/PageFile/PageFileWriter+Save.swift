@@ -89,7 +89,10 @@ extension PageFileWriter {
                 clashes.append(try conflict(clash))
                 continue
             }
-            guard let upserted = try upsert(row, into: clash.owner, valuesWin: valuesWin) else { continue }
+            guard
+                let upserted = try upsert(
+                    row, into: clash.owner, valuesWin: valuesWin, slots: request.upsertedSlots[row.objectID])
+            else { continue }
             let existingID = upserted.row.objectID
             replaced[row.objectID] = existingID
             if valuesWin { result.versions[existingID] = upserted.row.version }
@@ -100,9 +103,10 @@ extension PageFileWriter {
     }
 
     /// An upsert: the stored row with primary key `owner`, which holds one of `inserted`'s
-    /// unique keys, takes `inserted`'s values when `valuesWin` (its version raised) or
-    /// stays as it is. Returns that row and the slots that changed; nil when it is gone.
-    mutating func upsert(_ inserted: StoreRow, into owner: Int64, valuesWin: Bool) throws
+    /// unique keys, takes `inserted`'s values (with `slots`, only those) when `valuesWin`
+    /// (its version raised) or stays as it is. Returns that row and the slots that changed;
+    /// nil when it is gone.
+    mutating func upsert(_ inserted: StoreRow, into owner: Int64, valuesWin: Bool, slots: [Int]? = nil) throws
         -> (row: StoreRow, changedSlots: [Int])?
     {
         let info = try info(for: inserted.objectID.entity)
@@ -112,7 +116,7 @@ extension PageFileWriter {
         guard valuesWin else { return (existing, []) }
         try removeIndexEntries(of: existing, info: info)
         let before = existing
-        let changedSlots = StoreUniqueness.absorb(inserted, into: &existing)
+        let changedSlots = StoreUniqueness.absorb(inserted, into: &existing, slots: slots)
         try releaseReplacedBlobs(of: before, slots: changedSlots, info: info)
         existing.version += 1
         try write(existing, info: info)
@@ -156,7 +160,7 @@ extension PageFileWriter {
     }
 
     /// The 133021 details of `clash`, with the row holding the key as stored.
-    private func conflict(_ clash: PageFileUniqueClash) throws -> StoreConstraintConflict {
+    func conflict(_ clash: PageFileUniqueClash) throws -> StoreConstraintConflict {
         let databaseRow = try reader.row(clash.row.objectID.entity, key: clash.owner)
         return StoreUniqueness.conflict(row: clash.row, constraint: clash.index, databaseRow: databaseRow)
     }

@@ -113,5 +113,25 @@ final class GRDBObjectStore: ObjectStore {
         }
     }
 
+    func batchInput(_ people: [Person]) -> [Person] { people }
+
+    /// GRDB has no batch insert API: its users insert records in one write.
+    func batchInsert(_ people: [Person]) throws {
+        try pool.write { db in
+            for person in people { try person.insert(db) }
+        }
+    }
+
+    func batchUpdate(ageFrom lower: Int16, below upper: Int16) throws -> Int {
+        try pool.write { db in
+            try Person.filter(age >= lower && age < upper)
+                .updateAll(db, Column("isActive").set(to: false), age.set(to: age + 100))
+        }
+    }
+
+    func batchDelete(ageFrom lower: Int16, below upper: Int16) throws -> Int {
+        try pool.write { db in try Person.filter(age >= lower && age < upper).deleteAll(db) }
+    }
+
     func close() throws { try pool.close() }
 }

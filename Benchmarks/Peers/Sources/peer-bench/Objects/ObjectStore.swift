@@ -81,6 +81,25 @@ protocol ObjectStore: AnyObject {
     /// Deletes each id in one transaction. Returns how many existed.
     func delete(ids: [Int64]) throws -> Int
 
+    /// What `batchInsert(_:)` takes: the people in the form the side's batch API wants,
+    /// made before the clock starts (as `ObjectInsert` makes its objects first).
+    associatedtype BatchInput
+
+    /// `people` as `batchInsert(_:)` takes them.
+    func batchInput(_ people: [Person]) -> BatchInput
+
+    /// Inserts the prepared people with the side's set-based API, in one transaction:
+    /// SQLite's multi-row `INSERT`, GRDB's inserts in one write, ours' NSBatchInsertRequest.
+    func batchInsert(_ input: BatchInput) throws
+
+    /// In one statement or batch request: `isActive = false, age = age + 100` for the people
+    /// with `lower <= age < upper`. Returns how many rows it changed.
+    func batchUpdate(ageFrom lower: Int16, below upper: Int16) throws -> Int
+
+    /// In one statement or batch request: deletes the people with `lower <= age < upper`.
+    /// Returns how many rows it deleted.
+    func batchDelete(ageFrom lower: Int16, below upper: Int16) throws -> Int
+
     /// Closes the store; a closed store is complete without a log to replay.
     func close() throws
 }

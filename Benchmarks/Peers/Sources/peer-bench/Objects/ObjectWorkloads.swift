@@ -16,6 +16,7 @@ enum ObjectWorkloads {
         [
             ObjectInsert(), ObjectFileSize(), FetchByID(), IndexedRangeSortLimit(), NonIndexedContains(),
             CountWithPredicate(), ObjectReopen(), DurableSaves(), ObjectUpdate(), ObjectDelete(),
+            ObjectBatchInsert(), ObjectBatchUpdate(), ObjectBatchDelete(),
         ]
     }
 

@@ -200,6 +200,42 @@ final class OursObjectStore: ObjectStore {
         return deleted
     }
 
+    /// Each person as the dictionary a batch insert takes (the keys become 1...N in the
+    /// given order on a new store: the people's ids).
+    func batchInput(_ people: [Person]) -> [[String: Any]] {
+        people.map { person in
+            [
+                "firstName": person.firstName, "lastName": person.lastName, "age": person.age, "email": person.email,
+                "dateOfBirth": person.dateOfBirth, "isActive": person.isActive,
+            ]
+        }
+    }
+
+    func batchInsert(_ dictionaries: [[String: Any]]) throws {
+        let insert = NSBatchInsertRequest(entityName: "Person", objects: dictionaries)
+        insert.resultType = .count
+        let count = (try context.execute(insert) as? NSBatchInsertResult)?.result as? Int
+        guard count == dictionaries.count else {
+            throw BenchError(message: "ours: batch insert wrote \(count ?? -1) of \(dictionaries.count) rows")
+        }
+    }
+
+    func batchUpdate(ageFrom lower: Int16, below upper: Int16) throws -> Int {
+        let update = NSBatchUpdateRequest(entityName: "Person")
+        update.predicate = NSPredicate(format: "age >= %d AND age < %d", Int(lower), Int(upper))
+        update.propertiesToUpdate = ["isActive": false, "age": NSExpression(format: "age + 100")]
+        update.resultType = .updatedObjectsCountResultType
+        return (try context.execute(update) as? NSBatchUpdateResult)?.result as? Int ?? -1
+    }
+
+    func batchDelete(ageFrom lower: Int16, below upper: Int16) throws -> Int {
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Person")
+        request.predicate = NSPredicate(format: "age >= %d AND age < %d", Int(lower), Int(upper))
+        let delete = NSBatchDeleteRequest(fetchRequest: request)
+        delete.resultType = .resultTypeCount
+        return (try context.execute(delete) as? NSBatchDeleteResult)?.result as? Int ?? -1
+    }
+
     func close() throws {
         context.reset()
         try coordinator.remove(store)

@@ -166,6 +166,57 @@ final class SQLiteObjectStore: ObjectStore {
         }
     }
 
+    /// Rows per multi-row `INSERT` (7 parameters each, under SQLite's 999-parameter floor).
+    private static let rowsPerInsert = 128
+
+    func batchInput(_ people: [Person]) -> [Person] { people }
+
+    /// Multi-row `INSERT ... VALUES (...), (...), ...` statements, prepared once per row count.
+    func batchInsert(_ people: [Person]) throws {
+        let row = "(?, ?, ?, ?, ?, ?, ?)"
+        try transaction {
+            var start = 0
+            while start < people.count {
+                let chunk = people[start..<min(start + Self.rowsPerInsert, people.count)]
+                let insert = try statement(
+                    "INSERT INTO person(\(Self.columns)) VALUES "
+                        + Array(repeating: row, count: chunk.count).joined(separator: ", "))
+                for (offset, person) in chunk.enumerated() {
+                    let base = Int32(offset * 7)
+                    insert.bind(base + 1, person.id)
+                    insert.bind(base + 2, person.firstName)
+                    insert.bind(base + 3, person.lastName)
+                    insert.bind(base + 4, Int64(person.age))
+                    insert.bind(base + 5, person.email)
+                    insert.bind(base + 6, person.dateOfBirth.timeIntervalSinceReferenceDate)
+                    insert.bind(base + 7, Int64(person.isActive ? 1 : 0))
+                }
+                try insert.run()
+                start += chunk.count
+            }
+        }
+    }
+
+    func batchUpdate(ageFrom lower: Int16, below upper: Int16) throws -> Int {
+        let update = try statement("UPDATE person SET isActive = 0, age = age + 100 WHERE age >= ? AND age < ?")
+        return try transaction {
+            update.bind(1, Int64(lower))
+            update.bind(2, Int64(upper))
+            try update.run()
+            return Int(sqlite3_changes(connection.handle))
+        }
+    }
+
+    func batchDelete(ageFrom lower: Int16, below upper: Int16) throws -> Int {
+        let delete = try statement("DELETE FROM person WHERE age >= ? AND age < ?")
+        return try transaction {
+            delete.bind(1, Int64(lower))
+            delete.bind(2, Int64(upper))
+            try delete.run()
+            return Int(sqlite3_changes(connection.handle))
+        }
+    }
+
     func close() throws {
         statements.removeAll()
         selectByID = nil

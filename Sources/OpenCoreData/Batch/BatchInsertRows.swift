@@ -1,0 +1,275 @@
+// A batch insert's objects as store rows, one at a time: a dictionary (Swift or
+// NSMutableDictionary from a handler) or a managed object a handler filled in becomes
+// the stored value of every slot, with the model's defaults where nothing was given, and
+// the list of attribute slots that were given (an upsert writes only those).
+//
+// Checked here, before the store writes anything of the row: every key names a stored
+// attribute of the entity (not a relationship), every value fits its attribute's type,
+// and every non-optional attribute without a default has a value. Nothing else is
+// validated, as in Core Data.
+import Foundation
+
+/// One row a batch insert writes.
+struct BatchInsertRow {
+    /// The stored value of every slot: what was given, else the default.
+    var values: [StoreValue]
+    /// The attribute slots that were given, ascending (what an upsert writes).
+    var givenSlots: [Int]
+}
+
+/// Produces a batch insert's rows, one per call, from its objects or its handler.
+///
+/// Not thread-safe: the store pulls rows on the executing context's thread, and the
+/// handlers run there as they do in Core Data.
+final class BatchInsertRowSource {
+    private var builder: BatchInsertRowBuilder
+    private let produce: (inout BatchInsertRowBuilder) throws -> BatchInsertRow?
+
+    /// The rows of `request`'s objects or handler, for `entity` (resolved in the store's model).
+    ///
+    /// - Throws: `NSManagedObjectValidationError` (1550) when the request has neither
+    ///   objects nor a handler or a default value does not fit its attribute.
+    init(_ request: NSBatchInsertRequest, entity: NSEntityDescription) throws {
+        builder = try BatchInsertRowBuilder(entity: entity)
+        if let objects = request.objectsToInsert {
+            var index = 0
+            produce = { builder in
+                guard index < objects.count else { return nil }
+                defer { index += 1 }
+                return try builder.row(from: objects[index])
+            }
+        } else if let handler = request.dictionaryHandler {
+            var finished = false
+            produce = { builder in
+                guard !finished else { return nil }
+                let dictionary = NSMutableDictionary()
+                if handler(dictionary) {
+                    finished = true
+                    return nil
+                }
+                return try builder.row(from: dictionary)
+            }
+        } else if let handler = request.managedObjectHandler {
+            var finished = false
+            let objectClass = entity.layout.objectClass
+            produce = { builder in
+                guard !finished else { return nil }
+                let object = objectClass.init(entity: entity, insertInto: nil)
+                if handler(object) {
+                    finished = true
+                    return nil
+                }
+                return try builder.row(from: object)
+            }
+        } else {
+            throw CoreDataError.make(
+                NSManagedObjectValidationError,
+                "batch insert of \(request.entityName): the request has no objects and no handler")
+        }
+    }
+
+    /// The next row, or nil when there are no more.
+    ///
+    /// - Throws: as ``BatchInsertRowBuilder``: 1550 for an unknown key, a relationship or a
+    ///   value of the wrong type; 1570 for a missing required attribute.
+    func next() throws -> BatchInsertRow? {
+        try produce(&builder)
+    }
+}
+
+/// Turns one object's values into a row of one entity.
+struct BatchInsertRowBuilder {
+    let entity: NSEntityDescription
+    private let layout: EntityLayout
+    /// Every slot's stored default: attribute defaults, nil to-ones, empty to-manys.
+    private let template: [StoreValue]
+    /// For each slot: a non-optional stored attribute without a default (must be given).
+    private let requiredBySlot: [Bool]
+    /// The given slots of the previous row, shared with the next row that gives the same
+    /// ones (most do), so a row costs no new list.
+    private var previousGiven: [Int] = []
+    private var scratch: [Int] = []
+    /// The position of the row being built among the request's objects, for messages.
+    private var position = -1
+    /// Keys met so far with their slots, in an open-addressed table placed by the key's
+    /// length and first bytes: every row names the same few keys, so a key costs a string
+    /// comparison or two instead of a hashed lookup.
+    private var recentKeys: [(key: String, slot: Int?)?]
+
+    init(entity: NSEntityDescription) throws {
+        self.entity = entity
+        let layout = entity.layout
+        self.layout = layout
+        var template: [StoreValue] = []
+        var required: [Bool] = []
+        for (slot, property) in layout.properties.enumerated() {
+            required.append(false)
+            if let attribute = layout.attributeBySlot[slot] {
+                guard !attribute.isTransient, let value = unwrapOptional(attribute.defaultValue) else {
+                    template.append(.null)
+                    required[slot] = !attribute.isTransient && !attribute.isOptional
+                    continue
+                }
+                template.append(try Self.stored(value, attribute: attribute))
+            } else if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                template.append(.objectIDs([]))
+            } else {
+                template.append(.null)
+            }
+        }
+        self.template = template
+        self.requiredBySlot = required
+        var tableSize = 64
+        while tableSize < 4 * layout.properties.count { tableSize *= 2 }
+        recentKeys = Array(repeating: nil, count: tableSize)
+        scratch.reserveCapacity(layout.attributeSlots.count)
+    }
+
+    /// The row of a dictionary keyed by attribute name.
+    mutating func row(from dictionary: [String: Any]) throws -> BatchInsertRow {
+        position += 1
+        var values = template
+        scratch.removeAll(keepingCapacity: true)
+        for (key, value) in dictionary {
+            guard let slot = try cachedSlot(forKey: key) else { continue }
+            values[slot] = try storedValue(value, slot: slot, key: key)
+            scratch.append(slot)
+        }
+        return try finish(values)
+    }
+
+    /// The row of an `NSDictionary` a handler filled in.
+    mutating func row(from dictionary: NSDictionary) throws -> BatchInsertRow {
+        position += 1
+        var values = template
+        scratch.removeAll(keepingCapacity: true)
+        for (rawKey, value) in dictionary {
+            guard let key = (rawKey as? String) ?? (rawKey as? NSString).map({ $0 as String }) else {
+                throw CoreDataError.make(
+                    NSManagedObjectValidationError,
+                    "\(subject): a key of type \(type(of: rawKey)) is not an attribute name")
+            }
+            guard let slot = try cachedSlot(forKey: key) else { continue }
+            values[slot] = try storedValue(value, slot: slot, key: key)
+            scratch.append(slot)
+        }
+        return try finish(values)
+    }
+
+    /// The row of a managed object (in no context) a handler filled in: the attributes it set.
+    mutating func row(from object: NSManagedObject) throws -> BatchInsertRow {
+        position += 1
+        object.fireFaultIfNeeded()
+        var values = template
+        scratch.removeAll(keepingCapacity: true)
+        for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
+            let name = layout.properties[slot].name
+            guard try self.slot(forKey: name) != nil else { continue }
+            do {
+                values[slot] = try object.storeValue(slot: slot, mapping: [:])
+            } catch {
+                throw mismatch(name, underlying: error)
+            }
+            if case .null = values[slot], !layout.mayBeNilBySlot[slot] { throw missing(name, given: true) }
+            scratch.append(slot)
+        }
+        return try finish(values)
+    }
+
+    /// The slot of `key`, through ``recentKeys``.
+    private mutating func cachedSlot(forKey key: String) throws -> Int? {
+        var bytes = key.utf8.makeIterator()
+        let first = Int(bytes.next() ?? 0)
+        let second = Int(bytes.next() ?? 0)
+        let mask = recentKeys.count - 1
+        var position = (key.utf8.count &* 31 &+ first &* 7 &+ second) & mask
+        while let known = recentKeys[position] {
+            if known.key == key { return known.slot }
+            position = (position + 1) & mask
+        }
+        let slot = try slot(forKey: key)
+        // Keys an entity has, and only those (others throw above): the table never fills.
+        recentKeys[position] = (key, slot)
+        return slot
+    }
+
+    /// The slot of the stored attribute `key`; nil for a transient attribute (nothing to store).
+    ///
+    /// - Throws: 1550 naming `key` when it is not an attribute of the entity.
+    private func slot(forKey key: String) throws -> Int? {
+        guard let slot = layout.slotsByName[key] else {
+            throw CoreDataError.make(
+                NSManagedObjectValidationError,
+                "\(subject): '\(key)' is not a property of the entity",
+                userInfo: [NSValidationKeyErrorKey: key])
+        }
+        guard let attribute = layout.attributeBySlot[slot] else {
+            throw CoreDataError.make(
+                NSManagedObjectValidationError,
+                "\(subject): '\(key)' is a relationship; batch inserts set attributes only",
+                userInfo: [NSValidationKeyErrorKey: key])
+        }
+        return attribute.isTransient ? nil : slot
+    }
+
+    /// The stored form of `value` for the attribute in `slot`.
+    ///
+    /// - Throws: 1550 when it does not fit the attribute's type; 1570 when it is nil and the
+    ///   attribute is not optional.
+    private func storedValue(_ value: Any, slot: Int, key: String) throws -> StoreValue {
+        // Most values are of their attribute's own Swift type: no cast, no conversion.
+        if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
+            let type = layout.attributeTypeBySlot[slot], let stored = StoreValue(canonical: value, of: type)
+        {
+            return stored
+        }
+        guard let value = unwrapOptional(value), !(value is NSNull) else {
+            if !layout.mayBeNilBySlot[slot] { throw missing(key, given: true) }
+            return .null
+        }
+        guard let attribute = layout.attributeBySlot[slot] else { return .null }
+        do {
+            return try Self.stored(value, attribute: attribute)
+        } catch {
+            throw mismatch(key, underlying: error)
+        }
+    }
+
+    /// The stored form of a non-nil `value` of `attribute`.
+    static func stored(_ value: Any, attribute: NSAttributeDescription) throws -> StoreValue {
+        if let expected = attribute.attributeType.canonicalType,
+            ObjectIdentifier(type(of: value)) == ObjectIdentifier(expected),
+            let stored = StoreValue(canonical: value, of: attribute.attributeType)
+        {
+            return stored
+        }
+        return try attribute.storeValue(value)
+    }
+
+    /// Checks the required attributes and makes the row.
+    private mutating func finish(_ values: [StoreValue]) throws -> BatchInsertRow {
+        for slot in layout.attributeSlots where requiredBySlot[slot] {
+            if case .null = values[slot] { throw missing(layout.properties[slot].name, given: false) }
+        }
+        scratch.sort()
+        if scratch != previousGiven { previousGiven = scratch }
+        return BatchInsertRow(values: values, givenSlots: previousGiven)
+    }
+
+    /// "batch insert of Item, object 3" (counting from 0).
+    private var subject: String { "batch insert of \(entity.name ?? "?"), object \(position)" }
+
+    private func missing(_ key: String, given: Bool) -> NSError {
+        CoreDataError.make(
+            NSValidationMissingMandatoryPropertyError,
+            "\(subject): '\(key)' is not optional"
+                + (given ? " and cannot be nil" : ", has no default value and was not given"),
+            userInfo: [NSValidationKeyErrorKey: key])
+    }
+
+    private func mismatch(_ key: String, underlying: Error) -> NSError {
+        CoreDataError.make(
+            NSManagedObjectValidationError, "\(subject): \((underlying as NSError).localizedDescription)",
+            userInfo: [NSValidationKeyErrorKey: key, NSUnderlyingErrorKey: underlying])
+    }
+}

@@ -1,0 +1,211 @@
+// Batch requests on the default store: one engine write transaction each, as writer
+// steps (PageFileWriter.swift), so the rows, their index entries, blobs and join entries,
+// the key counter and the history record commit together or not at all.
+//
+//   insert   rows pulled from the request a chunk at a time, each chunk given keys and
+//            written at once: nothing but the chunk (and the IDs, when asked for) is
+//            held in memory. A unique-key clash is an upsert under a trump policy
+//            (writer.upsert, the given attributes only), else 133021 for all of them.
+//   update   the matching rows, found by the fetch path in this transaction
+//            (collectRows: an index range when the predicate allows), each updated by
+//            writer.update with the values computed from it; a clash is 133021.
+//   delete   the selected rows and BatchDeletePlan's cascades and nullified inverses,
+//            applied by the save path (writer.save), which writes the history.
+//
+// History (SPEC.md §3.7): one record per request, as a context's save: inserts; updates
+// naming the attributes written; deletes with their tombstones.
+import Foundation
+import StorageEngine
+
+extension PageFileStore {
+    /// Rows a batch insert gives keys to and writes at a time.
+    static let batchInsertChunk = 4_096
+
+    /// Applies `operation` in one engine write transaction.
+    ///
+    /// - Throws: 134030 for a read-only store; the operation's errors (133021, 1550, 1570,
+    ///   1580); the engine's errors, translated. Nothing is written when it throws.
+    func executeBatchInOneTransaction(_ operation: StoreBatchOperation) throws -> StoreBatchOutcome {
+        if isReadOnly {
+            throw CoreDataError.make(
+                NSPersistentStoreSaveError, "the store at \(url?.path ?? "(no file)") was added read-only")
+        }
+        let (catalog, codec) = (self.catalog, self.codec)
+        let tracksHistory = isHistoryTrackingEnabled
+        do {
+            let outcome = try openDatabase().write { transaction -> StoreBatchOutcome in
+                var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
+                let outcome: StoreBatchOutcome
+                switch operation {
+                case .insert(let insert):
+                    outcome = try batchInsert(insert, writer: &writer, tracksHistory: tracksHistory)
+                case .update(let update):
+                    outcome = try batchUpdate(update, writer: &writer, tracksHistory: tracksHistory)
+                case .delete(let delete):
+                    outcome = try batchDelete(delete, writer: &writer, tracksHistory: tracksHistory)
+                }
+                if needsMetadataWrite { try writeMetadata(in: transaction, includingRecord: metadataRecordChanged) }
+                return outcome
+            }
+            didWriteMetadata()
+            return outcome
+        } catch {
+            throw translate(error, NSPersistentStoreSaveError)
+        }
+    }
+
+    /// This store's rows as read in the writer's transaction.
+    private func batchRows(_ writer: PageFileWriter) -> StoreBatchRows {
+        let reader = writer.reader
+        let codec = writer.codec
+        return StoreBatchRows(
+            row: { [unowned self] id in
+                guard id.persistentStore === self else { return nil }
+                return try reader.row(id.entity, key: id.key, resolvingBlobs: false)
+            },
+            destinations: { [unowned self] relationship, id in
+                guard id.persistentStore === self else { return [] }
+                return try reader.destinationIDs(of: relationship, for: id)
+            },
+            matching: { [unowned self] entity, predicate in
+                var rows: [StoreRow] = []
+                try self.collectRows(
+                    of: entity, predicate: predicate, in: reader.transaction, codec: codec, into: &rows)
+                return rows
+            })
+    }
+
+    // MARK: Insert
+
+    private func batchInsert(_ insert: StoreBatchInsert, writer: inout PageFileWriter, tracksHistory: Bool) throws
+        -> StoreBatchOutcome
+    {
+        let entity = insert.entity
+        let upserts = insert.mergePolicyType != .errorMergePolicyType
+        let valuesWin = StoreUniqueness.insertedValuesWin(insert.mergePolicyType)
+        var outcome = StoreBatchOutcome()
+        var history = BatchInsertHistory(entityName: entity.name ?? "")
+        var clashes: [StoreConstraintConflict] = []
+        var chunk: [BatchInsertRow] = []
+        chunk.reserveCapacity(Self.batchInsertChunk)
+        var exhausted = false
+        while !exhausted {
+            chunk.removeAll(keepingCapacity: true)
+            while chunk.count < Self.batchInsertChunk, let row = try insert.rows.next() { chunk.append(row) }
+            exhausted = chunk.count < Self.batchInsertChunk
+            guard !chunk.isEmpty else { break }
+            var key = try allocateKeys(chunk.count, in: writer.transaction)
+            for pending in chunk {
+                let row = StoreRow(objectID: newObjectID(for: entity, key: key), version: 1, values: pending.values)
+                key += 1
+                guard let clash = try writer.insert(row) else {
+                    outcome.count += 1
+                    if insert.returnsObjectIDs { outcome.objectIDs.append(row.objectID) }
+                    if tracksHistory { history.inserted.append(row.objectID.key) }
+                    continue
+                }
+                guard upserts else {
+                    clashes.append(try writer.conflict(clash))
+                    continue
+                }
+                guard
+                    let upserted = try writer.upsert(
+                        row, into: clash.owner, valuesWin: valuesWin, slots: pending.givenSlots)
+                else { continue }
+                outcome.count += 1
+                if insert.returnsObjectIDs { outcome.objectIDs.append(upserted.row.objectID) }
+                if tracksHistory, !upserted.changedSlots.isEmpty {
+                    history.updated.append(.update(upserted.row.objectID, slots: upserted.changedSlots))
+                }
+            }
+        }
+        if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
+        try writer.finish()
+        if tracksHistory, !history.isEmpty {
+            try writer.recordHistory(history.record(author: insert.transactionAuthor, contextName: insert.contextName))
+        }
+        return outcome
+    }
+
+    // MARK: Update
+
+    private func batchUpdate(_ update: StoreBatchUpdate, writer: inout PageFileWriter, tracksHistory: Bool) throws
+        -> StoreBatchOutcome
+    {
+        let rows = batchRows(writer)
+        let matched = try rows.matching(
+            update.entity, predicate: update.predicate, includingSubentities: update.includesSubentities)
+        var outcome = StoreBatchOutcome(count: matched.count)
+        if update.returnsObjectIDs { outcome.objectIDs = matched.map(\.objectID) }
+        var history =
+            tracksHistory
+            ? PersistentHistoryRecord(
+                timestamp: Date(), author: update.transactionAuthor, contextName: update.contextName, changes: [])
+            : nil
+        history?.changes.reserveCapacity(matched.count)
+        let slots = update.changes.slots
+        var clashes: [StoreConstraintConflict] = []
+        for var row in matched {
+            let info = try writer.info(for: row.objectID.entity)
+            if !info.blobSlots.isEmpty { Self.unresolveBlobs(&row, info: info) }
+            let changes = try update.changes.changes(for: row) {
+                // Expressions read blob values whole; the row written keeps them in the blob tree.
+                var whole = row
+                if !info.blobSlots.isEmpty { try writer.reader.resolveBlobs(&whole, info: info) }
+                return rows.view(of: whole)
+            }
+            if let clash = try writer.update(&row, changes: changes) {
+                clashes.append(try writer.conflict(clash))
+                continue
+            }
+            history?.changes.append(.update(row.objectID, slots: slots))
+        }
+        if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
+        try writer.finish()
+        if let history, !history.changes.isEmpty { try writer.recordHistory(history) }
+        return outcome
+    }
+
+    /// Puts back the marker of values kept in the blob tree where a fetch read them (a
+    /// predicate on such an attribute does), so the writer treats them as stored there.
+    private static func unresolveBlobs(_ row: inout StoreRow, info: PageFileCatalog.EntityInfo) {
+        for blob in info.blobSlots where blob.externalizes && blob.slot < row.values.count {
+            if case .binary(let data) = row.values[blob.slot], data.count > PageFileStore.externalBinaryThreshold {
+                row.values[blob.slot] = .unresolved
+            }
+        }
+    }
+
+    // MARK: Delete
+
+    private func batchDelete(_ delete: StoreBatchDelete, writer: inout PageFileWriter, tracksHistory: Bool) throws
+        -> StoreBatchOutcome
+    {
+        let rows = batchRows(writer)
+        let plan = try BatchDeletePlan(
+            selected: try rows.selected(by: delete.selection, in: self), rows: rows, store: self)
+        let request = plan.saveRequest(author: delete.transactionAuthor, contextName: delete.contextName)
+        if !request.isEmpty { _ = try writer.save(request, tracksHistory: tracksHistory) }
+        var outcome = StoreBatchOutcome(count: plan.deleted.count)
+        if delete.returnsObjectIDs { outcome.objectIDs = plan.deleted.map(\.objectID) }
+        return outcome
+    }
+}
+
+/// A batch insert's history, kept small while the rows stream: the keys of the inserted
+/// rows (one entity) and the upserts, made into one record at the end.
+private struct BatchInsertHistory {
+    let entityName: String
+    var inserted: [Int64] = []
+    var updated: [PersistentHistoryRecord.Change] = []
+
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty }
+
+    func record(author: String?, contextName: String?) -> PersistentHistoryRecord {
+        var changes: [PersistentHistoryRecord.Change] = []
+        changes.reserveCapacity(inserted.count + updated.count)
+        for key in inserted { changes.append(.init(kind: .insert, entityName: entityName, key: key)) }
+        changes.append(contentsOf: updated)
+        return PersistentHistoryRecord(timestamp: Date(), author: author, contextName: contextName, changes: changes)
+    }
+}
