@@ -100,9 +100,10 @@ extension NSManagedObjectContext {
             if let ids = unresolved.objectIDs { return ids }
             guard let relationship = source.layout.relationshipBySlot[slot] else { return [] }
             return destinationIDs(of: relationship, for: source.objectID)
-        case let object as NSManagedObject: return [object.objectID]
+        // Collections first: casting a set to a class bridges it to an NSSet on Linux.
         case let set as Set<NSManagedObject>: return set.map(\.objectID)
         case let array as [NSManagedObject]: return array.map(\.objectID)
+        case let object as NSManagedObject: return [object.objectID]
         default: return []
         }
     }

@@ -187,6 +187,7 @@ extension NSManagedObject {
 
     func rawAdd(_ object: NSManagedObject, slot: Int) {
         guard layout.relationshipBySlot.indices.contains(slot) else { return }
+        if editSetInPlace(slot, { $0.insert(object).inserted }) != nil { return }
         switch slotValue(slot) {
         case var set as Set<NSManagedObject>:
             if set.insert(object).inserted { storeSlot(slot, set) }
@@ -203,6 +204,7 @@ extension NSManagedObject {
 
     func rawRemove(_ object: NSManagedObject, slot: Int) {
         guard layout.relationshipBySlot.indices.contains(slot) else { return }
+        if editSetInPlace(slot, { $0.remove(object) != nil }) != nil { return }
         switch slotValue(slot) {
         case var set as Set<NSManagedObject>:
             if set.remove(object) != nil { storeSlot(slot, set) }
@@ -214,6 +216,27 @@ extension NSManagedObject {
         default:
             break
         }
+    }
+
+    /// Applies `edit` to the unordered to-many set in `slot` in place and records the change
+    /// when `edit` returns true; nil, touching nothing, when the slot holds no resolved set
+    /// or an observer (undo) needs the old value. The set is moved out of `values` for the
+    /// edit so its storage is uniquely referenced: one element touched, not a copy of the
+    /// whole relationship per change (a copy is made at most once, while `committed`
+    /// still shares the storage).
+    private func editSetInPlace(_ slot: Int, _ edit: (inout Set<NSManagedObject>) -> Bool) -> Bool? {
+        fireFaultIfNeeded()
+        // The exact type first: a cast that fails would try bridging; the set is bound
+        // straight from the slot, so no other binding keeps its storage referenced.
+        guard slot < values.count, managedObjectContext?.lifecycle.observer == nil,
+            values[slot].map({ type(of: $0) == Set<NSManagedObject>.self }) == true,
+            var set = values[slot] as? Set<NSManagedObject>
+        else { return nil }
+        values[slot] = nil
+        let changed = edit(&set)
+        values[slot] = set
+        if changed { ObjectLifecycle.change(self, slot: slot, to: set) }
+        return changed
     }
 
     // MARK: Context-neutral values

@@ -6,8 +6,8 @@
 import Foundation
 
 /// One token of a format string.
-struct PredicateToken {
-    enum Kind: Equatable {
+struct PredicateToken: Sendable {
+    enum Kind: Equatable, Sendable {
         /// A bare word; `escaped` when written `#word` or `#"quoted"`.
         case identifier(String, escaped: Bool)
         /// A collection operator such as `@count`.

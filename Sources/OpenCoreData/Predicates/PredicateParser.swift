@@ -28,8 +28,7 @@ struct PredicateParser {
     /// Parses a whole predicate format.
     static func parsePredicate(_ format: String, arguments: [Any]) throws -> NSPredicate {
         try explained(format) {
-            var lexer = PredicateLexer(format)
-            var parser = PredicateParser(tokens: try lexer.tokenize(), arguments: arguments)
+            var parser = PredicateParser(tokens: try PredicateTokenCache.tokens(of: format), arguments: arguments)
             let predicate = try parser.parseOr()
             try parser.expectEnd()
             // Expressions are held to the bound as they are built; the comparisons, NOTs and

@@ -1,7 +1,8 @@
 // peer-bench: the storage engine's and the object store's workloads on our engine, on
 // SQLite's C API and on GRDB, in one process run, one table per group with ratios.
 //
-//   peer-bench [--scale X] [--only PREFIX]... [--repeat N] [--sqlite-cache-mib N] [--keep] [--list]
+//   peer-bench [--scale X] [--objects N] [--durability normal|full] [--clock wall|cpu] [--only PREFIX]...
+//              [--repeat N] [--sqlite-cache-mib N] [--keep] [--list]
 //
 // --scale 1.0 (the default) is the documented size: 1,000,000 rows at engine level,
 // 100,000 objects at object level; --scale 0.01 is the smoke run. --only runs the
@@ -11,6 +12,12 @@
 // 0 keeps SQLite's own default of 2 MB). --keep leaves the stores in the scratch
 // directory for inspection. --repeat N runs every workload N times per side, the sides
 // interleaved, and reports each number's median over the rounds (for shared machines).
+// The app group ("app/", issue 11) models what an app does: Person objects linked to 100
+// Companies; --objects N sets its number of people (1000000 for the million-object run)
+// and --durability its commits (default normal; app/save-durable always full).
+// --clock cpu measures the process's CPU time instead of elapsed time: on a machine
+// loaded by other work, elapsed time mostly measures waiting for a CPU, and longer
+// operations wait more (they span more preemptions), which skews every ratio.
 import Foundation
 
 var scale = 1.0
@@ -40,6 +47,24 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         SQLiteSettings.cacheKibibytes = value * 1024
+    case "--objects":
+        guard let text = arguments.popFirst(), let value = Int(text), value >= 1_000 else {
+            FileHandle.standardError.write(Data("peer-bench: --objects takes a whole number of at least 1000\n".utf8))
+            exit(2)
+        }
+        AppWorkloads.objectCountOverride = value
+    case "--durability":
+        guard let text = arguments.popFirst(), let value = AppDurability(rawValue: text) else {
+            FileHandle.standardError.write(Data("peer-bench: --durability takes normal or full\n".utf8))
+            exit(2)
+        }
+        AppDurability.current = value
+    case "--clock":
+        guard let text = arguments.popFirst(), let value = BenchClock(rawValue: text) else {
+            FileHandle.standardError.write(Data("peer-bench: --clock takes wall or cpu\n".utf8))
+            exit(2)
+        }
+        BenchClock.current = value
     case "--list":
         listOnly = true
     case "--repeat":
@@ -51,7 +76,9 @@ while let argument = arguments.popFirst() {
     case "--keep":
         keepScratch = true
     default:
-        let usage = "peer-bench [--scale X] [--only PREFIX]... [--repeat N] [--sqlite-cache-mib N] [--keep] [--list]"
+        let usage =
+            "peer-bench [--scale X] [--objects N] [--durability normal|full] [--clock wall|cpu] [--only PREFIX]... "
+            + "[--repeat N] [--sqlite-cache-mib N] [--keep] [--list]"
         FileHandle.standardError.write(Data("peer-bench: unknown argument \(argument); usage: \(usage)\n".utf8))
         exit(2)
     }
@@ -61,12 +88,14 @@ while let argument = arguments.popFirst() {
 
 let engineWorkloads = EngineWorkloads.all.filter { isSelected($0.name) }
 let objectWorkloads = ObjectWorkloads.all.filter { isSelected($0.name) }
+let appWorkloads = AppWorkloads.all.filter { isSelected($0.name) }
 if listOnly {
     for workload in EngineWorkloads.all { print(workload.name) }
     for workload in ObjectWorkloads.all { print(workload.name) }
+    for workload in AppWorkloads.all { print(workload.name) }
     exit(0)
 }
-guard !engineWorkloads.isEmpty || !objectWorkloads.isEmpty else {
+guard !engineWorkloads.isEmpty || !objectWorkloads.isEmpty || !appWorkloads.isEmpty else {
     FileHandle.standardError.write(Data("peer-bench: no workload matches \(prefixes); --list shows them\n".utf8))
     exit(2)
 }
@@ -75,7 +104,9 @@ let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pee
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
 let context = BenchContext(scale: scale, root: scratch)
 
-print("# peer-bench, scale \(scale)" + (repeats > 1 ? ", median of \(repeats) rounds" : ""))
+print(
+    "# peer-bench, scale \(scale)" + (repeats > 1 ? ", median of \(repeats) rounds" : "")
+        + (BenchClock.current == .cpu ? ", process CPU time (--clock cpu), not elapsed time" : ""))
 print("")
 print(Machine.describe())
 /// Prints the fdatasync floor; measured before and after the workloads, so a report
@@ -162,6 +193,24 @@ if !objectWorkloads.isEmpty {
     }
     print(table.render())
     for note in ObjectSides.notes { print("Note: \(note)") }
+    print("")
+}
+
+if !appWorkloads.isEmpty {
+    let sides = AppSides.all
+    var table = ResultTable(
+        title:
+            "App level (\(AppWorkloads.personCount(context)) Person objects, 100 Companies, "
+            + "durability \(AppDurability.current.rawValue))",
+        sides: ["ours", "SQLite", "GRDB"],
+        comparisons: [("ours", "SQLite"), ("ours", "GRDB"), ("GRDB", "SQLite")])
+    for workload in appWorkloads {
+        runSides(workload.name, sides: sides.map(\.name), into: &table) { index in
+            try sides[index].run(workload, context)
+        }
+    }
+    print(table.render())
+    for note in AppSides.notes { print("Note: \(note)") }
     print("")
 }
 

@@ -40,6 +40,7 @@ extension PageFileStore {
     func countStoredRows(_ request: NSFetchRequest<NSFetchRequestResult>) throws -> Int {
         let plan = try StoreFetchPlan(everyRowOf: request).withoutValues()
         let entities = plan.entity.hierarchy(includingSubentities: request.includesSubentities)
+        let codec = self.codec
         do {
             let counted: Int? = try readCommitted { transaction in
                 var total = 0
@@ -54,7 +55,14 @@ extension PageFileStore {
                         let plan = PageFileQueryPlanner.plan(
                             predicate, layout: candidate.layout, indexes: info.indexes),
                         plan.isExact
-                    else { return nil }
+                    else {
+                        // Rows the predicate tests are counted where they lie, none decoded
+                        // into a StoreRow when the predicate runs on encoded rows.
+                        try matchRows(
+                            of: candidate, predicate: predicate, in: transaction, codec: codec, decodes: false
+                        ) { _ in total += 1 }
+                        continue
+                    }
                     guard let index = try transaction.tree(named: plan.index.treeName) else { continue }
                     for range in plan.ranges { total += try index.count(from: range.lower, to: range.upper) }
                 }
@@ -86,14 +94,29 @@ extension PageFileStore {
         of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
         codec: PageFileRowCodec, into result: inout [StoreRow]
     ) throws {
+        try matchRows(of: entity, predicate: predicate, in: transaction, codec: codec, decodes: true) { row in
+            if let row { result.append(row) }
+        }
+    }
+
+    /// Calls `found` with each row of `entity` (not its sub-entities) matching `predicate`, in
+    /// key order: the decoded row when `decodes`, else nil for a row matched on its encoded
+    /// bytes (a count needs no row).
+    private func matchRows(
+        of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
+        codec: PageFileRowCodec, decodes: Bool, found: (StoreRow?) throws -> Void
+    ) throws {
         let info = try info(for: entity)
         guard let rows = try transaction.tree(named: info.treeName) else { return }
-        let compiled = try predicate.map { try $0.compiled(for: entity.frozenLayoutIfAny) }
         let readsBlobs = predicateReadsBlobs(predicate, info: info)
         let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes)
         let index = try plan.flatMap { try transaction.tree(named: $0.index.treeName) }
-        // An exact index range holds only matching rows: then nothing below evaluates a row.
-        let evaluates = compiled != nil && !(index != nil && plan?.isExact == true)
+        // An exact index range holds only matching rows (what counts rely on): nothing below
+        // evaluates a row, so the predicate is not even compiled (a fetch by an indexed
+        // attribute costs the index probe and the row).
+        let exactIndex = index != nil && plan?.isExact == true
+        let compiled = exactIndex ? nil : try predicate.map { try $0.compiled(for: entity.frozenLayoutIfAny) }
+        let evaluates = compiled != nil
         let views = rowViews(in: transaction, codec: codec)
         func accept(_ row: StoreRow) throws {
             var row = row
@@ -101,7 +124,10 @@ extension PageFileStore {
             if let compiled {
                 guard try compiled.evaluate(record: views.view(of: row)) else { return }
             }
-            result.append(row)
+            try found(row)
+        }
+        func match(_ value: UnsafeRawBufferPointer, _ primary: Int64) throws {
+            try found(decodes ? try decodeRow(value, primary) : nil)
         }
         let decodeRow = { [unowned self] (value: UnsafeRawBufferPointer, primary: Int64) throws -> StoreRow in
             let decoded = try codec.decode(value, entity: entity)
@@ -123,17 +149,15 @@ extension PageFileStore {
                 // The predicate reads an attribute kept in the blob tree (SPEC.md §3.8 X3).
                 try accept(try decodeRow(value, primary))
             } else if exact || compiled == nil {
-                result.append(try decodeRow(value, primary))
+                try match(value, primary)
             } else if let direct {
                 try PageFileRowCodec.slotOffsets(value, into: &offsets)
-                if try direct.evaluate(value, offsets: offsets, codec: codec) {
-                    result.append(try decodeRow(value, primary))
-                }
+                if try direct.evaluate(value, offsets: offsets, codec: codec) { try match(value, primary) }
             } else if let encoded, let compiled {
                 try encoded.reset(bytes: value, primaryKey: primary)
                 let matches = try compiled.evaluate(record: encoded)
                 if let error = encoded.failure { throw error }
-                if matches { result.append(try decodeRow(value, primary)) }
+                if matches { try match(value, primary) }
             } else {
                 try accept(try decodeRow(value, primary))
             }

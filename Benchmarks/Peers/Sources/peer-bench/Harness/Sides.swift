@@ -21,6 +21,28 @@ struct ObjectSide {
     }
 }
 
+struct AppSide {
+    let name: String
+    let run: (any AppWorkload, BenchContext) throws -> [Measurement]
+
+    static func of<Store: AppStore>(_ store: Store.Type) -> AppSide {
+        AppSide(name: Store.sideName) { workload, context in try workload.run(Store.self, in: context) }
+    }
+}
+
+enum AppSides {
+    static var all: [AppSide] { [.of(OursAppStore.self), .of(SQLiteAppStore.self), .of(GRDBAppStore.self)] }
+    /// Printed under the table.
+    static var notes: [String] {
+        [
+            "durability \(AppDurability.current.rawValue) (app/save-durable: full); \"ours\" is driven only through "
+                + "the public Core Data API (Apps/OursAppStore.swift): predicates built per call with NSPredicate(format:), "
+                + "objects materialised as registered NSManagedObjects; SQLite and GRDB key Person by its id "
+                + "(INTEGER PRIMARY KEY), ours by an indexed id attribute."
+        ]
+    }
+}
+
 enum EngineSides {
     static var all: [EngineSide] { [.of(OursKeyValueEngine.self), .of(SQLiteKeyValueEngine.self)] }
     /// Printed under the table.
