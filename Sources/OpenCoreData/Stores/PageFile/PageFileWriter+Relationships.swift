@@ -14,14 +14,14 @@ extension PageFileWriter {
         let layout = row.objectID.entity.layout
         let toOnes = info.linkSlots.filter { layout.relationshipBySlot[$0]?.isToMany == false }
         if !toOnes.isEmpty {
-            StoreLinkChange.append(row.objectID, before: row.values, after: nil, slots: toOnes, to: &linkChanges!)
+            recordLinks { StoreLinkChange.append(row.objectID, before: row.values, after: nil, slots: toOnes, to: &$0) }
         }
         for slot in info.externalSlots {
             guard let relationship = layout.relationshipBySlot[slot],
                 case .inverse(let inverse) = PageFileToMany.storage(of: relationship)
             else { continue }
             for source in try reader.inverseSources(of: inverse, pointingAt: row.objectID.key) {
-                linkChanges!.append(
+                linkChanges?.append(
                     StoreLinkChange(
                         source: row.objectID, relationship: relationship, destination: source, isAdded: false))
             }

@@ -138,8 +138,10 @@ extension PageFileWriter {
             let toOnes = changedSlots.filter {
                 info.linkSlots.contains($0) && existing.objectID.entity.layout.relationshipBySlot[$0]?.isToMany == false
             }
-            StoreLinkChange.append(
-                existing.objectID, before: before.values, after: existing.values, slots: toOnes, to: &linkChanges!)
+            recordLinks {
+                StoreLinkChange.append(
+                    existing.objectID, before: before.values, after: existing.values, slots: toOnes, to: &$0)
+            }
         }
         return (existing, changedSlots)
     }

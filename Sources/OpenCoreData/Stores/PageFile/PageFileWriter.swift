@@ -81,8 +81,10 @@ struct PageFileWriter {
             try setToMany(relationship, of: row.objectID.key, to: destinations, isNew: true)
         }
         if linkChanges != nil, !info.linkSlots.isEmpty {
-            StoreLinkChange.append(
-                row.objectID, before: nil, after: row.values, slots: info.linkSlots, to: &linkChanges!)
+            recordLinks {
+                StoreLinkChange.append(
+                    row.objectID, before: nil, after: row.values, slots: info.linkSlots, to: &$0)
+            }
         }
         return nil
     }
@@ -121,8 +123,10 @@ struct PageFileWriter {
                 info.linkSlots.contains($0) && layout.relationshipBySlot[$0]?.isToMany == false
             }
             if !toOnes.isEmpty {
-                StoreLinkChange.append(
-                    row.objectID, before: stored.values, after: row.values, slots: toOnes, to: &linkChanges!)
+                recordLinks {
+                    StoreLinkChange.append(
+                        row.objectID, before: stored.values, after: row.values, slots: toOnes, to: &$0)
+                }
             }
         }
         return nil
@@ -135,11 +139,11 @@ struct PageFileWriter {
     ) {
         guard linkChanges != nil, relationship.inverseRelationship != nil else { return }
         for destination in delta.removed {
-            linkChanges!.append(
+            linkChanges?.append(
                 StoreLinkChange(source: source, relationship: relationship, destination: destination, isAdded: false))
         }
         for destination in delta.added {
-            linkChanges!.append(
+            linkChanges?.append(
                 StoreLinkChange(source: source, relationship: relationship, destination: destination, isAdded: true))
         }
     }
@@ -152,7 +156,7 @@ struct PageFileWriter {
         let recording = linkChanges != nil
         if !info.joinSlots.isEmpty {
             let removed = try removeJoins(of: row.objectID, reporting: recording)
-            if recording { linkChanges!.append(contentsOf: removed) }
+            if recording { linkChanges?.append(contentsOf: removed) }
         }
         if recording { try noteDeletedLinks(of: row, info: info) }
         _ = try rowTree(info).removeValue(forKey: PageFileKey.primary(row.objectID.key))
@@ -263,5 +267,15 @@ struct PageFileWriter {
             if owner != row.objectID.key { return PageFileUniqueClash(row: row, owner: owner, index: index) }
         }
         return nil
+    }
+}
+
+extension PageFileWriter {
+    /// Lets `body` add to the link changes while the writer records them (nil: it records
+    /// none, and `body` does not run); the list is moved out and back, never copied.
+    mutating func recordLinks(_ body: (inout [StoreLinkChange]) -> Void) {
+        guard var changes = linkChanges.take() else { return }
+        body(&changes)
+        linkChanges = changes
     }
 }
