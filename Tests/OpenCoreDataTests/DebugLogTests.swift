@@ -131,4 +131,22 @@ import Testing
         }
         #expect(lines.isEmpty)
     }
+
+    @Test func levelOneLogsALightweightMigration() throws {
+        let url = try PageFileFixtures.temporaryURL("DebugLogMigration-\(UUID().uuidString).store")
+        let first = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
+        for store in first.persistentStores { try first.remove(store) }
+        let lines = try Self.capture(level: 1, marker: url.lastPathComponent) {
+            let coordinator = NSPersistentStoreCoordinator(
+                managedObjectModel: PageFileFixtures.makePeopleModel(extraAttribute: true))
+            try coordinator.addPersistentStore(
+                ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+                options: [
+                    NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
+                    PageFileStoreDurabilityOption: "off",
+                ])
+        }
+        #expect(
+            lines.contains { $0.contains("migrate the store at") && $0.contains("lightweight, 1 changes") }, "\(lines)")
+    }
 }

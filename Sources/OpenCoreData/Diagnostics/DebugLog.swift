@@ -7,7 +7,7 @@
 // costs one load and compare, and the messages are never built.
 //
 //   1  each fetch and count (entity, predicate, rows returned, time), each save (rows
-//      inserted, updated, deleted, time), each merge into a context
+//      inserted, updated, deleted, time), each merge into a context, each migration
 //   2  and the store's plan for each fetch and count (the index and its key ranges, or a
 //      scan, and the rows it examines) and each save's commit time in the store
 //   3  and the object IDs each fetch returns and each save writes

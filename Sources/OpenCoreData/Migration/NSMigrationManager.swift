@@ -87,6 +87,10 @@ open class NSMigrationManager: NSObject, PredicateFunctionReceiver, @unchecked S
         destinationOptions dOptions: [AnyHashable: Any]? = nil
     ) throws {
         reset()
+        OpenCoreDataDebugLog.log(
+            1,
+            "migrate \(sourceURL.path) (\(sourceType)) to \(dURL.path) (\(dStoreType)) with "
+                + (mappings == nil ? "an inferred mapping model" : "a mapping model"))
         let mapping =
             try mappings
             ?? NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)

@@ -24,6 +24,10 @@ extension NSBinaryStore {
                     + "recorded their model: open it once with the model that wrote it, then migrate")
         }
         let plan = try LightweightMigrationPlan(inferringFrom: sourceModel, to: model)
+        OpenCoreDataDebugLog.log(
+            1,
+            "migrate the binary store at \(path) (lightweight, \(plan.changes.count) changes: "
+                + plan.changes.map(\.description).joined(separator: "; ") + ")")
         sourceModel.freeze()
         let image = try BinaryStoreFile.decode(bytes, path: path, store: self, model: sourceModel) { _ in }
         let transform = MigrationRowTransform(plan: plan) { [unowned self] in newObjectID(for: $0, key: $1) }

@@ -60,6 +60,12 @@ extension PageFileStore {
         if let rows = (options?[migrationBatchRowsOption] as? NSNumber)?.intValue, rows > 0 {
             migration.rowsPerTransaction = rows
         }
+        let started = OpenCoreDataDebugLog.start()
         _ = try migration.run(progress: progress)
+        OpenCoreDataDebugLog.log(
+            1,
+            "migrate the store at \(path) (lightweight, \(plan.changes.count) changes: "
+                + plan.changes.map(\.description).joined(separator: "; ") + ") in "
+                + OpenCoreDataDebugLog.elapsed(since: started))
     }
 }
