@@ -40,4 +40,35 @@ import Testing
             #expect(draft.value(forKey: "title") as? String == "T" && draft.value(forKey: "scratch") == nil)
         }
     }
+
+    @Test(arguments: TestStack.storeTypes)
+    func transientChangesAreUndoable(type: String) throws {
+        let entity = NSEntityDescription()
+        entity.name = "Draft"
+        let scratch = TestStack.attribute("scratch", .stringAttributeType)
+        scratch.isTransient = true
+        entity.properties = [TestStack.attribute("title", .stringAttributeType), scratch]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let directory = try TestStack.scratchDirectory("transient-undo")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = TestStack.context(try TestStack.coordinator(type, model: model, in: directory))
+        let values = try context.performAndWait { () throws -> [String?] in
+            context.undoManager = UndoManager()
+            context.undoManager?.groupsByEvent = false
+            let draft = NSEntityDescription.insertNewObject(forEntityName: "Draft", into: context)
+            draft.setValue("first", forKey: "scratch")
+            try context.save()
+            context.undoManager?.removeAllActions()
+            context.undoManager?.beginUndoGrouping()
+            draft.setValue("second", forKey: "scratch")
+            context.processPendingChanges()
+            context.undoManager?.endUndoGrouping()
+            context.undo()
+            let undone = draft.value(forKey: "scratch") as? String
+            context.redo()
+            return [undone, draft.value(forKey: "scratch") as? String]
+        }
+        #expect(values == ["first", "second"], "undo restores a transient value, redo brings the change back")
+    }
 }
