@@ -26,6 +26,11 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
     /// file shrinks (SPEC.md §2.13: the pages at its end move down, two meta flips, the
     /// file is cut), then more commits.
     case shrink
+    /// Transactions larger than the writer's memory (SPEC.md §2.4 step 7a, a 16-page spill
+    /// limit): one spills several times, overwrites and removes keys on pages it spilled
+    /// (read back and changed again), and commits; one spills and is rolled back; then
+    /// smaller commits reuse the space and a spilling transaction removes most rows.
+    case spill
 }
 
 /// Records the oracle after every acknowledged commit.
@@ -138,6 +143,10 @@ extension EngineHarness {
             try database.close()
             try runLogReuse(on: fileSystem, log: log, random: &random)
             return
+        case .spill:
+            try database.close()
+            try runSpill(on: fileSystem, log: log, random: &random)
+            return
         }
         try database.close()
     }
@@ -169,6 +178,35 @@ extension EngineHarness {
                     ("rows", bigEndianKey(random.int(in: 0...120)), index % 5 == 4 ? nil : [UInt8(index), 9])
                 })
         }
+        try database.close()
+    }
+
+    /// ``CrashWorkload/spill``.
+    static func runSpill(on fileSystem: SimulatedFileSystem, log: CommitLog, random: inout SeededRandom) throws {
+        var options = crashOptions(fileSystem, durability: log.durability)
+        options.spillThreshold = 16 * 512
+        let database = try Database.open(at: "crash.db", options: options)
+        try commit(database, log, (0..<20).map { ("rows", bigEndianKey($0), [UInt8($0), 1]) })
+        var changes: [(tree: String, key: [UInt8], value: [UInt8]?)] = []
+        for _ in 0..<160 {
+            changes.append((random.pick(["rows", "more"]), randomKey(&random), randomValue(&random, pageSize: 512)))
+        }
+        let written = changes
+        for (index, change) in written.prefix(60).enumerated() {
+            changes.append((change.tree, change.key, index % 3 == 0 ? nil : [UInt8(index), 2]))
+        }
+        try commit(database, log, changes)
+        struct RolledBack: Error {}
+        do {
+            try database.write { transaction in
+                let rows = try transaction.openTree(named: "rows")
+                for _ in 0..<120 { try rows.setValue(randomValue(&random, pageSize: 512), forKey: randomKey(&random)) }
+                for index in 0..<20 { try rows.removeValue(forKey: bigEndianKey(index)) }
+                throw RolledBack()
+            }
+        } catch is RolledBack {}
+        try commit(database, log, (20..<30).map { ("rows", bigEndianKey($0), [UInt8($0), 3]) })
+        try commit(database, log, written.prefix(120).map { ($0.tree, $0.key, nil) })
         try database.close()
     }
 
@@ -235,16 +273,18 @@ extension EngineHarness {
         return recoveries
     }
 
-    /// Crashes during recovery itself: takes the image of a crash in the middle of
-    /// `smallCommits`, then crashes while reopening it (open, verify, read, checkpoint on
-    /// close) at every point, and recovers again.
-    public static func enumerateCrashesDuringRecovery(seed: UInt64) throws -> Int {
+    /// Crashes during recovery itself: takes the image of a crash `fraction` of the way
+    /// through `workload` (`smallCommits`: two thirds), then crashes while reopening it
+    /// (open, verify, read, checkpoint on close) at every point, and recovers again.
+    public static func enumerateCrashesDuringRecovery(
+        seed: UInt64, workload: CrashWorkload = .smallCommits, fraction: Double = 2.0 / 3
+    ) throws -> Int {
         let source = SimulatedFileSystem()
         let probe = SimulatedFileSystem()
-        try run(.smallCommits, on: probe, log: CommitLog(), seed: seed)
-        source.crashAfter(operations: probe.operationCount * 2 / 3)
+        try run(workload, on: probe, log: CommitLog(), seed: seed)
+        source.crashAfter(operations: Int(Double(probe.operationCount) * fraction))
         let log = CommitLog()
-        do { try run(.smallCommits, on: source, log: log, seed: seed) } catch {}
+        do { try run(workload, on: source, log: log, seed: seed) } catch {}
         var random = SeededRandom(seed: seed)
         let image = source.afterCrash(model: .keepRandomSubset, random: &random)
         let expected = try database(contentsOf: image.snapshotOfCurrentState())

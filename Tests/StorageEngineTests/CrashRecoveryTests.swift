@@ -25,11 +25,24 @@ import Testing
     }
 
     /// Normal durability may lose commits to a power loss, but never mixes states.
-    @Test(arguments: [CrashWorkload.smallCommits, .checkpoint, .bigTransaction, .logReuse])
+    @Test(arguments: [CrashWorkload.smallCommits, .checkpoint, .bigTransaction, .logReuse, .spill])
     func normalDurabilityRecoversSomeCommittedState(workload: CrashWorkload) throws {
         do {
             let recoveries = try EngineHarness.enumerateCrashPoints(workload, seed: Self.seed, durability: .normal)
             #expect(recoveries >= 50)
+        } catch {
+            Issue.record("\(error) — \(SeededRandom(seed: Self.seed).replayHint)")
+        }
+    }
+
+    /// Images of crashes while transactions spill (a quarter, half and three quarters of
+    /// the way through the spill workload), crashed again during their recovery.
+    @Test(arguments: [0.25, 0.5, 0.75])
+    func crashDuringRecoveryOfASpillRecovers(fraction: Double) throws {
+        do {
+            let recoveries = try EngineHarness.enumerateCrashesDuringRecovery(
+                seed: Self.seed, workload: .spill, fraction: fraction)
+            #expect(recoveries >= 20)
         } catch {
             Issue.record("\(error) — \(SeededRandom(seed: Self.seed).replayHint)")
         }

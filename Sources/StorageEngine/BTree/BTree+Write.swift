@@ -61,6 +61,7 @@ extension TransactionCore {
     func put(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
         let writer = try requireWriter()
         guard !tree.deleted else { throw StorageError(.treeDeleted, "tree \"\(tree.name)\" was deleted") }
+        try spillIfNeeded(writer)
         internalCheck(writer.changeProblem(tree, catalog: catalog))
         try checkKey(key)
         guard value.count <= Int(Int32.max) else {
@@ -221,6 +222,7 @@ extension TransactionCore {
     func remove(_ tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
         let writer = try requireWriter()
         guard !tree.deleted else { throw StorageError(.treeDeleted, "tree \"\(tree.name)\" was deleted") }
+        try spillIfNeeded(writer)
         internalCheck(writer.changeProblem(tree, catalog: catalog))
         guard key.count >= 1, key.count <= geometry.maximumKey, tree.root != 0 else { return false }
         writer.appendHint = nil

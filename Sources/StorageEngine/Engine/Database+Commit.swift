@@ -28,14 +28,17 @@ extension Database {
             transaction: writer.transaction, catalogRoot: core.catalog.root, freeListHead: core.snapshot.freeListHead,
             pageCount: writer.pageCount)
         internalCheck(state.successorProblem(of: core.snapshot))
-        let pages = writer.dirty.values.sorted { $0.number < $1.number }
+        var pages = writer.dirty.values.sorted { $0.number < $1.number }
         for page in pages {
             internalCheck(page.keyOrderProblem)
             page.seal(transaction: writer.transaction)
         }
-        let written = pages.reduce(0) { $0 + ($1.number >= core.snapshot.pageCount ? 1 : 0) }
+        let spilled = writer.spilled
+        var written = pages.reduce(0) { $0 + ($1.number >= core.snapshot.pageCount ? 1 : 0) }
+        if !spilled.isEmpty { written += spilled.reduce(0) { $0 + ($1 >= core.snapshot.pageCount ? 1 : 0) } }
         let implicitGrowth = Int(writer.pageCount - core.snapshot.pageCount) - written
-        let large = pages.count * geometry.pageSize >= options.checkpointThreshold
+        // A transaction that spilled has pages in the page file already: it commits there.
+        let large = !spilled.isEmpty || pages.count * geometry.pageSize >= options.checkpointThreshold
         if try direct || ((large || implicitGrowth > Database.implicitGrowthLimit) && beginExclusiveCheckpoint()) {
             defer { if !direct { endExclusiveCheckpoint() } }
             var entries = writer.reusable.map { FreeEntry(page: $0, freedAt: 0) }
@@ -44,8 +47,19 @@ extension Database {
                 entries.append(FreeEntry(page: page, freedAt: writer.transaction, bornInLog: born))
             }
             writer.freeListReturned = true
-            try flush(to: state, entries: entries, extraPages: pages)
+            try flush(to: state, entries: entries, extraPages: pages, spilled: spilled)
             return nil
+        }
+        if !spilled.isEmpty {
+            // Multi-process mode, another handle's snapshot in the way of a direct commit: the
+            // spilled pages are read back and logged with the others (the page file's copies
+            // are then unreachable until a checkpoint writes the log's over them).
+            for number in spilled {
+                let page = try core.reloadSpilled(number, writer)
+                page.seal(transaction: writer.transaction)
+                pages.append(page)
+            }
+            pages.sort { $0.number < $1.number }
         }
         let offsets: [UInt64]
         do {
@@ -162,7 +176,9 @@ extension Database {
 
     /// Moves the log's newest pages, `extraPages` (a transaction committing directly) and a
     /// new free-list chain into the page file, flips the meta to `state` and resets the log.
-    func flush(to state: CommitState, entries: [FreeEntry], extraPages: [Page]) throws {
+    /// `spilled`: pages the transaction committing directly wrote into the page file
+    /// already (§2.4 step 7a), which the log's older images must not overwrite.
+    func flush(to state: CommitState, entries: [FreeEntry], extraPages: [Page], spilled: Set<UInt64> = []) throws {
         internalCheck(writerGate.isHeldByCurrentThread, "§2.5: pages flushed without the writer lock")
         // Announce before the first destructive write too: if this process dies halfway,
         // other handles still see a new counter and reload from the files (L4).
@@ -171,11 +187,13 @@ extension Database {
             let index = store.logIndexSnapshot()
             var excluded = Set(index.keys)
             for page in extraPages { excluded.insert(page.number) }
+            excluded.formUnion(spilled)
             let (final, chainPages, listed, chain) = prepareFreeListChain(state, entries: entries, excluding: excluded)
             var direct: [UInt64: Page] = [:]
             for page in extraPages + chainPages { direct[page.number] = page }
             // Pages past the new end are free: their log images need not be copied.
-            let numbers = Set(index.keys).union(direct.keys).filter { $0 < final.pageCount }.sorted()
+            let numbers = Set(index.keys).union(direct.keys).filter { $0 < final.pageCount && !spilled.contains($0) }
+                .sorted()
             try writeToPageFile(numbers) { number, destination in
                 if let page = direct[number] ?? store.cachedPage(number) {
                     destination.copyMemory(from: page.bytes, byteCount: geometry.pageSize)
@@ -190,6 +208,7 @@ extension Database {
             try writeMeta(final)
             try trimPageFile(to: final.pageCount)
             try store.resetLog { try log.reset(baseTransaction: final.transaction, salt: saltGenerator.next()) }
+            if !spilled.isEmpty { store.forget(spilled) }
             store.publishDirect(extraPages + chainPages)
             freeEntries = listed
             freeListPages = chain
@@ -204,23 +223,7 @@ extension Database {
     /// Writes pages (ascending numbers) into their slots of the page file, coalescing runs
     /// into large writes, then syncs the file.
     func writeToPageFile(_ numbers: [UInt64], fill: (UInt64, UnsafeMutableRawPointer) throws -> Void) throws {
-        let pageSize = geometry.pageSize
-        let batchPages = max(1, (1 << 20) / pageSize)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: batchPages * pageSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var position = 0
-        while position < numbers.count {
-            var run = 1
-            while run < batchPages, position + run < numbers.count,
-                numbers[position + run] == numbers[position] + UInt64(run)
-            {
-                run += 1
-            }
-            for offset in 0..<run { try fill(numbers[position + offset], buffer + offset * pageSize) }
-            try dataFile.write(
-                UnsafeRawBufferPointer(start: buffer, count: run * pageSize), at: numbers[position] * UInt64(pageSize))
-            position += run
-        }
+        try store.writeToPageFile(numbers, fill: fill)
         if options.durability != .off { try dataFile.synchronize(.data) }
     }
 }

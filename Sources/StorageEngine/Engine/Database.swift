@@ -43,6 +43,12 @@ public final class Database: @unchecked Sendable {
         public var cacheSize: Int = 256 << 20
         /// Log size in bytes past which a commit checkpoints.
         public var checkpointThreshold: Int = 8 << 20
+        /// Bytes of changed pages a write transaction keeps in memory (at least 16 pages).
+        /// Past it the transaction writes the pages it is not using into their place in
+        /// the page file and reads them back when needed, so a transaction of any size
+        /// runs in bounded memory; such a transaction commits straight into the page file
+        /// (SPEC.md §2.4 steps 7 and 7a). `Int.max`: never.
+        public var spillThreshold: Int = 32 << 20
         /// Seconds a writer waits for another writer before throwing `busy`.
         public var busyTimeout: Double = 5
         /// Creates the database when it does not exist.
@@ -481,7 +487,8 @@ public final class Database: @unchecked Sendable {
         let reusable = freeList.reusable
         freeList.reusable = []
         let writer = WriterState(
-            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, reusable: reusable)
+            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, reusable: reusable,
+            spillLimit: max(16, options.spillThreshold / geometry.pageSize))
         let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: writer)
         return WriteTransaction(database: self, core: core)
     }

@@ -38,6 +38,14 @@ final class WriterState {
     let geometry: Geometry
     @exclusivity(unchecked) var pageCount: UInt64
     @exclusivity(unchecked) var dirty: [UInt64: Page] = [:]
+    /// Pages whose newest image in this transaction was spilled into their slot of the page
+    /// file to bound the writer's memory (SPEC.md §2.4 step 7a); read back on demand.
+    @exclusivity(unchecked) var spilled: Set<UInt64> = []
+    /// The dirty pages a transaction keeps in memory before it spills (`Int.max`: never).
+    let spillLimit: Int
+    /// Dirty pages at which the next put or removal spills: the limit, or more after a
+    /// spill that had to keep many pages.
+    @exclusivity(unchecked) var spillAt: Int
     /// Free pages reusable in this transaction, largest first (so `popLast` takes the smallest).
     @exclusivity(unchecked) var reusable: [UInt64]
     /// Pages taken from `reusable` (to restore the free list if the transaction ends
@@ -67,8 +75,12 @@ final class WriterState {
     #endif
 
     /// A writer starting from `pageCount` pages, allowed to reuse `reusable`.
-    init(transaction: UInt64, geometry: Geometry, pageCount: UInt64, reusable: [UInt64]) {
+    init(
+        transaction: UInt64, geometry: Geometry, pageCount: UInt64, reusable: [UInt64], spillLimit: Int = .max
+    ) {
         self.transaction = transaction
+        self.spillLimit = spillLimit
+        spillAt = spillLimit
         self.geometry = geometry
         self.pageCount = pageCount
         basePageCount = pageCount
@@ -122,7 +134,9 @@ final class WriterState {
             pageCount += 1
             number = pageCount - 1
         }
-        internalCheck(dirty[number] == nil, "F2: page \(number) allocated while this transaction holds it")
+        internalCheck(
+            dirty[number] == nil && !spilled.contains(number),
+            "F2: page \(number) allocated while this transaction holds it")
         #if STORAGE_ENGINE_INTERNAL_CHECKS
             freedThisTransaction.remove(number)
         #endif
@@ -135,7 +149,7 @@ final class WriterState {
         #if STORAGE_ENGINE_INTERNAL_CHECKS
             freedThisTransaction.insert(number)
         #endif
-        if dirty.removeValue(forKey: number) != nil {
+        if dirty.removeValue(forKey: number) != nil || (!spilled.isEmpty && spilled.remove(number) != nil) {
             reusable.append(number)
             if reusable.count > 1 && reusable[reusable.count - 2] < number { reusable.sort(by: >) }
             internalCheck(
@@ -184,7 +198,7 @@ final class WriterState {
         return nil
     }
 
-    var hasChanges: Bool { !dirty.isEmpty || !freed.isEmpty }
+    var hasChanges: Bool { !dirty.isEmpty || !freed.isEmpty || !spilled.isEmpty }
 }
 
 /// Catalog entries looked up by readers of one committed state, shared so that a short
@@ -260,6 +274,7 @@ final class TransactionCore {
                 #endif
                 return page
             }
+            if !writer.spilled.isEmpty && writer.spilled.contains(number) { return try reloadSpilled(number, writer) }
             guard number >= 1 && number < writer.pageCount else {
                 throw StorageError.corrupt("page number \(number) out of range 1..<\(writer.pageCount)")
             }

@@ -275,6 +275,43 @@ final class PageStore: @unchecked Sendable {
         }
     }
 
+    /// Writes pages (ascending numbers) into their slots of the page file, coalescing runs
+    /// of consecutive numbers into writes of up to 1 MiB; `fill` copies page `number` to
+    /// the pointer. Does not sync.
+    func writeToPageFile(_ numbers: [UInt64], fill: (UInt64, UnsafeMutableRawPointer) throws -> Void) throws {
+        let batchPages = max(1, (1 << 20) / pageSize)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: batchPages * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = 0
+        while position < numbers.count {
+            var run = 1
+            while run < batchPages, position + run < numbers.count,
+                numbers[position + run] == numbers[position] + UInt64(run)
+            {
+                run += 1
+            }
+            for offset in 0..<run { try fill(numbers[position + offset], buffer + offset * pageSize) }
+            try dataFile.write(
+                UnsafeRawBufferPointer(start: buffer, count: run * pageSize), at: numbers[position] * UInt64(pageSize))
+            position += run
+        }
+    }
+
+    /// Forgets the cached copies and log offsets of `numbers`: a transaction that spilled
+    /// (SPEC.md §2.4 step 7a) wrote their new images straight into the page file.
+    func forget(_ numbers: Set<UInt64>) {
+        lock.withLock {
+            for number in numbers {
+                logIndex[number] = nil
+                let index = Int(number)
+                guard index < cache.count, cache[index] != nil else { continue }
+                cache[index] = nil
+                searchSlots[index] = SearchSlot()
+                cachedCount -= 1
+            }
+        }
+    }
+
     /// Drops every cached page (after vacuum replaced the file).
     func clearCache() {
         lock.withLock {
