@@ -50,6 +50,19 @@ import Testing
         try EngineHarness.contents(of: transaction)["rows"] ?? [:]
     }
 
+    /// `database` holds `oracle`, passes `verify()`, and does again once reopened.
+    static func expectCommitted(_ oracle: [[UInt8]: [UInt8]], in database: Database, files: SimulatedFileSystem)
+        throws
+    {
+        #expect(try database.read { try rows(of: $0) } == oracle)
+        _ = try database.verify()
+        try database.close()
+        let reopened = try Database.open(at: "spill.db", options: options(files))
+        #expect(try reopened.read { try rows(of: $0) } == oracle)
+        _ = try reopened.verify()
+        try reopened.close()
+    }
+
     @Test func spillingTransactionReadsItsLatestPagesAndCommitsThemDirectly() throws {
         let files = SimulatedFileSystem()
         let database = try Database.open(at: "spill.db", options: Self.options(files))
@@ -85,13 +98,7 @@ import Testing
         }
         // The log holds nothing of the transaction: its pages went to the page file.
         #expect(try database.committedLogBytes() == 0)
-        #expect(try database.read { try Self.rows(of: $0) } == oracle)
-        _ = try database.verify()
-        try database.close()
-        let reopened = try Database.open(at: "spill.db", options: Self.options(files))
-        #expect(try reopened.read { try Self.rows(of: $0) } == oracle)
-        _ = try reopened.verify()
-        try reopened.close()
+        try Self.expectCommitted(oracle, in: database, files: files)
     }
 
     /// Pages first written in the current log and freed by the next commit are reused at
@@ -101,31 +108,21 @@ import Testing
         let files = SimulatedFileSystem()
         let database = try Database.open(at: "spill.db", options: Self.options(files))
         var oracle: [[UInt8]: [UInt8]] = [:]
-        for round in 0..<2 {
-            try database.write { transaction in
-                let rows = try transaction.openTree(named: "rows")
-                for index in 0..<12 {
-                    try rows.setValue(Self.value(index, round: round), forKey: Self.key(index))
-                    oracle[Self.key(index)] = Self.value(index, round: round)
-                }
+        func put(_ indices: Range<Int>, round: Int, _ transaction: WriteTransaction) throws {
+            let rows = try transaction.openTree(named: "rows")
+            for index in indices {
+                try rows.setValue(Self.value(index, round: round), forKey: Self.key(index))
+                oracle[Self.key(index)] = Self.value(index, round: round)
             }
         }
+        try database.write { try put(0..<12, round: 0, $0) }
+        try database.write { try put(0..<12, round: 1, $0) }
         #expect(try database.committedLogBytes() > 0)
         try database.write { transaction in
-            let rows = try transaction.openTree(named: "rows")
-            for index in 1_000..<1_600 {
-                try rows.setValue(Self.value(index), forKey: Self.key(index))
-                oracle[Self.key(index)] = Self.value(index)
-            }
+            try put(1_000..<1_600, round: 0, transaction)
             #expect(!(transaction.core.writer?.spilled.isEmpty ?? true))
         }
-        #expect(try database.read { try Self.rows(of: $0) } == oracle)
-        _ = try database.verify()
-        try database.close()
-        let reopened = try Database.open(at: "spill.db", options: Self.options(files))
-        #expect(try reopened.read { try Self.rows(of: $0) } == oracle)
-        _ = try reopened.verify()
-        try reopened.close()
+        try Self.expectCommitted(oracle, in: database, files: files)
     }
 
     @Test func snapshotsAndNewReadersNeverSeeSpilledPages() throws {
@@ -190,6 +187,27 @@ import Testing
         try control.write { try Self.bigTransaction($0, count: 1_500, oracle: &controlOracle) }
         #expect(try control.verify().pageCount == final.pageCount)
         try control.close()
+    }
+
+    /// A spill write that fails fails its transaction only: nothing committed depends on
+    /// it, so the handle is not poisoned and the next transaction commits.
+    @Test func failedSpillWriteRollsBackWithoutPoisoning() throws {
+        let files = SimulatedFileSystem()
+        let database = try Database.open(at: "spill.db", options: Self.options(files))
+        var oracle: [[UInt8]: [UInt8]] = [:]
+        try database.write { try Self.bigTransaction($0, count: 300, oracle: &oracle) }
+        let failure = #expect(throws: StorageError.self) {
+            try database.write { transaction in
+                let rows = try transaction.openTree(named: "rows")
+                // The next write of the file system is the first spill's.
+                files.injectFault(.ioError, at: 0, of: .write, persistent: false)
+                for index in 5_000..<6_000 { try rows.setValue(Self.value(index), forKey: Self.key(index)) }
+            }
+        }
+        #expect(failure?.code == .io)
+        #expect(try database.read { try Self.rows(of: $0) } == oracle)
+        try database.write { try Self.bigTransaction($0, count: 900, oracle: &oracle) }
+        try Self.expectCommitted(oracle, in: database, files: files)
     }
 
     @Test func anotherHandlesSnapshotNeverSeesSpilledPages() throws {

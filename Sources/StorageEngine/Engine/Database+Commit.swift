@@ -33,12 +33,12 @@ extension Database {
             internalCheck(page.keyOrderProblem)
             page.seal(transaction: writer.transaction)
         }
-        let spilled = writer.spilled
+        let spills = !writer.spilled.isEmpty
         var written = pages.reduce(0) { $0 + ($1.number >= core.snapshot.pageCount ? 1 : 0) }
-        if !spilled.isEmpty { written += spilled.reduce(0) { $0 + ($1 >= core.snapshot.pageCount ? 1 : 0) } }
+        if spills { written += writer.spilled.reduce(0) { $0 + ($1 >= core.snapshot.pageCount ? 1 : 0) } }
         let implicitGrowth = Int(writer.pageCount - core.snapshot.pageCount) - written
         // A transaction that spilled has pages in the page file already: it commits there.
-        let large = !spilled.isEmpty || pages.count * geometry.pageSize >= options.checkpointThreshold
+        let large = spills || pages.count * geometry.pageSize >= options.checkpointThreshold
         if try direct || ((large || implicitGrowth > Database.implicitGrowthLimit) && beginExclusiveCheckpoint()) {
             defer { if !direct { endExclusiveCheckpoint() } }
             var entries = writer.reusable.map { FreeEntry(page: $0, freedAt: 0) }
@@ -47,14 +47,14 @@ extension Database {
                 entries.append(FreeEntry(page: page, freedAt: writer.transaction, bornInLog: born))
             }
             writer.freeListReturned = true
-            try flush(to: state, entries: entries, extraPages: pages, spilled: spilled)
+            try flush(to: state, entries: entries, extraPages: pages, spilled: writer.spilled)
             return nil
         }
-        if !spilled.isEmpty {
+        if spills {
             // Multi-process mode, another handle's snapshot in the way of a direct commit: the
             // spilled pages are read back and logged with the others (the page file's copies
             // are then unreachable until a checkpoint writes the log's over them).
-            for number in spilled {
+            for number in Array(writer.spilled) {
                 let page = try core.reloadSpilled(number, writer)
                 page.seal(transaction: writer.transaction)
                 pages.append(page)
