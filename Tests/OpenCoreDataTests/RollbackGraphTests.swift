@@ -148,4 +148,33 @@ import Testing
             #expect(try Fixtures.problems(coordinator) == [], "\(label)")
         }
     }
+
+    /// A rollback context deletes a book of a shelf another save changed meanwhile: the
+    /// shelf's change (the nullify) is discarded with the conflict, the book's delete is
+    /// not, and no entry of the stored list names the deleted book.
+    @Test(arguments: LinkedFixtures.storeTypes)
+    func aDeletedBookOfARolledBackShelfLeavesTheList(storeType: String) throws {
+        let coordinator = try Fixtures.coordinator(storeType)
+        let setup = Fixtures.context(coordinator)
+        let shelf = Fixtures.insert("Shelf", "s", into: setup)
+        for name in ["x", "z"] {
+            shelf.mutableOrderedSetValue(forKey: "books").add(Fixtures.insert("Item", name, into: setup))
+        }
+        try setup.save()
+        let context = Fixtures.context(coordinator, .rollbackMergePolicyType)
+        let staleShelf = try #require(try Fixtures.fetch("Shelf", "s", in: context))
+        #expect(Fixtures.names(staleShelf.value(forKey: "books")) == ["x", "z"])
+        let other = Fixtures.context(coordinator)
+        try #require(try Fixtures.fetch("Shelf", "s", in: other)).mutableOrderedSetValue(forKey: "books").add(
+            Fixtures.insert("Item", "y", into: other))
+        try other.save()
+        context.delete(try #require(try Fixtures.fetch("Item", "x", in: context)))
+        try context.save()
+        #expect(Fixtures.names(staleShelf.value(forKey: "books")) == ["z", "y"], "\(storeType)")
+        let reader = Fixtures.context(coordinator)
+        #expect(try Fixtures.fetch("Item", "x", in: reader) == nil, "\(storeType)")
+        let stored = try #require(try Fixtures.fetch("Shelf", "s", in: reader))
+        #expect(Fixtures.names(stored.value(forKey: "books")) == ["z", "y"], "\(storeType)")
+        #expect(try Fixtures.problems(coordinator) == [], "\(storeType)")
+    }
 }
