@@ -177,4 +177,38 @@ import Testing
         #expect(Fixtures.names(stored.value(forKey: "books")) == ["z", "y"], "\(storeType)")
         #expect(try Fixtures.problems(coordinator) == [], "\(storeType)")
     }
+
+    /// The book side in conflict with an ordered list: the rolled-back book keeps the
+    /// shelf another save gave it, and the shelf the context put it on lets it go in the
+    /// store and in the context, so the book is on one shelf only.
+    @Test(arguments: LinkedFixtures.storeTypes)
+    func aRolledBackBookIsOnOneShelf(storeType: String) throws {
+        for policy in [NSMergePolicyType.rollbackMergePolicyType, .mergeByPropertyStoreTrumpMergePolicyType] {
+            let coordinator = try Fixtures.coordinator(storeType)
+            let setup = Fixtures.context(coordinator)
+            let book = Fixtures.insert("Item", "x", into: setup)
+            book.setValue(Fixtures.insert("Shelf", "s0", into: setup), forKey: "shelf")
+            Fixtures.insert("Shelf", "s1", into: setup)
+            Fixtures.insert("Shelf", "s2", into: setup)
+            try setup.save()
+            let context = Fixtures.context(coordinator, policy)
+            let staleBook = try #require(try Fixtures.fetch("Item", "x", in: context))
+            let first = try #require(try Fixtures.fetch("Shelf", "s1", in: context))
+            #expect(Fixtures.names(first.value(forKey: "books")) == [])
+            let other = Fixtures.context(coordinator)
+            try #require(try Fixtures.fetch("Item", "x", in: other)).setValue(
+                try Fixtures.fetch("Shelf", "s2", in: other), forKey: "shelf")
+            try other.save()
+            first.mutableOrderedSetValue(forKey: "books").add(staleBook)
+            try context.save()
+            let label = "\(storeType), policy \(policy.rawValue)"
+            #expect(Fixtures.names(first.value(forKey: "books")) == [], "\(label)")
+            let reader = Fixtures.context(coordinator)
+            for name in ["s0", "s1", "s2"] {
+                let shelf = try #require(try Fixtures.fetch("Shelf", name, in: reader))
+                #expect(Fixtures.names(shelf.value(forKey: "books")) == (name == "s2" ? ["x"] : []), "\(label), \(name)")
+            }
+            #expect(try Fixtures.problems(coordinator) == [], "\(label)")
+        }
+    }
 }
