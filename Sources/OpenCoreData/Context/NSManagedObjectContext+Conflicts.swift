@@ -31,20 +31,24 @@ extension NSManagedObjectContext {
 
     /// Writes the save's changes to the stores; once the merge policy has resolved the
     /// conflicts a store reported, writes again what the context then holds, and leaves
-    /// the lists holding the objects finally saved; returns what `writeChangesToStores` does.
+    /// the lists holding the objects finally saved; returns what `writeChangesToStores` does
+    /// and the objects a policy relinked.
     func writeChangesResolvingConflicts(
         inserted: inout [NSManagedObject], updated: inout [NSManagedObject], deleted: inout [NSManagedObject]
-    ) throws -> (versions: [NSManagedObjectID: Int64], stale: [NSManagedObject]) {
+    ) throws -> (versions: [NSManagedObjectID: Int64], stale: [NSManagedObject], relinked: [NSManagedObject]) {
         var accepted: Set<ObjectIdentifier> = []
+        var relinked: [NSManagedObject] = []
         var attempt = 0
         while true {
             do {
-                return try writeChangesToStores(
+                let written = try writeChangesToStores(
                     inserted: inserted, updated: updated, deleted: deleted, acceptedUpserts: accepted)
+                return (written.versions, written.stale, relinked)
             } catch let resolved as ConflictsResolved {
                 attempt += 1
                 guard attempt < Self.conflictRetryLimit else { throw resolved.retryLimitError(attempts: attempt) }
                 accepted.formUnion(resolved.acceptedObjects)
+                relinked += resolved.relinked
                 // The policy merged, deleted, restored or inserted objects: save what is there now.
                 processPendingChanges()
                 try validatePendingChanges()
@@ -103,15 +107,16 @@ extension NSManagedObjectContext {
                 }
                 let conflicts = mergeConflicts(details, updated: updated, deleted: deleted)
                 guard conflicts.count == details.count else { throw error }
+                var links = RelationshipLinks(conflicts.map(\.sourceObject))
                 if !conflicts.isEmpty { try policy.resolve(optimisticLockingConflicts: conflicts) }
-                throw ConflictsResolved(mergeConflicts: conflicts, constraintConflicts: [])
+                throw ConflictsResolved(mergeConflicts: conflicts, constraintConflicts: [], relinked: links.relinked())
             }
             if error.code == NSManagedObjectConstraintMergeError,
                 let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreConstraintConflict]
             {
                 let conflicts = constraintConflicts(details, inserted: inserted)
                 try policy.resolve(constraintConflicts: conflicts)
-                throw ConflictsResolved(mergeConflicts: [], constraintConflicts: conflicts)
+                throw ConflictsResolved(mergeConflicts: [], constraintConflicts: conflicts, relinked: [])
             }
             throw error
         }
@@ -191,6 +196,9 @@ struct ConflictsResolved: Error, @unchecked Sendable {
     let mergeConflicts: [NSMergeConflict]
     /// The uniqueness conflicts the policy resolved.
     let constraintConflicts: [NSConstraintConflict]
+    /// Objects whose relationships the policy changed, to read their rows once the save
+    /// is done (NSManagedObjectContext+Relinked.swift).
+    let relinked: [NSManagedObject]
 
     /// The inserted objects whose clash becomes an upsert.
     var acceptedObjects: [ObjectIdentifier] {

@@ -40,6 +40,7 @@ extension NSManagedObjectContext {
         var savedDeleted = Array(deleted)
         // Objects whose row an upsert left other than they hold (see writeChangesToStores).
         var stale: [NSManagedObject] = []
+        var relinked: [NSManagedObject] = []
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
             lifecycle.settleSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
@@ -48,6 +49,7 @@ extension NSManagedObjectContext {
                 inserted: &savedInserted, updated: &savedUpdated, deleted: &savedDeleted)
             let versions = written.versions
             stale = written.stale
+            relinked = written.relinked
             // A delete the merge policy rolled back leaves the object in the context.
             savedDeleted.removeAll { !$0.isDeleted }
             // A conflict resolved by discarding an object's changes leaves nothing to report for it.
@@ -65,6 +67,10 @@ extension NSManagedObjectContext {
         // delete); its stack holds the objects until the actions go, so no cycle is lost.
         if undoManager == nil { lifecycle.releaseSavedDeletes(savedDeleted) }
         refreshAfterUpserts(stale)
+        // Read as the save left them (NSManagedObjectContext+Relinked.swift); all are clean now.
+        for object in relinked where registry[object.objectID] === object && !object.isDeleted && !object.isFault {
+            refresh(object, mergeChanges: true)
+        }
     }
 
     /// Turns the objects an upsert left stale into faults, and every object whose loaded
