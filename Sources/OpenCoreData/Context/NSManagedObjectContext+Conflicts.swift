@@ -16,8 +16,16 @@ extension NSManagedObjectContext {
     ) throws {
         for object in updated where !object.objectID.isTemporaryID {
             var changes: [(slot: Int, value: StoreValue)] = []
+            let listsFollowToOnes = object.objectID.persistentStore?.listsFollowInverseToOnes == true
             for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
                 if object.layout.properties[slot].isTransient { continue }
+                // The store takes such a list from the to-ones naming the object (saved with
+                // their own rows): listing ~1,000 IDs here made a one-object save cost as
+                // much as the relationship is long.
+                if listsFollowToOnes, object.layout.relationshipBySlot[slot]?.isDecidedByInverseToOne == true {
+                    changes.append((slot, .unresolved))
+                    continue
+                }
                 changes.append((slot, try object.storeValue(slot: slot, mapping: mapping)))
             }
             if changes.isEmpty { continue }
