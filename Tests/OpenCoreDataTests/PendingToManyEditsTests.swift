@@ -11,20 +11,27 @@ import Testing
 
 @Suite struct PendingToManyEditsTests {
     /// A context on a store of `type` holding company "C" with employees "E0"..."E<count-1>",
-    /// reset so nothing is registered.
-    static func stack(_ type: String, employees count: Int, in directory: URL) throws -> NSManagedObjectContext {
-        let coordinator = try TestStack.coordinator(type, model: TestStack.model, in: directory)
-        let context = TestStack.context(coordinator)
-        let company = TCompany(context: context)
-        company.name = "C"
-        for index in 0..<count {
-            let employee = TEmployee(context: context)
-            employee.name = "E\(index)"
-            employee.company = company
+    /// reset so nothing is registered; the store's directory goes with the stack.
+    final class Stack {
+        let directory: URL
+        let context: NSManagedObjectContext
+
+        init(_ type: String, employees count: Int) throws {
+            directory = try TestStack.scratchDirectory("pending-to-many")
+            let coordinator = try TestStack.coordinator(type, model: TestStack.model, in: directory)
+            context = TestStack.context(coordinator)
+            let company = TCompany(context: context)
+            company.name = "C"
+            for index in 0..<count {
+                let employee = TEmployee(context: context)
+                employee.name = "E\(index)"
+                employee.company = company
+            }
+            try context.save()
+            context.reset()
         }
-        try context.save()
-        context.reset()
-        return context
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
     }
 
     static func company(_ context: NSManagedObjectContext) throws -> TCompany {
@@ -43,9 +50,8 @@ import Testing
 
     @Test(arguments: TestStack.storeTypes)
     func settingTheToOneLeavesTheInverseUnloadedAndReadingItAppliesTheEdits(_ type: String) throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = try Self.stack(type, employees: 20, in: directory)
+        let stack = try Stack(type, employees: 20)
+        let context = stack.context
         let company = try Self.company(context)
         let leaving = try Self.employee("E3", context)
         let added = TEmployee(context: context)
@@ -67,9 +73,8 @@ import Testing
 
     @Test(arguments: TestStack.storeTypes)
     func editsRecordedAcrossSavesAndSaveEachDoesNotLoadTheList(_ type: String) throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = try Self.stack(type, employees: 50, in: directory)
+        let stack = try Stack(type, employees: 50)
+        let context = stack.context
         let company = try Self.company(context)
         for index in 0..<5 {
             let employee = TEmployee(context: context)
@@ -87,9 +92,8 @@ import Testing
 
     @Test(arguments: TestStack.storeTypes)
     func rollbackDiscardsTheEdits(_ type: String) throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = try Self.stack(type, employees: 4, in: directory)
+        let stack = try Stack(type, employees: 4)
+        let context = stack.context
         let company = try Self.company(context)
         let moved = try Self.employee("E1", context)
         let added = TEmployee(context: context)
@@ -104,9 +108,8 @@ import Testing
 
     @Test(arguments: TestStack.storeTypes)
     func refreshDropsOrKeepsTheEditsAsAskedAndMergesWithAnotherSave(_ type: String) throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = try Self.stack(type, employees: 3, in: directory)
+        let stack = try Stack(type, employees: 3)
+        let context = stack.context
         let company = try Self.company(context)
         let added = TEmployee(context: context)
         added.name = "Kept"
@@ -134,9 +137,8 @@ import Testing
 
     @Test(arguments: TestStack.storeTypes)
     func undoAndRedoRestoreBothSides(_ type: String) throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = try Self.stack(type, employees: 3, in: directory)
+        let stack = try Stack(type, employees: 3)
+        let context = stack.context
         context.undoManager = UndoManager()
         let company = try Self.company(context)
         let moved = try Self.employee("E0", context)
@@ -157,9 +159,8 @@ import Testing
 
     @Test(arguments: TestStack.storeTypes)
     func aChildContextSavesItsEditsIntoItsParent(_ type: String) throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let parent = try Self.stack(type, employees: 3, in: directory)
+        let stack = try Stack(type, employees: 3)
+        let parent = stack.context
         let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         child.parent = parent
         try child.performAndWait {
@@ -178,9 +179,8 @@ import Testing
 
     @Test(arguments: TestStack.storeTypes)
     func deletingAnEmployeeRemovesItFromTheUnloadedList(_ type: String) throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = try Self.stack(type, employees: 4, in: directory)
+        let stack = try Stack(type, employees: 4)
+        let context = stack.context
         let company = try Self.company(context)
         let gone = try Self.employee("E2", context)
         context.delete(gone)
@@ -192,9 +192,8 @@ import Testing
 
     /// The objects an unloaded to-many's edits name are freed by reset() like any other.
     @Test func resetFreesTheObjectsTheEditsName() throws {
-        let directory = try TestStack.scratchDirectory("pending-to-many")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = try Self.stack(NSSQLiteStoreType, employees: 3, in: directory)
+        let stack = try Stack(NSSQLiteStoreType, employees: 3)
+        let context = stack.context
         var probes = ObjectMemoryTests.Probes()
         do {
             let company = try Self.company(context)

@@ -14,6 +14,7 @@ extension NSManagedObjectContext {
         updated: [NSManagedObject], deleted: [NSManagedObject], to request: inout StoreSaveRequest,
         mapping: [NSManagedObjectID: NSManagedObjectID]
     ) throws {
+        let coordinator = persistentStoreCoordinator
         for object in updated where !object.objectID.isTemporaryID {
             var changes: [(slot: Int, value: StoreValue)] = []
             let listsFollowToOnes = object.objectID.persistentStore?.listsFollowInverseToOnes == true
@@ -22,7 +23,9 @@ extension NSManagedObjectContext {
                 // The store takes such a list from the to-ones naming the object (saved with
                 // their own rows): listing ~1,000 IDs here made a one-object save cost as
                 // much as the relationship is long.
-                if listsFollowToOnes, object.layout.relationshipBySlot[slot]?.isDecidedByInverseToOne == true {
+                if listsFollowToOnes, let relationship = object.layout.relationshipBySlot[slot],
+                    relationship.isDecidedByInverseToOne, coordinator?.derivesValues(through: relationship) != true
+                {
                     changes.append((slot, .unresolved))
                     continue
                 }

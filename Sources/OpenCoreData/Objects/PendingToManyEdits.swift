@@ -14,7 +14,8 @@
 // StoreRelationshipIntegrity.swift), so the list need not be written. Ordered and
 // many-to-many relationships are loaded as before, and so is any to-many while the
 // context is observed (undo and results controllers are told each change with its old
-// value, which an edit in place would lose).
+// value, which an edit in place would lose) or a derived attribute reads through it (its
+// value is computed from the list the save request carries).
 //
 // A save writes the edits through the to-ones; once it settles, the value becomes a plain
 // unresolved relationship again (ids recomputed where the store keeps lists), so a saved
@@ -83,7 +84,8 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         guard slot < values.count, let current = UnresolvedRelationship.from(values[slot]),
             let context = managedObjectContext, !context.lifecycle.isObserved,
-            let relationship = layout.relationshipBySlot[slot], relationship.isDecidedByInverseToOne
+            let relationship = layout.relationshipBySlot[slot], relationship.isDecidedByInverseToOne,
+            context.persistentStoreCoordinator?.derivesValues(through: relationship) != true
         else { return false }
         // The value read from the store (shared with `committed`) stays as it was: the
         // edits go into a value of their own, edited in place from then on.
