@@ -85,7 +85,9 @@ extension NSManagedObject {
         guard slot < values.count, let current = UnresolvedRelationship.from(values[slot]),
             let context = managedObjectContext, !context.lifecycle.isObserved,
             let relationship = layout.relationshipBySlot[slot], relationship.isDecidedByInverseToOne,
-            context.persistentStoreCoordinator?.derivesValues(through: relationship) != true
+            context.persistentStoreCoordinator?.derivesValues(through: relationship) != true,
+            // A list another store computes on demand is written as the context holds it.
+            current.objectIDs != nil || objectID.persistentStore?.listsFollowInverseToOnes == true
         else { return false }
         // The value read from the store (shared with `committed`) stays as it was: the
         // edits go into a value of their own, edited in place from then on.
