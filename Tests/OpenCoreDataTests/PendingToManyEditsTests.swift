@@ -44,6 +44,20 @@ import Testing
         return try #require(try context.fetch(request).first)
     }
 
+    /// Adds a new employee `name` to the company and takes the employee `leaving` out of
+    /// it, both by setting their to-one; returns the company and the employee who left.
+    static func edit(_ context: NSManagedObjectContext, adding name: String, removing leaving: String) throws
+        -> (TCompany, TEmployee)
+    {
+        let company = try Self.company(context)
+        let left = try Self.employee(leaving, context)
+        let added = TEmployee(context: context)
+        added.name = name
+        added.company = company
+        left.company = nil
+        return (company, left)
+    }
+
     static func names(_ company: TCompany) -> Set<String> {
         Set(company.employees.compactMap(\.name))
     }
@@ -52,12 +66,7 @@ import Testing
     func settingTheToOneLeavesTheInverseUnloadedAndReadingItAppliesTheEdits(_ type: String) throws {
         let stack = try Stack(type, employees: 20)
         let context = stack.context
-        let company = try Self.company(context)
-        let leaving = try Self.employee("E3", context)
-        let added = TEmployee(context: context)
-        added.name = "New"
-        added.company = company
-        leaving.company = nil
+        let (company, _) = try Self.edit(context, adding: "New", removing: "E3")
         #expect(company.hasFault(forRelationshipNamed: "employees"), "the inverse to-many stays unloaded")
         #expect(context.registeredObjects.count == 3, "no stored employee registered as a fault")
         #expect(company.isUpdated)
@@ -94,12 +103,7 @@ import Testing
     func rollbackDiscardsTheEdits(_ type: String) throws {
         let stack = try Stack(type, employees: 4)
         let context = stack.context
-        let company = try Self.company(context)
-        let moved = try Self.employee("E1", context)
-        let added = TEmployee(context: context)
-        added.name = "New"
-        added.company = company
-        moved.company = nil
+        let (company, moved) = try Self.edit(context, adding: "New", removing: "E1")
         context.rollback()
         #expect(!company.hasChanges)
         #expect(Self.names(company) == ["E0", "E1", "E2", "E3"])
@@ -194,33 +198,24 @@ import Testing
     @Test func resetFreesTheObjectsTheEditsName() throws {
         let stack = try Stack(NSSQLiteStoreType, employees: 3)
         let context = stack.context
-        var probes = ObjectMemoryTests.Probes()
-        do {
-            let company = try Self.company(context)
-            for index in 0..<4 {
-                let employee = TEmployee(context: context)
-                employee.name = "Added \(index)"
-                employee.company = company
-                probes.watch([employee])
+        // Unsaved, then saved: either way the company's unloaded list names the new objects.
+        for saves in [false, true] {
+            var probes = ObjectMemoryTests.Probes()
+            do {
+                let company = try Self.company(context)
+                for index in 0..<4 {
+                    let employee = TEmployee(context: context)
+                    employee.name = "Added \(index) \(saves)"
+                    employee.company = company
+                    probes.watch([employee])
+                }
+                if saves { try context.save() }
+                probes.watch([company])
             }
-            probes.watch([company])
+            context.reset()
+            #expect(
+                probes.alive == 0, "\(probes.alive) of \(probes.count) objects alive after reset() (saved: \(saves))")
         }
-        context.reset()
-        #expect(probes.alive == 0, "\(probes.alive) of \(probes.count) objects alive after reset()")
-        probes = ObjectMemoryTests.Probes()
-        do {
-            let company = try Self.company(context)
-            for index in 0..<4 {
-                let employee = TEmployee(context: context)
-                employee.name = "Saved \(index)"
-                employee.company = company
-                probes.watch([employee])
-            }
-            try context.save()
-            probes.watch([company])
-        }
-        context.reset()
-        #expect(probes.alive == 0, "\(probes.alive) of \(probes.count) saved objects alive after reset()")
     }
 
     /// Reading every object of a to-many loads them with one store call per batch.
