@@ -14,10 +14,21 @@ extension NSManagedObjectContext {
         updated: [NSManagedObject], deleted: [NSManagedObject], to request: inout StoreSaveRequest,
         mapping: [NSManagedObjectID: NSManagedObjectID]
     ) throws {
+        let coordinator = persistentStoreCoordinator
         for object in updated where !object.objectID.isTemporaryID {
             var changes: [(slot: Int, value: StoreValue)] = []
+            let listsFollowToOnes = object.objectID.persistentStore?.listsFollowInverseToOnes == true
             for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
                 if object.layout.properties[slot].isTransient { continue }
+                // The store takes such a list from the to-ones naming the object (saved with
+                // their own rows): listing ~1,000 IDs here made a one-object save cost as
+                // much as the relationship is long.
+                if listsFollowToOnes, let relationship = object.layout.relationshipBySlot[slot],
+                    relationship.isDecidedByInverseToOne, coordinator?.derivesValues(through: relationship) != true
+                {
+                    changes.append((slot, .unresolved))
+                    continue
+                }
                 changes.append((slot, try object.storeValue(slot: slot, mapping: mapping)))
             }
             if changes.isEmpty { continue }

@@ -185,6 +185,8 @@ extension NSManagedObjectContext {
         into parent: NSManagedObjectContext, inserted: [NSManagedObject], updated: [NSManagedObject],
         deleted: [NSManagedObject]
     ) throws {
+        // Edits of unloaded to-manys name this context's objects: applied here first.
+        for object in inserted + updated { object.resolvePendingToManyEdits() }
         let work = UncheckedBox((inserted, updated, deleted))
         parent.performAndWait {
             let (inserted, updated, deleted) = work.value

@@ -14,6 +14,8 @@ extension NSMergePolicy {
     func mergedToMany(
         _ object: NSManagedObject, slot: Int, committed: Any?, stored: Any?, policy: NSMergePolicyType
     ) -> (value: Any, differs: Bool)? {
+        // Edits recorded without loading the relationship are changes like any other.
+        if UnresolvedRelationship.from(object.values[slot])?.hasEdits == true { _ = object.slotValue(slot) }
         guard let relationship = object.layout.relationshipBySlot[slot], relationship.isToMany,
             let context = object.managedObjectContext, let current = Self.objects(in: object.values[slot])
         else { return nil }

@@ -373,7 +373,12 @@ final class ObjectLifecycle {
         let fresh = object.objectValues(from: stored)
         for slot in fresh.indices where slot < object.values.count {
             let changed = slot < object.dirtySlots.count && object.dirtySlots[slot]
-            if !changed { object.values[slot] = fresh[slot] }
+            if !changed {
+                object.values[slot] = fresh[slot]
+            } else if let edits = UnresolvedRelationship.from(object.values[slot]), edits.hasEdits {
+                // Edits of an unloaded to-many apply to the fresh list.
+                object.values[slot] = edits.rebased(on: fresh[slot])
+            }
         }
         object.committed = fresh
         object.version = version
@@ -437,6 +442,7 @@ final class ObjectLifecycle {
             object.state.isInserted = false
             object.dirtySlots = []
             object.committed = object.values
+            object.settlePendingToManyEdits()
             object.version = 1
             report(.saved, object)
         }
@@ -445,6 +451,7 @@ final class ObjectLifecycle {
             object.state.isListedUpdated = false
             object.dirtySlots = []
             object.committed = object.values
+            object.settlePendingToManyEdits()
             if let version = versions[object.objectID] { object.version = version }
             report(.saved, object)
         }

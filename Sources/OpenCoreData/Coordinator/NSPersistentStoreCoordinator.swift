@@ -397,6 +397,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Whether a derived attribute reads through `relationship`: a save must then list it
+    /// as the context holds it (the derived values are computed from the request).
+    func derivesValues(through relationship: NSRelationshipDescription) -> Bool {
+        lock.withLock { derivedPlan?.dependencies.contains { $0.relationship === relationship } ?? false }
+    }
+
     /// Splits a save by store and applies it.
     func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         let result = try saveRows(request)

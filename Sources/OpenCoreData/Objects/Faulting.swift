@@ -74,6 +74,31 @@ extension NSManagedObjectContext {
         if !batch.prefetchKeyPaths.isEmpty { try? prefetch(batch.prefetchKeyPaths, of: filled) }
     }
 
+    /// Gives the faults among `objects` (the destinations of a to-many just resolved) shared
+    /// batches, so the first of a batch to fire loads all of its rows in one store call:
+    /// reading every object of the relationship costs a store call per batch, not per
+    /// object, as Core Data's batch faulting of a relationship does. Batches are bounded,
+    /// so a very large relationship loads a slice at a time.
+    func batchFaults(_ objects: [NSManagedObject]) {
+        // A child context's faults fire through its parent, which may hold newer values.
+        guard parent == nil, objects.count > 1 else { return }
+        var waiting: [NSManagedObject] = []
+        for object in objects where object.isFault && object.pendingFault == nil && !object.objectID.isTemporaryID {
+            waiting.append(object)
+        }
+        guard waiting.count > 1 else { return }
+        var start = 0
+        while start < waiting.count {
+            let slice = waiting[start..<min(start + Self.relationshipFaultBatchLimit, waiting.count)]
+            let batch = FaultBatch(objectIDs: slice.map(\.objectID), prefetchKeyPaths: [])
+            for object in slice { object.pendingFault = .batch(batch) }
+            start += Self.relationshipFaultBatchLimit
+        }
+    }
+
+    /// The most faults of a resolved to-many that one store call loads.
+    static let relationshipFaultBatchLimit = 1_024
+
     /// The rows of `objectIDs` from the stores, in one call per store.
     func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }

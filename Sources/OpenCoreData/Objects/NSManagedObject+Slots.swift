@@ -45,7 +45,9 @@ extension NSManagedObject {
         if let context = managedObjectContext {
             let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
             objects = ids.map { context.object(with: $0) }
+            if relationship.isToMany { context.batchFaults(objects) }
         }
+        objects = unresolved.applyingEdits(to: objects)
         let resolved: Any?
         if !relationship.isToMany {
             resolved = objects.first
@@ -188,6 +190,7 @@ extension NSManagedObject {
     func rawAdd(_ object: NSManagedObject, slot: Int) {
         guard layout.relationshipBySlot.indices.contains(slot) else { return }
         if editSetInPlace(slot, { $0.insert(object).inserted }) != nil { return }
+        if editUnresolvedToMany(slot, object, adding: true) { return }
         switch slotValue(slot) {
         case var set as Set<NSManagedObject>:
             if set.insert(object).inserted { storeSlot(slot, set) }
@@ -205,6 +208,7 @@ extension NSManagedObject {
     func rawRemove(_ object: NSManagedObject, slot: Int) {
         guard layout.relationshipBySlot.indices.contains(slot) else { return }
         if editSetInPlace(slot, { $0.remove(object) != nil }) != nil { return }
+        if editUnresolvedToMany(slot, object, adding: false) { return }
         switch slotValue(slot) {
         case var set as Set<NSManagedObject>:
             if set.remove(object) != nil { storeSlot(slot, set) }
@@ -278,8 +282,9 @@ extension NSManagedObject {
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
         if let unresolved = UnresolvedRelationship.from(values[slot]) {
+            // Edits of a list the store computes are written through their inverse to-ones.
             guard let ids = unresolved.objectIDs else { return .unresolved }
-            let mapped = ids.map { map[$0] ?? $0 }
+            let mapped = unresolved.applyingEdits(to: ids, mapping: map)
             return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
         }
         if relationship.isToMany {

@@ -49,10 +49,23 @@ extension NSManagedObject {
                     continue
                 }
             }
+            if let relationship = layout.relationshipBySlot[slot], Self.countIsUnchecked(relationship),
+                UnresolvedRelationship.from(values[slot]) != nil
+            {
+                // Any number of destinations is valid: loading them to count them would
+                // register every one as a fault.
+                continue
+            }
             let value: Any? = layout.relationshipBySlot[slot] != nil ? slotValue(slot) : values[slot]
             errors.append(contentsOf: validationErrors(slot: slot, value: value))
         }
         return errors
+    }
+
+    /// Whether every number of destinations of `relationship` is valid (an optional
+    /// to-many without a minimum above one or a maximum).
+    private static func countIsUnchecked(_ relationship: NSRelationshipDescription) -> Bool {
+        relationship.isToMany && relationship.isOptional && relationship.minCount <= 1 && relationship.maxCount == 0
     }
 
     private func validationErrors(slot: Int, value: Any?) -> [Error] {

@@ -11,6 +11,10 @@ import Foundation
 final class UnresolvedRelationship {
     /// The destinations, or nil when the store computes them on demand.
     let objectIDs: [NSManagedObjectID]?
+    /// Destinations the context added or removed since (PendingToManyEdits.swift), by
+    /// identity; the two never share an object.
+    var added: [ObjectIdentifier: NSManagedObject] = [:]
+    var removed: [ObjectIdentifier: NSManagedObject] = [:]
 
     init(objectIDs: [NSManagedObjectID]?) {
         self.objectIDs = objectIDs

@@ -38,6 +38,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     open var isReadOnly: Bool = false
     /// The store's metadata: type, UUID, model version hashes, and your own keys.
     open var metadata: [String: Any]!
+    /// Whether the store keeps every unordered to-many whose inverse is a to-one as the
+    /// to-ones naming the object say (StoreRelationshipIntegrity.swift), so a save may
+    /// leave such a list `.unresolved` in an updated row. Only this module's stores do.
+    var listsFollowInverseToOnes: Bool { false }
     /// The coordinator the store belongs to.
     open private(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
 

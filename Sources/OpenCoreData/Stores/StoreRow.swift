@@ -37,7 +37,9 @@ public enum StoreValue: Sendable, Hashable {
     case objectID(NSManagedObjectID)
     /// A to-many relationship's destinations.
     case objectIDs([NSManagedObjectID])
-    /// A to-many relationship the store resolves on demand.
+    /// A to-many relationship the store resolves on demand. In an update's changes it keeps
+    /// the stored list: a save of this module's stores sends it for an unordered to-many
+    /// whose inverse is a to-one, which the to-ones of the save decide.
     case unresolved
 }
 

@@ -6,6 +6,10 @@ import Foundation
 /// The in-memory store (`NSInMemoryStoreType`): rows live in memory until the store
 /// is removed from its coordinator.
 public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
+    /// Lists decided by inverse to-ones follow them (reference indexes here, the
+    /// integrity pass in the in-memory stores).
+    override var listsFollowInverseToOnes: Bool { true }
+
     /// Rows by entity (identity: the coordinator's frozen model), then by primary key.
     /// Internal, not private: the binary store (a subclass) saves and loads them.
     var rowsByEntity: [ObjectIdentifier: [Int64: StoreRow]] = [:]
@@ -140,6 +144,9 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
             let before = row.values
             var relationshipSlots: [Int] = []
             for change in update.changes where change.slot < row.values.count {
+                // An unresolved list keeps the stored one; the integrity pass applies the
+                // to-ones of the save to it.
+                if case .unresolved = change.value { continue }
                 row.values[change.slot] = change.value
                 if row.objectID.entity.layout.relationshipBySlot[change.slot] != nil {
                     relationshipSlots.append(change.slot)

@@ -17,6 +17,10 @@ import StorageEngine
 /// container.loadPersistentStores { _, error in if let error { print(error) } }
 /// ```
 public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
+    /// Lists decided by inverse to-ones follow them (reference indexes here, the
+    /// integrity pass in the in-memory stores).
+    override var listsFollowInverseToOnes: Bool { true }
+
     static let metaTreeName = "store.meta"
     static let metadataKey = Array("metadata".utf8)
     static let nextKeyKey = Array("next-key".utf8)
