@@ -68,7 +68,8 @@ extension PageFileStore {
             let keySlots = Array(Set(info.indexes.flatMap(\.slots))).sorted()
             var offsets: [Int] = []
             var keyValues = Array(repeating: StoreValue.null, count: layout.properties.count)
-            var entries: [(index: PageFileIndex, key: [UInt8])] = []
+            // By position in `info.indexes`: an index copied per row costs its references.
+            var entries: [(index: Int, key: [UInt8])] = []
             for key in keys where remaining > 0 {
                 entries.removeAll(keepingCapacity: true)
                 var whole: StoreRow?
@@ -91,8 +92,10 @@ extension PageFileStore {
                                 slot < offsets.count
                                 ? try codec.decodeValue(bytes, at: offsets[slot], declaredEntity: nil) : .null
                         }
-                        for index in info.indexes {
-                            if let entry = index.key(for: keyValues, primaryKey: key) { entries.append((index, entry)) }
+                        for (position, index) in info.indexes.enumerated() {
+                            if let entry = index.key(for: keyValues, primaryKey: key) {
+                                entries.append((position, entry))
+                            }
                         }
                         return true
                     }
@@ -110,7 +113,8 @@ extension PageFileStore {
                     try writer.delete(row)
                 } else {
                     for entry in entries {
-                        try writer.removeIndexEntry(entry.key, of: entry.index, primaryKey: key, mayBePending: false)
+                        try writer.removeIndexEntry(
+                            entry.key, of: info.indexes[entry.index], primaryKey: key, mayBePending: false)
                     }
                     try writer.removeEncodedRow(primaryKey: key, info: info)
                     if tracksHistory {

@@ -76,7 +76,8 @@ extension PageFileStore {
         var offsets: [Int] = []
         var changes: [(slot: Int, value: StoreValue)] = []
         var keyValues = Array(repeating: StoreValue.null, count: layout.properties.count)
-        var entryChanges: [(index: PageFileIndex, old: [UInt8]?, new: [UInt8]?)] = []
+        // By position in `moved`: an index copied per row costs its strings' and arrays' references.
+        var entryChanges: [(index: Int, old: [UInt8]?, new: [UInt8]?)] = []
         for key in keys {
             entryChanges.removeAll(keepingCapacity: true)
             let patched = try PageFileKey.withPrimary(key) { keyBytes in
@@ -98,7 +99,7 @@ extension PageFileStore {
                     for change in changes where change.slot < keyValues.count { keyValues[change.slot] = change.value }
                     for (position, index) in moved.enumerated() {
                         let after = index.key(for: keyValues, primaryKey: key)
-                        if after != before[position] { entryChanges.append((index, before[position], after)) }
+                        if after != before[position] { entryChanges.append((position, before[position], after)) }
                     }
                     return try Self.patched(bytes, offsets: offsets, changes: changes)
                 }
@@ -109,9 +110,9 @@ extension PageFileStore {
             for entry in entryChanges {
                 // Each row is patched once: its stored entry is in the tree, never pending.
                 if let old = entry.old {
-                    try writer.removeIndexEntry(old, of: entry.index, primaryKey: key, mayBePending: false)
+                    try writer.removeIndexEntry(old, of: moved[entry.index], primaryKey: key, mayBePending: false)
                 }
-                if let new = entry.new { try writer.addIndexEntry(new, of: entry.index, primaryKey: key) }
+                if let new = entry.new { try writer.addIndexEntry(new, of: moved[entry.index], primaryKey: key) }
             }
             outcome.count += 1
             if update.returnsObjectIDs { outcome.objectIDs.append(newObjectID(for: entity, key: key)) }
