@@ -73,16 +73,10 @@ import Testing
     @Test(arguments: BatchFixtures.storeTypes)
     func batchesMatchObjectSaves(storeType: String) throws {
         var random = SeededRandom(environmentOr: 0xE4C0_DE)
-        let batchSide = try Self.coordinator(storeType)
-        let objectSide = try Self.coordinator(storeType)
+        var sides = try BatchSides({ try Self.coordinator(storeType) }, seed: Self.seed)
+        let (batchSide, objectSide) = (sides.batchSide, sides.objectSide)
         let batch = BatchFixtures.context(batchSide)
         let objects = BatchFixtures.context(objectSide)
-        try Self.seed(batch)
-        try Self.seed(objects)
-        var token = (
-            batchSide.currentPersistentHistoryToken(fromStores: nil),
-            objectSide.currentPersistentHistoryToken(fromStores: nil)
-        )
         for step in 0..<30 {
             let hint = Comment(rawValue: "step \(step), \(random.replayHint)")
             let low = Int16(random.int(in: 0...14))
@@ -146,15 +140,8 @@ import Testing
             }
             try objects.save()
             #expect(try Self.snapshot(batchSide) == Self.snapshot(objectSide), hint)
-            let history = (
-                try BatchFixtures.history(BatchFixtures.context(batchSide), after: token.0),
-                try BatchFixtures.history(BatchFixtures.context(objectSide), after: token.1)
-            )
-            #expect(history.0 == history.1, hint)
-            token = (
-                batchSide.currentPersistentHistoryToken(fromStores: nil),
-                objectSide.currentPersistentHistoryToken(fromStores: nil)
-            )
+            let history = try sides.newHistory()
+            #expect(history.batch == history.objects, hint)
             try BatchFixtures.verify(batchSide, hint)
             // Index entries moved with the values: a fetch by the index finds what a scan finds.
             let byIndex = try BatchFixtures.fetch("Reading", batch, "count >= %d AND count < %d", low, high)
