@@ -133,8 +133,9 @@ extension PageFileStore {
     ) throws -> [UInt8] {
         var reader = StoreByteReader(row: bytes)
         let version = try reader.varint()
-        // Saves add one to it (SPEC.md §3.2): a forged version at the limit must not wrap.
-        guard version < UInt64(StoreCounterLimit.maximum) else {
+        // The limit a decoded row is held to (SPEC.md §3.2), so a forged version cannot wrap
+        // and a patched row is refused exactly where writer.update's decoded row would be.
+        guard version <= UInt64(StoreCounterLimit.maximum) else {
             throw reader.damaged("its version \(version) is out of range (at most \(StoreCounterLimit.maximum))")
         }
         var writer = StoreByteWriter()
