@@ -29,16 +29,10 @@ import Testing
     @Test(arguments: BatchFixtures.storeTypes)
     func batchesMatchObjectSaves(storeType: String) throws {
         var random = SeededRandom(environmentOr: 0xBA7C_4)
-        let batchSide = try BatchFixtures.coordinator(storeType)
-        let objectSide = try BatchFixtures.coordinator(storeType)
+        var sides = try BatchSides({ try BatchFixtures.coordinator(storeType) }, seed: Self.seed)
+        let (batchSide, objectSide) = (sides.batchSide, sides.objectSide)
         let batch = BatchFixtures.context(batchSide)
         let objects = BatchFixtures.context(objectSide)
-        try Self.seed(batch)
-        try Self.seed(objects)
-        var token = (
-            batchSide.currentPersistentHistoryToken(fromStores: nil),
-            objectSide.currentPersistentHistoryToken(fromStores: nil)
-        )
         var counter = 0
         for step in 0..<24 {
             let hint = Comment(rawValue: "step \(step), \(random.replayHint)")
@@ -91,15 +85,8 @@ import Testing
             }
             try objects.save()
             #expect(try BatchFixtures.snapshot(batchSide) == BatchFixtures.snapshot(objectSide), hint)
-            let reader = (BatchFixtures.context(batchSide), BatchFixtures.context(objectSide))
-            let history = (
-                try BatchFixtures.history(reader.0, after: token.0), try BatchFixtures.history(reader.1, after: token.1)
-            )
-            #expect(history.0 == history.1, hint)
-            token = (
-                batchSide.currentPersistentHistoryToken(fromStores: nil),
-                objectSide.currentPersistentHistoryToken(fromStores: nil)
-            )
+            let history = try sides.newHistory()
+            #expect(history.batch == history.objects, hint)
             try BatchFixtures.verify(batchSide, hint)
         }
     }

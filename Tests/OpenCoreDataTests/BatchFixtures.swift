@@ -223,3 +223,38 @@ enum BatchFixtures {
         #expect(report.isClean, "\(report.problems) \(comment?.rawValue ?? "")")
     }
 }
+
+/// Two stores changed alike, one through batch requests and one through objects and
+/// save(): the differential tests' sides, with the history each wrote since the last look.
+struct BatchSides {
+    let batchSide: NSPersistentStoreCoordinator
+    let objectSide: NSPersistentStoreCoordinator
+    private var tokens: (batch: NSPersistentHistoryToken?, objects: NSPersistentHistoryToken?)
+
+    /// Both sides' stores, each seeded by `seed` through a context of its own.
+    init(
+        _ makeCoordinator: () throws -> NSPersistentStoreCoordinator, seed: (NSManagedObjectContext) throws -> Void
+    ) throws {
+        batchSide = try makeCoordinator()
+        objectSide = try makeCoordinator()
+        try seed(BatchFixtures.context(batchSide))
+        try seed(BatchFixtures.context(objectSide))
+        tokens = (
+            batchSide.currentPersistentHistoryToken(fromStores: nil),
+            objectSide.currentPersistentHistoryToken(fromStores: nil)
+        )
+    }
+
+    /// Each side's history since the previous call (or the seeding), as BatchFixtures.history gives it.
+    mutating func newHistory() throws -> (batch: [[String]], objects: [[String]]) {
+        let history = (
+            try BatchFixtures.history(BatchFixtures.context(batchSide), after: tokens.batch),
+            try BatchFixtures.history(BatchFixtures.context(objectSide), after: tokens.objects)
+        )
+        tokens = (
+            batchSide.currentPersistentHistoryToken(fromStores: nil),
+            objectSide.currentPersistentHistoryToken(fromStores: nil)
+        )
+        return history
+    }
+}

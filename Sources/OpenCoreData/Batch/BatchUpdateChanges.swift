@@ -1,7 +1,9 @@
 // A batch update's propertiesToUpdate, resolved once for the entity: each key becomes an
 // attribute slot, each constant its stored value (checked before any row is read), each
 // expression a program compiled for the entity's layout and evaluated per row on the
-// row's values before it changes (`age + 1`, `firstName`, `department.name`).
+// row's values before it changes (`age + 1`, `firstName`, `department.name`). The
+// commonest expressions also get a quick form that reads one stored value and computes
+// the new one without the evaluator (BatchUpdateQuickForm.swift).
 import Foundation
 
 /// What a batch update writes into each matching row.
@@ -18,6 +20,11 @@ struct BatchUpdateChanges {
     private let layout: EntityLayout
     /// The changed attributes, in slot order.
     private let entries: [(slot: Int, attribute: NSAttributeDescription, source: Source)]
+    /// Each entry's quick form, or nil when it has none (then ``quickChanges(reading:into:)``
+    /// declines every row).
+    private let quickForms: [BatchUpdateQuickForm]?
+    /// The slots the quick forms read, ascending.
+    let quickReadSlots: [Int]
 
     /// Whether some value is computed per row (rows then need a view to evaluate on).
     let readsRows: Bool
@@ -78,6 +85,36 @@ struct BatchUpdateChanges {
         entries.sort { $0.slot < $1.slot }
         self.entries = entries
         readsRows = entries.contains { if case .expression = $0.source { true } else { false } }
+        var quickForms: [BatchUpdateQuickForm]? = []
+        for entry in entries {
+            switch entry.source {
+            case .constant(let value): quickForms?.append(.constant(value))
+            case .expression(_, let expression):
+                guard let form = BatchUpdateQuickForm(expression, attribute: entry.attribute, layout: layout) else {
+                    quickForms = nil
+                    break
+                }
+                quickForms?.append(form)
+            }
+        }
+        self.quickForms = quickForms
+        quickReadSlots = Array(Set(quickForms?.compactMap(\.readSlot) ?? [])).sorted()
+    }
+
+    /// The changes of a row computed by the quick forms from its stored values (`read`
+    /// gives the value of a slot in ``quickReadSlots``); false, with `changes` unspecified,
+    /// when a form does not apply to this row: then ``changes(for:view:)`` computes them,
+    /// with the evaluator's results and errors.
+    func quickChanges(reading read: (Int) throws -> StoreValue, into changes: inout [(slot: Int, value: StoreValue)])
+        throws -> Bool
+    {
+        guard let quickForms else { return false }
+        changes.removeAll(keepingCapacity: true)
+        for (entry, form) in zip(entries, quickForms) {
+            guard let value = try form.value(reading: read) else { return false }
+            changes.append((entry.slot, value))
+        }
+        return true
     }
 
     /// The changes of `row`; `view` is the row for expressions to read (asked only when

@@ -32,13 +32,17 @@ struct PersistentHistoryRecord: Equatable, Sendable {
 
         /// An update of the properties in `slots` of `objectID`; transient slots are left out.
         static func update(_ objectID: NSManagedObjectID, slots: [Int]) -> Change {
-            let layout = objectID.entity.layout
+            update(entity: objectID.entity, key: objectID.key, slots: slots)
+        }
+
+        /// An update of the properties in `slots` of the object of `entity` with primary key `key`.
+        static func update(entity: NSEntityDescription, key: Int64, slots: [Int]) -> Change {
+            let layout = entity.layout
             let names = slots.compactMap { slot -> String? in
                 guard slot >= 0, slot < layout.properties.count, !layout.transientBySlot[slot] else { return nil }
                 return layout.properties[slot].name
             }
-            return Change(
-                kind: .update, entityName: objectID.entity.name ?? "", key: objectID.key, updatedProperties: names)
+            return Change(kind: .update, entityName: entity.name ?? "", key: key, updatedProperties: names)
         }
 
         /// A delete of `objectID`; `row`, its last stored state, supplies the tombstone.

@@ -6,11 +6,11 @@
 //            written at once: nothing but the chunk (and the IDs, when asked for) is
 //            held in memory. A unique-key clash is an upsert under a trump policy
 //            (writer.upsert, the given attributes only), else 133021 for all of them.
-//   update   the matching rows, found by the fetch path in this transaction
-//            (collectRows: an index range when the predicate allows), each updated by
-//            writer.update with the values computed from it; a clash is 133021.
-//   delete   the selected rows and BatchDeletePlan's cascades and nullified inverses,
-//            applied by the save path (writer.save), which writes the history.
+//   update   the matching rows patched on their encoded bytes, or decoded and updated
+//            by writer.update; a clash is 133021 (PageFileStore+BatchUpdate.swift)
+//   delete   rows without relationships removed from their bytes; others with
+//            BatchDeletePlan's cascades and nullified inverses, applied by the save
+//            path (PageFileStore+BatchDelete.swift)
 //
 // History (SPEC.md §3.7): one record per request, as a context's save: inserts; updates
 // naming the attributes written; deletes with their tombstones.
@@ -55,7 +55,7 @@ extension PageFileStore {
     }
 
     /// This store's rows as read in the writer's transaction.
-    private func batchRows(_ writer: PageFileWriter) -> StoreBatchRows {
+    func batchRows(_ writer: PageFileWriter) -> StoreBatchRows {
         let reader = writer.reader
         let codec = writer.codec
         return StoreBatchRows(
@@ -124,70 +124,6 @@ extension PageFileStore {
         if tracksHistory, !history.isEmpty {
             try writer.recordHistory(history.record(author: insert.transactionAuthor, contextName: insert.contextName))
         }
-        return outcome
-    }
-
-    // MARK: Update
-
-    private func batchUpdate(_ update: StoreBatchUpdate, writer: inout PageFileWriter, tracksHistory: Bool) throws
-        -> StoreBatchOutcome
-    {
-        let rows = batchRows(writer)
-        let matched = try rows.matching(
-            update.entity, predicate: update.predicate, includingSubentities: update.includesSubentities)
-        var outcome = StoreBatchOutcome(count: matched.count)
-        if update.returnsObjectIDs { outcome.objectIDs = matched.map(\.objectID) }
-        var history =
-            tracksHistory
-            ? PersistentHistoryRecord(
-                timestamp: Date(), author: update.transactionAuthor, contextName: update.contextName, changes: [])
-            : nil
-        history?.changes.reserveCapacity(matched.count)
-        let slots = update.changes.slots
-        var clashes: [StoreConstraintConflict] = []
-        for var row in matched {
-            let info = try writer.info(for: row.objectID.entity)
-            if !info.blobSlots.isEmpty { Self.unresolveBlobs(&row, info: info) }
-            let changes = try update.changes.changes(for: row) {
-                // Expressions read blob values whole; the row written keeps them in the blob tree.
-                var whole = row
-                if !info.blobSlots.isEmpty { try writer.reader.resolveBlobs(&whole, info: info) }
-                return rows.view(of: whole)
-            }
-            if let clash = try writer.update(&row, changes: changes) {
-                clashes.append(try writer.conflict(clash))
-                continue
-            }
-            history?.changes.append(.update(row.objectID, slots: slots))
-        }
-        if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
-        try writer.finish()
-        if let history, !history.changes.isEmpty { try writer.recordHistory(history) }
-        return outcome
-    }
-
-    /// Puts back the marker of values kept in the blob tree where a fetch read them (a
-    /// predicate on such an attribute does), so the writer treats them as stored there.
-    private static func unresolveBlobs(_ row: inout StoreRow, info: PageFileCatalog.EntityInfo) {
-        for blob in info.blobSlots where blob.externalizes && blob.slot < row.values.count {
-            if case .binary(let data) = row.values[blob.slot], data.count > PageFileStore.externalBinaryThreshold {
-                row.values[blob.slot] = .unresolved
-            }
-        }
-    }
-
-    // MARK: Delete
-
-    private func batchDelete(_ delete: StoreBatchDelete, writer: inout PageFileWriter, tracksHistory: Bool) throws
-        -> StoreBatchOutcome
-    {
-        let rows = batchRows(writer)
-        let plan = try BatchDeletePlan(
-            selected: try rows.selected(by: delete.selection, in: self), rows: rows, store: self)
-        let request = plan.saveRequest(author: delete.transactionAuthor, contextName: delete.contextName)
-        if !request.isEmpty { _ = try writer.save(request, tracksHistory: tracksHistory) }
-        var outcome = StoreBatchOutcome(count: plan.deleted.count)
-        if delete.returnsObjectIDs { outcome.objectIDs = plan.deleted.map(\.objectID) }
         return outcome
     }
 }

@@ -44,6 +44,8 @@ struct PageFileWriter {
     private var pendingIndexKeys: [PendingIndexKeys]
     /// Row trees by entity, opened once per transaction instead of by name for every row.
     private var rowTrees: [ObjectIdentifier: Tree] = [:]
+    /// Index trees by ordinal, looked up once per transaction (nil: not looked up, or absent).
+    private var indexTrees: [Tree?]
     /// The entity of the last step: consecutive rows of one entity look it up once.
     private var lastInfo: PageFileCatalog.EntityInfo?
     /// The links the steps added or removed, while a save records them for the integrity
@@ -54,6 +56,7 @@ struct PageFileWriter {
         self.transaction = transaction
         self.reader = PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
         pendingIndexKeys = Array(repeating: PendingIndexKeys(), count: catalog.indexTreeNames.count)
+        indexTrees = Array(repeating: nil, count: catalog.indexTreeNames.count)
     }
 
     /// The catalog entry of `entity`.
@@ -226,12 +229,16 @@ struct PageFileWriter {
     mutating func addIndexEntries(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            if index.isUnique {
-                try transaction.openTree(named: index.treeName).setValue(
-                    PageFileKey.primary(row.objectID.key), forKey: key)
-            } else {
-                pendingIndexKeys[index.ordinal].insert(key)
-            }
+            try addIndexEntry(key, of: index, primaryKey: row.objectID.key)
+        }
+    }
+
+    /// Adds the entry `key` of the row `primaryKey` to `index`.
+    mutating func addIndexEntry(_ key: [UInt8], of index: PageFileIndex, primaryKey: Int64) throws {
+        if index.isUnique {
+            try transaction.openTree(named: index.treeName).setValue(PageFileKey.primary(primaryKey), forKey: key)
+        } else {
+            pendingIndexKeys[index.ordinal].insert(key)
         }
     }
 
@@ -240,15 +247,46 @@ struct PageFileWriter {
     mutating func removeIndexEntries(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            if !index.isUnique, pendingIndexKeys[index.ordinal].remove(key) { continue }
-            guard let tree = try transaction.tree(named: index.treeName) else { continue }
-            if index.isUnique {
-                guard let owner = try tree.value(forKey: key), owner == PageFileKey.primary(row.objectID.key) else {
-                    continue
-                }
-            }
-            _ = try tree.removeValue(forKey: key)
+            try removeIndexEntry(key, of: index, primaryKey: row.objectID.key)
         }
+    }
+
+    /// Removes the entry `key` of the row `primaryKey` from `index` (a unique entry only
+    /// while it is that row's own); `mayBePending` false when this writer cannot have
+    /// added it (a stored row's entry that no earlier step replaced), which spares the
+    /// pending keys a lookup set.
+    mutating func removeIndexEntry(
+        _ key: [UInt8], of index: PageFileIndex, primaryKey: Int64, mayBePending: Bool = true
+    ) throws {
+        if !index.isUnique, mayBePending, pendingIndexKeys[index.ordinal].remove(key) { return }
+        guard let tree = try indexTree(index) else { return }
+        if index.isUnique {
+            guard let owner = try tree.value(forKey: key), owner == PageFileKey.primary(primaryKey) else { return }
+        }
+        _ = try tree.removeValue(forKey: key)
+    }
+
+    /// The tree of `index`, looked up once per transaction; nil while it does not exist.
+    private mutating func indexTree(_ index: PageFileIndex) throws -> Tree? {
+        if let known = indexTrees[index.ordinal] { return known }
+        let tree = try transaction.tree(named: index.treeName)
+        indexTrees[index.ordinal] = tree
+        return tree
+    }
+
+    /// Writes the encoded row `bytes` (SPEC.md §3.2) as the row `primaryKey` of the
+    /// entity of `info`: a batch update's patched row, its index entries the caller's.
+    mutating func storeEncodedRow(_ bytes: [UInt8], primaryKey: Int64, info: PageFileCatalog.EntityInfo) throws {
+        let tree = try rowTree(info)
+        try PageFileKey.withPrimary(primaryKey) { key in
+            try bytes.withUnsafeBytes { try tree.setValue($0, forKey: key) }
+        }
+    }
+
+    /// Removes the row `primaryKey` of the entity of `info` from its tree alone: a batch
+    /// delete's row without relationships or blobs, its index entries the caller's.
+    mutating func removeEncodedRow(primaryKey: Int64, info: PageFileCatalog.EntityInfo) throws {
+        _ = try rowTree(info).removeValue(forKey: PageFileKey.primary(primaryKey))
     }
 
     /// The clash of `row` with the row holding one of its unique keys, when that is

@@ -1,0 +1,198 @@
+// A batch update on the default store, row by row on the encoded bytes where it can:
+//
+//   per entity     PageFileBatchMatcher walks the predicate's index range (or scans) and
+//                  tests each row on its bytes
+//   per row        the changes come from BatchUpdateChanges' quick forms reading only the
+//                  slots they need (else from the evaluator on the decoded row); the row
+//                  is rewritten from its bytes with only the changed slots re-encoded and
+//                  its version raised; only the entries of indexes over changed slots move
+//
+// An entity takes the general path (each row decoded, writer.update) when a patch could
+// not keep everything right: a unique index over a changed slot (a clash must be found
+// before anything is written, as writer.update does), binary attributes that may live
+// in the blob tree, or derived attributes (recomputed from the new values on the general
+// path: `patchesEncodedRows` is the hook that keeps such entities there).
+import Foundation
+import StorageEngine
+
+extension PageFileStore {
+    func batchUpdate(_ update: StoreBatchUpdate, writer: inout PageFileWriter, tracksHistory: Bool) throws
+        -> StoreBatchOutcome
+    {
+        var outcome = StoreBatchOutcome()
+        var history =
+            tracksHistory
+            ? PersistentHistoryRecord(
+                timestamp: Date(), author: update.transactionAuthor, contextName: update.contextName, changes: [])
+            : nil
+        var clashes: [StoreConstraintConflict] = []
+        for entity in update.entity.hierarchy(includingSubentities: update.includesSubentities) {
+            let info = try writer.info(for: entity)
+            if Self.patchesEncodedRows(of: info, slots: update.changes.slots) {
+                try patchRows(of: info, update, writer: &writer, outcome: &outcome, history: &history)
+            } else {
+                try updateDecodedRows(
+                    of: info, update, writer: &writer, outcome: &outcome, history: &history, clashes: &clashes)
+            }
+        }
+        if !clashes.isEmpty { throw StoreUniqueness.constraintError(clashes) }
+        try writer.finish()
+        if let history, !history.changes.isEmpty { try writer.recordHistory(history) }
+        return outcome
+    }
+
+    /// Whether rows of the entity of `info` are updated on their bytes when `slots` change.
+    static func patchesEncodedRows(of info: PageFileCatalog.EntityInfo, slots: [Int]) -> Bool {
+        let layout = info.entity.layout
+        if !info.blobSlots.isEmpty { return false }
+        if layout.attributeBySlot.contains(where: { $0 is NSDerivedAttributeDescription }) { return false }
+        return !info.indexes.contains { index in index.isUnique && index.slots.contains(where: slots.contains) }
+    }
+
+    /// The rows of `info`'s entity matching the update, each patched on its bytes.
+    private func patchRows(
+        of info: PageFileCatalog.EntityInfo, _ update: StoreBatchUpdate, writer: inout PageFileWriter,
+        outcome: inout StoreBatchOutcome, history: inout PersistentHistoryRecord?
+    ) throws {
+        let entity = info.entity
+        let layout = entity.layout
+        let codec = writer.codec
+        let rows = batchRows(writer)
+        let decodeRow = { [unowned self] (bytes: UnsafeRawBufferPointer, key: Int64) throws -> StoreRow in
+            let decoded = try codec.decode(bytes, entity: entity)
+            return StoreRow(
+                objectID: self.newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
+        }
+        let matcher = try PageFileBatchMatcher(
+            entity: entity, predicate: update.predicate, info: info, transaction: writer.transaction, codec: codec,
+            decodeRow: decodeRow, view: rows.view)
+        guard let tree = matcher.rows else { return }
+        let (keys, matched) = try matcher.candidates()
+        let slots = update.changes.slots
+        // Indexes whose entries move, and every slot their keys read.
+        let moved = info.indexes.filter { !$0.isReference && $0.slots.contains(where: slots.contains) }
+        let keySlots = Array(Set(moved.flatMap(\.slots))).sorted()
+        let change = PersistentHistoryRecord.Change.update(entity: entity, key: 0, slots: slots)
+        var offsets: [Int] = []
+        var changes: [(slot: Int, value: StoreValue)] = []
+        var keyValues = Array(repeating: StoreValue.null, count: layout.properties.count)
+        // By position in `moved`: an index copied per row costs its strings' and arrays' references.
+        var entryChanges: [(index: Int, old: [UInt8]?, new: [UInt8]?)] = []
+        for key in keys {
+            entryChanges.removeAll(keepingCapacity: true)
+            let patched = try PageFileKey.withPrimary(key) { keyBytes in
+                try tree.withValue(forKey: keyBytes) { bytes -> [UInt8]? in
+                    if !matched {
+                        guard try matcher.matches(bytes, primaryKey: key, offsets: &offsets) else { return nil }
+                    }
+                    try PageFileRowCodec.slotOffsets(bytes, into: &offsets)
+                    let read = { (slot: Int) throws -> StoreValue in
+                        slot < offsets.count
+                            ? try codec.decodeValue(bytes, at: offsets[slot], declaredEntity: nil) : .null
+                    }
+                    if try !update.changes.quickChanges(reading: read, into: &changes) {
+                        let row = try decodeRow(bytes, key)
+                        changes = try update.changes.changes(for: row) { rows.view(of: row) }
+                    }
+                    for slot in keySlots { keyValues[slot] = try read(slot) }
+                    let before = moved.map { $0.key(for: keyValues, primaryKey: key) }
+                    for change in changes where change.slot < keyValues.count { keyValues[change.slot] = change.value }
+                    for (position, index) in moved.enumerated() {
+                        let after = index.key(for: keyValues, primaryKey: key)
+                        if after != before[position] { entryChanges.append((position, before[position], after)) }
+                    }
+                    return try Self.patched(bytes, offsets: offsets, changes: changes)
+                }
+            }
+            guard let outer = patched else { throw matcher.missingRow(key) }
+            guard let bytes = outer else { continue }
+            try writer.storeEncodedRow(bytes, primaryKey: key, info: info)
+            for entry in entryChanges {
+                // Each row is patched once: its stored entry is in the tree, never pending.
+                if let old = entry.old {
+                    try writer.removeIndexEntry(old, of: moved[entry.index], primaryKey: key, mayBePending: false)
+                }
+                if let new = entry.new { try writer.addIndexEntry(new, of: moved[entry.index], primaryKey: key) }
+            }
+            outcome.count += 1
+            if update.returnsObjectIDs { outcome.objectIDs.append(newObjectID(for: entity, key: key)) }
+            if history != nil {
+                var recorded = change
+                recorded.key = key
+                history?.changes.append(recorded)
+            }
+        }
+    }
+
+    /// The row `bytes` with its version raised and `changes` (ascending slots) in place of
+    /// their slots' values; every other slot's bytes are copied as they are.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` for a damaged row version.
+    static func patched(
+        _ bytes: UnsafeRawBufferPointer, offsets: [Int], changes: [(slot: Int, value: StoreValue)]
+    ) throws -> [UInt8] {
+        var reader = StoreByteReader(row: bytes)
+        let version = try reader.varint()
+        // The limit a decoded row is held to (SPEC.md §3.2), so a forged version cannot wrap
+        // and a patched row is refused exactly where writer.update's decoded row would be.
+        guard version <= UInt64(StoreCounterLimit.maximum) else {
+            throw reader.damaged("its version \(version) is out of range (at most \(StoreCounterLimit.maximum))")
+        }
+        var writer = StoreByteWriter()
+        writer.bytes.reserveCapacity(bytes.count + 16)
+        writer.varint(version + 1)
+        let slotCount = max(offsets.count, (changes.last?.slot ?? -1) + 1)
+        var next = 0
+        for slot in 0..<slotCount {
+            if next < changes.count, changes[next].slot == slot {
+                PageFileRowCodec.appendValue(changes[next].value, declaredEntity: nil, to: &writer)
+                next += 1
+            } else if slot < offsets.count {
+                let end = slot + 1 < offsets.count ? offsets[slot + 1] : bytes.count
+                writer.bytes.append(contentsOf: bytes[offsets[slot]..<end])
+            } else {
+                // A row written before the entity gained this attribute holds no slot for it.
+                writer.byte(PageFileRowCodec.Tag.null.rawValue)
+            }
+        }
+        return writer.bytes
+    }
+
+    /// The rows of `info`'s entity matching the update, each decoded and updated by
+    /// `writer.update` (unique keys checked, blobs released, derived values kept).
+    private func updateDecodedRows(
+        of info: PageFileCatalog.EntityInfo, _ update: StoreBatchUpdate, writer: inout PageFileWriter,
+        outcome: inout StoreBatchOutcome, history: inout PersistentHistoryRecord?,
+        clashes: inout [StoreConstraintConflict]
+    ) throws {
+        let rows = batchRows(writer)
+        let matched = try rows.matching(info.entity, update.predicate)
+        outcome.count += matched.count
+        if update.returnsObjectIDs { outcome.objectIDs.append(contentsOf: matched.map(\.objectID)) }
+        let slots = update.changes.slots
+        for var row in matched {
+            if !info.blobSlots.isEmpty { Self.unresolveBlobs(&row, info: info) }
+            let changes = try update.changes.changes(for: row) {
+                // Expressions read blob values whole; the row written keeps them in the blob tree.
+                var whole = row
+                if !info.blobSlots.isEmpty { try writer.reader.resolveBlobs(&whole, info: info) }
+                return rows.view(of: whole)
+            }
+            if let clash = try writer.update(&row, changes: changes) {
+                clashes.append(try writer.conflict(clash))
+                continue
+            }
+            history?.changes.append(.update(row.objectID, slots: slots))
+        }
+    }
+
+    /// Puts back the marker of values kept in the blob tree where a fetch read them (a
+    /// predicate on such an attribute does), so the writer treats them as stored there.
+    private static func unresolveBlobs(_ row: inout StoreRow, info: PageFileCatalog.EntityInfo) {
+        for blob in info.blobSlots where blob.externalizes && blob.slot < row.values.count {
+            if case .binary(let data) = row.values[blob.slot], data.count > PageFileStore.externalBinaryThreshold {
+                row.values[blob.slot] = .unresolved
+            }
+        }
+    }
+}
