@@ -194,4 +194,35 @@ import Testing
         try context.execute(NSBatchInsertRequest(entityName: "Reading", objects: [["name": "again", "code": "c5"]]))
         try BatchFixtures.verify(coordinator)
     }
+
+    /// A batch past the writer's pending index key limit writes its ordinary index entries
+    /// in sorted runs during the batch (so its memory stays bounded); every entry is still
+    /// there once, and a later delete finds and removes them.
+    @Test func aBatchPastThePendingKeyLimitKeepsEveryIndexEntry() throws {
+        let coordinator = try Self.coordinator(NSSQLiteStoreType)
+        let context = BatchFixtures.context(coordinator)
+        let total = 70_000
+        var next = 0
+        let insert = NSBatchInsertRequest(entityName: "Reading") { (values: NSMutableDictionary) in
+            guard next < total else { return true }
+            values["name"] = "R\(next)"
+            values["count"] = Int16(next % 15)
+            next += 1
+            return false
+        }
+        try context.execute(insert)
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Reading")) == total)
+        let three = NSFetchRequest<NSManagedObject>(entityName: "Reading")
+        three.predicate = NSPredicate(format: "count == 3")
+        #expect(try context.count(for: three) == (0..<total).filter { $0 % 15 == 3 }.count)
+        #expect(try BatchFixtures.fetch("Reading", context, "name == 'R69999'").count == 1)
+        try BatchFixtures.verify(coordinator)
+        let high = NSFetchRequest<NSFetchRequestResult>(entityName: "Reading")
+        high.predicate = NSPredicate(format: "count >= 10")
+        try context.execute(NSBatchDeleteRequest(fetchRequest: high))
+        #expect(
+            try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Reading"))
+                == (0..<total).filter { $0 % 15 < 10 }.count)
+        try BatchFixtures.verify(coordinator)
+    }
 }

@@ -11,6 +11,9 @@ struct PendingIndexKeys {
     private var keys: [[UInt8]] = []
     private var lookup: Set<[UInt8]>?
 
+    /// Keys added so far (taken-back ones included until the next write).
+    var count: Int { keys.count }
+
     mutating func insert(_ key: [UInt8]) {
         if lookup == nil {
             keys.append(key)

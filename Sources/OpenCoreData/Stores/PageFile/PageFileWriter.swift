@@ -181,13 +181,22 @@ struct PageFileWriter {
     /// Writes the ordinary index entries added so far, sorted: call it before the
     /// transaction commits.
     mutating func finish() throws {
-        for (ordinal, treeName) in catalog.indexTreeNames.enumerated() {
-            let sorted = pendingIndexKeys[ordinal].sortedKeys()
-            guard !sorted.isEmpty else { continue }
-            pendingIndexKeys[ordinal] = PendingIndexKeys()
-            let tree = try transaction.openTree(named: treeName)
-            for key in sorted { try tree.setValue([], forKey: key) }
-        }
+        for ordinal in catalog.indexTreeNames.indices { try writePendingIndexKeys(ordinal: ordinal) }
+    }
+
+    /// Pending keys of one index past which they are written at once (sorted) rather than
+    /// at ``finish()``: a batch of a million rows then holds a few megabytes of keys, not
+    /// a hundred, and the engine can spill the index pages like any other.
+    static let pendingIndexKeyLimit = 65_536
+
+    /// Writes the pending ordinary entries of the index `ordinal`, sorted, and forgets them.
+    private mutating func writePendingIndexKeys(ordinal: Int) throws {
+        let sorted = pendingIndexKeys[ordinal].sortedKeys()
+        pendingIndexKeys[ordinal] = PendingIndexKeys()
+        guard !sorted.isEmpty else { return }
+        let tree = try transaction.openTree(named: catalog.indexTreeNames[ordinal])
+        indexTrees[ordinal] = tree
+        for key in sorted { try tree.setValue([], forKey: key) }
     }
 
     // MARK: Parts of a row
@@ -239,6 +248,9 @@ struct PageFileWriter {
             try transaction.openTree(named: index.treeName).setValue(PageFileKey.primary(primaryKey), forKey: key)
         } else {
             pendingIndexKeys[index.ordinal].insert(key)
+            if pendingIndexKeys[index.ordinal].count >= Self.pendingIndexKeyLimit {
+                try writePendingIndexKeys(ordinal: index.ordinal)
+            }
         }
     }
 
