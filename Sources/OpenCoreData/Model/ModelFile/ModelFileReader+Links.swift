@@ -111,7 +111,7 @@ extension ModelFileReader {
         for pending in indexes {
             var elements: [NSFetchIndexElementDescription] = []
             for item in pending.elements {
-                guard let property = property(named: item.property, of: pending.entity) else {
+                guard let property = indexedProperty(named: item.property, of: pending.entity) else {
                     throw item.position.error(
                         "the index '\(pending.index.name)' names '\(item.property)', which is not a property of "
                             + "'\(pending.entity.name ?? "")'")
@@ -133,6 +133,14 @@ extension ModelFileReader {
             }
             entity.uniquenessConstraints += groups as [[Any]]
         }
+    }
+
+    /// The property `name` of `entity` (or an ancestor), or the composite element it names
+    /// by key path (`location.latitude`).
+    private func indexedProperty(named name: String, of entity: NSEntityDescription) -> NSPropertyDescription? {
+        let head = String(name.prefix { $0 != "." })
+        guard let property = property(named: head, of: entity) else { return nil }
+        return NSEntityDescription.property(atKeyPath: name, in: [head: property])
     }
 
     /// The property `name` of `entity` or of one of its ancestors.
