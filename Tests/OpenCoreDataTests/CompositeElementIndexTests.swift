@@ -21,7 +21,8 @@ import Testing
         let geo = try #require(spot.elements.last as? NSCompositeAttributeDescription)
         place.indexes = [
             NSFetchIndexDescription(
-                name: "byLat", elements: [NSFetchIndexElementDescription(property: geo.elements[0], collationType: .binary)]
+                name: "byLat",
+                elements: [NSFetchIndexElementDescription(property: geo.elements[0], collationType: .binary)]
             ),
             NSFetchIndexDescription(
                 name: "byRankCity",
@@ -133,7 +134,8 @@ import Testing
             let report = try store.verify()
             #expect(report.isClean, "round \(round): \(report.problems)")
             for (format, index) in [
-                ("spot.geo.lat > 64.5", "index.Place.byLat"), ("spot.rank == 3 AND spot.city == 'Oslo'", "index.Place.byRankCity"),
+                ("spot.geo.lat > 64.5", "index.Place.byLat"),
+                ("spot.rank == 3 AND spot.city == 'Oslo'", "index.Place.byRankCity"),
             ] {
                 let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Place")
                 request.entity = model.entitiesByName["Place"]
@@ -152,7 +154,9 @@ import Testing
                 let flatByName = Dictionary(
                     flats.map { ($0.value(forKey: "name") as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
                 for place in places where random.chance(0.3) {
-                    guard let name = place.value(forKey: "name") as? String, let flat = flatByName[name] else { continue }
+                    guard let name = place.value(forKey: "name") as? String, let flat = flatByName[name] else {
+                        continue
+                    }
                     if random.chance(0.3) {
                         context.delete(place)
                         context.delete(flat)

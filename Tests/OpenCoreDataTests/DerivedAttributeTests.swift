@@ -274,7 +274,8 @@ import Testing
                 try context.execute(NSBatchDeleteRequest(fetchRequest: request))
             default:
                 let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Team")
-                request.predicate = OpenCoreData.NSPredicate(format: "name ENDSWITH %@", argumentArray: [String(round % 10)])
+                request.predicate = OpenCoreData.NSPredicate(
+                    format: "name ENDSWITH %@", argumentArray: [String(round % 10)])
                 try context.execute(NSBatchDeleteRequest(fetchRequest: request))
             }
         }

@@ -196,7 +196,8 @@ import Testing
         let location = NSCompositeAttributeDescription()
         location.name = "location"
         location.elements = [
-            Self.attribute("latitude", .doubleAttributeType), Self.attribute("longitude", .doubleAttributeType), address,
+            Self.attribute("latitude", .doubleAttributeType), Self.attribute("longitude", .doubleAttributeType),
+            address,
         ]
         let trip = NSEntityDescription()
         trip.name = "CDTrip"

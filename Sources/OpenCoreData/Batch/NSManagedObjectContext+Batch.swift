@@ -104,7 +104,9 @@ extension NSPersistentStoreCoordinator {
             for store in stores where persistentStores.contains(where: { $0 === store }) {
                 let part =
                     try plan.map { plan in
-                        try store.executeBatchThroughSave(operation) { try self.addingDerivedValues(to: $0, plan: plan) }
+                        try store.executeBatchThroughSave(operation) {
+                            try self.addingDerivedValues(to: $0, plan: plan)
+                        }
                     } ?? store.executeBatch(operation)
                 total.count += part.count
                 total.objectIDs.append(contentsOf: part.objectIDs)

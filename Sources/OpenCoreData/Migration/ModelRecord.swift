@@ -83,7 +83,8 @@ enum ModelRecord {
             "elements": index.elements.map { element -> [String: Any] in
                 [
                     // A composite element is recorded by its key path (`location.latitude`).
-                    "property": element.property.map(entity.keyPath(ofIndexed:)) ?? "", "ascending": element.isAscending,
+                    "property": element.property.map(entity.keyPath(ofIndexed:)) ?? "",
+                    "ascending": element.isAscending,
                     "collation": Int(element.collationType.rawValue),
                 ]
             },
