@@ -243,4 +243,52 @@ import Testing
             #expect(try reader.fetch(top).compactMap { $0.value(forKey: "name") as? String } == ["P99", "P98", "P97"])
         }
     }
+
+    /// A model file names element indexes and constraints by key path; the model record a
+    /// store keeps (SPEC.md §3.11) records them the same way and reads them back.
+    @Test func modelFilesAndModelRecordsNameElementsByKeyPath() throws {
+        let xml = ModelFixtures.model(
+            """
+            <entity name="Spot" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <attribute name="location" optional="YES" attributeType="Composite" composite="Place"/>
+                <fetchIndex name="byCity">
+                    <fetchIndexElement property="location.city" type="Binary" order="ascending"/>
+                </fetchIndex>
+                <uniquenessConstraints>
+                    <uniquenessConstraint><constraint value="location.floor"/></uniquenessConstraint>
+                </uniquenessConstraints>
+            </entity>
+            <composite name="Place">
+                <attribute name="city" optional="YES" attributeType="String"/>
+                <attribute name="floor" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
+            </composite>
+            """)
+        let directory = try TestStack.scratchDirectory("element-index")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try ModelFixtures.writeModel(xml, in: directory)
+        let model = try NSManagedObjectModel(validatingContentsOf: url)
+        let spot = try #require(model.entitiesByName["Spot"])
+        let element = try #require(spot.indexes.first?.elements.first?.property)
+        #expect(spot.keyPath(ofIndexed: element) == "location.city")
+        let rebuilt = try ModelRecord.model(from: try ModelRecord.encode(model))
+        let rebuiltSpot = try #require(rebuilt.entitiesByName["Spot"])
+        let rebuiltElement = try #require(rebuiltSpot.indexes.first?.elements.first?.property)
+        #expect(rebuiltSpot.keyPath(ofIndexed: rebuiltElement) == "location.city")
+        #expect(rebuiltSpot.uniquenessConstraints as? [[String]] == [["location.floor"]])
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: model, in: directory)
+        let store = try #require(coordinator.persistentStores.first as? PageFileStore)
+        #expect(
+            try store.info(for: spot).indexes.map(\.treeName) == ["unique.Spot.location.floor", "index.Spot.byCity"])
+        let context = TestStack.context(coordinator)
+        try context.performAndWait {
+            for (name, floor) in [("A", 1), ("B", 1)] {
+                let object = NSEntityDescription.insertNewObject(forEntityName: "Spot", into: context)
+                object.setValue(name, forKey: "name")
+                object.setValue(["city": "Oslo", "floor": floor], forKey: "location")
+            }
+            let error = try #require(throws: NSError.self) { try context.save() }
+            #expect(error.code == NSManagedObjectConstraintMergeError)
+        }
+    }
 }

@@ -127,9 +127,10 @@ extension ModelFileReader {
             if let list = indexesByEntity[ObjectIdentifier(entity)] { entity.indexes = list }
         }
         for (entity, groups, position) in constraints {
-            for name in groups.joined() where property(named: name, of: entity) == nil {
+            for name in groups.joined() where indexedProperty(named: name, of: entity) == nil {
                 throw position.error(
-                    "the uniqueness constraint names '\(name)', which is not a property of '\(entity.name ?? "")'")
+                    "the uniqueness constraint names '\(name)', which is not a property (or composite element) of "
+                        + "'\(entity.name ?? "")'")
             }
             entity.uniquenessConstraints += groups as [[Any]]
         }
