@@ -84,22 +84,19 @@ import Testing
             try first.save()
             return place.objectID
         }
-        let objectTrump = TestStack.context(coordinator)
-        objectTrump.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
-        try objectTrump.performAndWait {
-            let replacement = Self.place(objectTrump, "Z", city: "Oslo", lat: 7)
-            try objectTrump.save()
-            #expect(replacement.objectID == original)
+        // Object trump: the inserted values win; store trump: the stored ones stay.
+        for (policy, name, lat) in [
+            (NSMergeByPropertyObjectTrumpMergePolicy, "Z", 7.0), (NSMergeByPropertyStoreTrumpMergePolicy, "Y", 8.0),
+        ] {
+            let upsert = TestStack.context(coordinator)
+            upsert.mergePolicy = policy
+            try upsert.performAndWait {
+                let inserted = Self.place(upsert, name, city: "Oslo", lat: lat)
+                try upsert.save()
+                #expect(inserted.objectID == original)
+            }
+            #expect(try Self.stored(coordinator) == ["Z:Oslo"])
         }
-        #expect(try Self.stored(coordinator) == ["Z:Oslo"])
-        let storeTrump = TestStack.context(coordinator)
-        storeTrump.mergePolicy = NSMergeByPropertyStoreTrumpMergePolicy
-        try storeTrump.performAndWait {
-            let ignored = Self.place(storeTrump, "Y", city: "Oslo", lat: 8)
-            try storeTrump.save()
-            #expect(ignored.objectID == original)
-        }
-        #expect(try Self.stored(coordinator) == ["Z:Oslo"])
         let reader = TestStack.context(coordinator)
         try reader.performAndWait {
             let row = try reader.existingObject(with: original)

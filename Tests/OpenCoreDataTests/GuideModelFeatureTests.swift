@@ -28,14 +28,6 @@ import Testing
         return attribute
     }
 
-    static func derived(_ name: String, _ type: NSAttributeType, _ format: String) -> NSDerivedAttributeDescription {
-        let attribute = NSDerivedAttributeDescription()
-        attribute.name = name
-        attribute.attributeType = type
-        attribute.derivationExpression = NSExpression(format: format)
-        return attribute
-    }
-
     static func container(_ type: String, _ model: NSManagedObjectModel, _ directory: URL) throws
         -> NSPersistentContainer
     {
@@ -97,8 +89,9 @@ import Testing
         let tag = NSEntityDescription()
         tag.name = "Tag"
         tag.properties = [
-            attribute("name", .stringAttributeType), derived("searchName", .stringAttributeType, "canonical:(name)"),
-            derived("lowerName", .stringAttributeType, "lowercase:(name)"),
+            attribute("name", .stringAttributeType),
+            DerivedAttributeTests.derived("searchName", .stringAttributeType, "canonical:(name)"),
+            DerivedAttributeTests.derived("lowerName", .stringAttributeType, "lowercase:(name)"),
         ]
         let post = NSEntityDescription()
         post.name = "Post"
@@ -112,10 +105,10 @@ import Testing
         TestStack.pair(attachments, owner)
         post.properties = [
             attribute("title", .stringAttributeType), cover, attachments,
-            derived("coverIdentifier", .UUIDAttributeType, "cover.identifier"),
-            derived("coverImage", .binaryDataAttributeType, "cover.imageData"),
-            derived("attachmentCount", .integer64AttributeType, "attachments.@count"),
-            derived("updatedAt", .dateAttributeType, "now()"),
+            DerivedAttributeTests.derived("coverIdentifier", .UUIDAttributeType, "cover.identifier"),
+            DerivedAttributeTests.derived("coverImage", .binaryDataAttributeType, "cover.imageData"),
+            DerivedAttributeTests.derived("attachmentCount", .integer64AttributeType, "attachments.@count"),
+            DerivedAttributeTests.derived("updatedAt", .dateAttributeType, "now()"),
         ]
         attachment.properties = [
             attribute("identifier", .UUIDAttributeType), attribute("imageData", .binaryDataAttributeType), owner,
