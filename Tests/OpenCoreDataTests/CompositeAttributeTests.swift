@@ -170,17 +170,18 @@ import Testing
         }
     }
 
-    @Test func aUniquenessConstraintOnACompositeElementIsRefused() throws {
+    @Test func aUniquenessConstraintOnAMissingCompositeElementIsRefused() throws {
         let model = Self.model()
         let place = try #require(model.entitiesByName["Place"])
-        place.uniquenessConstraints = [["spot.city"]]
+        place.uniquenessConstraints = [["spot.country"]]
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let error = try #require(throws: NSError.self) {
             try coordinator.addPersistentStore(
                 ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
         }
         #expect(error.code == NSPersistentStoreIncompatibleSchemaError)
-        #expect(error.localizedDescription.contains("'spot.city'"))
+        #expect(error.localizedDescription.contains("'spot.country'"), "\(error.localizedDescription)")
+        #expect(error.localizedDescription.contains("city, zip, rank, geo"), "\(error.localizedDescription)")
     }
 
     /// Random places saved both as composites and flattened; random predicates and sorts

@@ -168,9 +168,9 @@ import Testing
         }
     }
 
-    /// Random inserts, moves, salary and name changes and deletions over several saves;
-    /// after each save every derived value in the store equals a recomputation from the
-    /// stored sources.
+    /// Random inserts, moves, salary and name changes and deletions over several saves,
+    /// and batch inserts, updates and deletes between them; after each round every derived
+    /// value in the store equals a recomputation from the stored sources.
     @Test(arguments: storeTypes) func derivedValuesEqualARecomputationAfterRandomChanges(type: String) throws {
         var random = SeededRandom(environmentOr: 0xD3_12_7E)
         let (coordinator, directory) = try Self.coordinator(type)
@@ -208,6 +208,13 @@ import Testing
                     }
                 }
                 try context.save()
+                if random.chance(0.6) {
+                    // Batch requests change sources and destinations behind the context's back.
+                    try Self.randomBatchRequests(context, round: round, &random)
+                    context.reset()
+                    teams = try Self.fetch("Team", context)
+                    members = try Self.fetch("Member", context)
+                }
                 let reader = TestStack.context(coordinator)
                 try reader.performAndWait {
                     for team in try Self.fetch("Team", reader) {
@@ -229,6 +236,47 @@ import Testing
                         #expect(member.value(forKey: "teamName") as? String == teamName, "\(random.replayHint)")
                     }
                 }
+            }
+        }
+    }
+
+    /// One to three random batch requests: members inserted (no team: batch inserts set
+    /// no relationships), salaries and names updated, members or teams deleted.
+    static func randomBatchRequests(_ context: NSManagedObjectContext, round: Int, _ random: inout SeededRandom)
+        throws
+    {
+        for _ in 0..<random.int(in: 1...3) {
+            let bound = Double(random.int(in: 0...100))
+            switch random.int(in: 0...5) {
+            case 0:
+                let objects: [[String: Any]] = (0..<random.int(in: 1...4)).map { index in
+                    ["name": "Bä\(round)-\(index)", "salary": Double(random.int(in: 0...100))]
+                }
+                try context.execute(NSBatchInsertRequest(entityName: "Member", objects: objects))
+            case 1:
+                let update = NSBatchUpdateRequest(entityName: "Member")
+                update.predicate = OpenCoreData.NSPredicate(format: "salary < %@", argumentArray: [bound])
+                update.propertiesToUpdate = ["salary": Double(random.int(in: 0...100))]
+                try context.execute(update)
+            case 2:
+                let update = NSBatchUpdateRequest(entityName: "Member")
+                update.predicate = OpenCoreData.NSPredicate(format: "salary > %@", argumentArray: [bound])
+                update.propertiesToUpdate = ["name": "Ü\(round)"]
+                try context.execute(update)
+            case 3:
+                let update = NSBatchUpdateRequest(entityName: "Team")
+                update.predicate = OpenCoreData.NSPredicate(format: "name BEGINSWITH 'T'")
+                update.propertiesToUpdate = ["name": "B\(round)"]
+                try context.execute(update)
+            case 4:
+                let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Member")
+                request.predicate = OpenCoreData.NSPredicate(format: "salary > %@", argumentArray: [bound])
+                try context.execute(NSBatchDeleteRequest(fetchRequest: request))
+            default:
+                let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Team")
+                request.predicate = OpenCoreData.NSPredicate(
+                    format: "name ENDSWITH %@", argumentArray: [String(round % 10)])
+                try context.execute(NSBatchDeleteRequest(fetchRequest: request))
             }
         }
     }

@@ -98,8 +98,16 @@ extension NSPersistentStoreCoordinator {
         var changed: [NSPersistentStore] = []
         let outcome = try withStores { () throws -> StoreBatchOutcome in
             var total = StoreBatchOutcome()
+            // A batch touching derived values runs as one save with them added, so derived
+            // values follow batch requests as they follow saves (README, "Porting").
+            let plan = derivedPlan.flatMap { $0.isAffected(by: operation) ? $0 : nil }
             for store in stores where persistentStores.contains(where: { $0 === store }) {
-                let part = try store.executeBatch(operation)
+                let part =
+                    try plan.map { plan in
+                        try store.executeBatchThroughSave(operation) {
+                            try self.addingDerivedValues(to: $0, plan: plan)
+                        }
+                    } ?? store.executeBatch(operation)
                 total.count += part.count
                 total.objectIDs.append(contentsOf: part.objectIDs)
                 if part.count > 0 { changed.append(store) }

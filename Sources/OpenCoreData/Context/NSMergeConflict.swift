@@ -90,7 +90,7 @@ open class NSConstraintConflict: NSObject, @unchecked Sendable {
         self.conflictingSnapshots = conflictingSnapshots.compactMap { $0 as? [AnyHashable: Any] }
         var values: [String: Any] = [:]
         if let first = conflictingObjects.first {
-            for name in constraint { values[name] = first.value(forKey: name) ?? NSNull() }
+            for name in constraint { values[name] = first.value(forKeyPath: name) ?? NSNull() }
         }
         self.constraintValues = values
         super.init()
@@ -104,10 +104,10 @@ open class NSConstraintConflict: NSObject, @unchecked Sendable {
         self.conflictingObjects = conflictingObjects
         var values: [String: Any] = [:]
         if let entity = conflictingObjects.first?.entity ?? databaseObject?.entity {
-            let layout = entity.layout
+            // A name is an attribute or a composite element's key path (`location.latitude`).
             for (name, stored) in conflict.constraintValues {
-                guard let slot = layout.slotsByName[name] else { continue }
-                values[name] = layout.attributeBySlot[slot]?.attributeValue(stored) ?? NSNull()
+                guard let attribute = entity.attribute(atKeyPath: name) else { continue }
+                values[name] = attribute.attributeValue(stored) ?? NSNull()
             }
         }
         self.constraintValues = values

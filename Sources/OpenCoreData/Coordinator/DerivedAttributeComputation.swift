@@ -153,6 +153,11 @@ extension NSPersistentStoreCoordinator {
             }
             try state.apply(changes, to: id)
         }
+        // A batch insert's upsert takes only the given attributes: its derived ones too.
+        for (id, slots) in state.request.upsertedSlots {
+            guard let derived = plan.slotsByEntity[ObjectIdentifier(id.entity)] else { continue }
+            state.request.upsertedSlots[id] = Array(Set(slots + derived.map(\.slot))).sorted()
+        }
         return state.request
     }
 

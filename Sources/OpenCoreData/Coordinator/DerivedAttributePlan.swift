@@ -33,6 +33,24 @@ final class DerivedAttributePlan: @unchecked Sendable {
 
     var isEmpty: Bool { slotsByEntity.isEmpty }
 
+    /// Whether `operation` may change a derived value: its entity (or a sub-entity) has
+    /// derived attributes or is read by one through a relationship. Every batch delete
+    /// is, as its cascades and nullified inverses may reach any entity.
+    func isAffected(by operation: StoreBatchOperation) -> Bool {
+        let entity: NSEntityDescription
+        switch operation {
+        case .insert(let insert): entity = insert.entity
+        case .update(let update): entity = update.entity
+        case .delete: return !isEmpty
+        }
+        return entity.hierarchy(includingSubentities: true).contains { candidate in
+            slotsByEntity[ObjectIdentifier(candidate)] != nil
+                || dependencies.contains { dependency in
+                    dependency.relationship.destinationEntity.map { candidate.isKindOf(entity: $0) } ?? false
+                }
+        }
+    }
+
     /// The functions a derivation expression may call.
     static let functions: Set<String> = [
         "lowercase:", "uppercase:", "canonical:", "now", "sum:", "count:", "min:", "max:", "average:", "length:",

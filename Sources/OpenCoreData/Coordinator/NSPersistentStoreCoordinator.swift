@@ -20,7 +20,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private var stores: [NSPersistentStore] = []
     private var mergingContexts: [WeakContext] = []
     /// The model's derived attributes, checked when the first store is added (under `lock`).
-    private var derivedPlan: DerivedAttributePlan?
+    private(set) var derivedPlan: DerivedAttributePlan?
 
     nonisolated(unsafe) private static var storeClasses: [String: NSPersistentStore.Type] = [
         NSInMemoryStoreType: NSInMemoryStore.self,

@@ -245,7 +245,7 @@ extension ModelRecord {
                 let place = "index \(name).\(indexName)"
                 let elements = try dictionaries(index, "elements", in: place).map { element in
                     let propertyName = try string(element, "property", in: place)
-                    guard let property = properties[propertyName] else {
+                    guard let property = NSEntityDescription.property(atKeyPath: propertyName, in: properties) else {
                         throw ModelRecord.damaged("\(place) names a missing property '\(propertyName)'")
                     }
                     let collation = try integer(element, "collation", in: place)

@@ -67,7 +67,7 @@ enum ModelRecord {
             "uniquenessConstraints": entity.uniquenessConstraints.map { group in
                 group.map { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name ?? "\($0)" }
             },
-            "indexes": entity.indexes.map(indexDictionary),
+            "indexes": entity.indexes.map { indexDictionary($0, of: entity) },
         ]
         result["superentity"] = entity.superentity?.name
         result["renamingIdentifier"] = entity.renamingIdentifier
@@ -75,12 +75,16 @@ enum ModelRecord {
         return result
     }
 
-    private static func indexDictionary(_ index: NSFetchIndexDescription) -> [String: Any] {
+    private static func indexDictionary(_ index: NSFetchIndexDescription, of entity: NSEntityDescription)
+        -> [String: Any]
+    {
         var result: [String: Any] = [
             "name": index.name,
             "elements": index.elements.map { element -> [String: Any] in
                 [
-                    "property": element.propertyName ?? "", "ascending": element.isAscending,
+                    // A composite element is recorded by its key path (`location.latitude`).
+                    "property": element.property.map(entity.keyPath(ofIndexed:)) ?? "",
+                    "ascending": element.isAscending,
                     "collation": Int(element.collationType.rawValue),
                 ]
             },

@@ -13,19 +13,20 @@ extension NSManagedObjectModel {
     /// - Throws: `NSPersistentStoreIncompatibleSchemaError` (134020) naming the attribute.
     func checkStoreSupport(storeType: String) throws {
         for entity in entities {
-            // A constraint on a composite's element would be left out by the stores, which
-            // key constraints by whole attributes: refuse it rather than not enforce it.
+            // A constraint may name a composite's element by key path (`location.latitude`);
+            // one naming no element would be left out by the stores: refuse it instead.
             for constraint in entity.uniquenessConstraints {
                 for name in constraint.compactMap({ ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }) {
                     let head = String(name.prefix { $0 != "." })
                     guard head != name,
-                        entity.properties.first(where: { $0.name == head }) is NSCompositeAttributeDescription
+                        let composite = entity.propertiesByName[head] as? NSCompositeAttributeDescription,
+                        NSEntityDescription.property(atKeyPath: name, in: [head: composite]) == nil
                     else { continue }
                     throw CoreDataError.make(
                         NSPersistentStoreIncompatibleSchemaError,
                         "cannot add a store of type \(storeType): the uniqueness constraint of "
-                            + "\(entity.name ?? "entity") names the composite element '\(name)'; the stores enforce "
-                            + "constraints on whole attributes only: constrain '\(head)'",
+                            + "\(entity.name ?? "entity") names '\(name)', which is no element of the composite "
+                            + "attribute '\(head)' (its elements: \(composite.elements.map(\.name).joined(separator: ", ")))",
                         userInfo: [NSStoreTypeKey: storeType])
                 }
             }

@@ -8,10 +8,13 @@ import Foundation
 
 extension NSPersistentStore {
     /// Applies `operation` with ``fetchRows(_:)``, ``row(for:)``,
-    /// ``objectIDs(forRelationship:of:)``, ``obtainPermanentIDs(for:)`` and one ``save(_:)``.
+    /// ``objectIDs(forRelationship:of:)``, ``obtainPermanentIDs(for:)`` and one ``save(_:)``
+    /// of the request `prepare` makes of the operation's (the coordinator adds derived values).
     ///
     /// - Throws: the errors of those calls and of the operation's rows (see each request).
-    func executeBatchThroughSave(_ operation: StoreBatchOperation) throws -> StoreBatchOutcome {
+    func executeBatchThroughSave(
+        _ operation: StoreBatchOperation, prepare: (StoreSaveRequest) throws -> StoreSaveRequest = { $0 }
+    ) throws -> StoreBatchOutcome {
         let rows = StoreBatchRows(
             row: { [unowned self] id in id.persistentStore === self ? try self.row(for: id) : nil },
             destinations: { [unowned self] relationship, id in
@@ -44,7 +47,7 @@ extension NSPersistentStore {
                 request.insertedRows.append(StoreRow(objectID: id, version: 0, values: row.values))
                 request.upsertedSlots[id] = row.givenSlots
             }
-            let result = try save(request)
+            let result = try save(try prepare(request))
             outcome.count = ids.count
             if insert.returnsObjectIDs { outcome.objectIDs = ids.map { result.replacedObjectIDs[$0] ?? $0 } }
         case .update(let update):
@@ -59,14 +62,14 @@ extension NSPersistentStore {
                 request.updatedRows.append(
                     StoreRowUpdate(objectID: row.objectID, expectedVersion: row.version, changes: changes))
             }
-            if !request.isEmpty { _ = try save(request) }
+            if !request.isEmpty { _ = try save(try prepare(request)) }
             outcome.count = matched.count
             if update.returnsObjectIDs { outcome.objectIDs = matched.map(\.objectID) }
         case .delete(let delete):
             let plan = try BatchDeletePlan(
                 selected: try rows.selected(by: delete.selection, in: self), rows: rows, store: self)
             let request = plan.saveRequest(author: delete.transactionAuthor, contextName: delete.contextName)
-            if !request.isEmpty { _ = try save(request) }
+            if !request.isEmpty { _ = try save(try prepare(request)) }
             outcome.count = plan.deleted.count
             if delete.returnsObjectIDs { outcome.objectIDs = plan.deleted.map(\.objectID) }
         }

@@ -10,8 +10,8 @@ import Foundation
 protocol StoreUniquenessConstraint {
     /// The constraint's name among its entity's (its property names joined by `+`).
     var name: String { get }
-    /// The constrained attribute slots, in the constraint's order.
-    var slots: [Int] { get }
+    /// The constrained attributes or composite elements, in the constraint's order.
+    var fields: [StoreKeyField] { get }
     /// The key of a row's `values`: equal keys clash; nil when a value is nil (no clash,
     /// as in SQL).
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]?
@@ -21,18 +21,18 @@ protocol StoreUniquenessConstraint {
 /// (strings in Unicode normalization form C), length-prefixed.
 struct StoreUniqueKey: StoreUniquenessConstraint {
     let name: String
-    let slots: [Int]
+    let fields: [StoreKeyField]
 
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
         var key = StoreByteWriter()
-        guard StoreUniqueKey.appendKey(of: values, slots: slots, to: &key) else { return nil }
+        guard StoreUniqueKey.appendKey(of: values, fields: fields, to: &key) else { return nil }
         return key.bytes
     }
 
-    /// Appends the exact key of `values` at `slots`; false when a value is nil.
-    static func appendKey(of values: [StoreValue], slots: [Int], to key: inout StoreByteWriter) -> Bool {
-        for slot in slots {
-            var value = slot < values.count ? values[slot] : .null
+    /// Appends the exact key of `values` at `fields`; false when a value is nil.
+    static func appendKey(of values: [StoreValue], fields: [StoreKeyField], to key: inout StoreByteWriter) -> Bool {
+        for field in fields {
+            var value = field.value(in: values)
             if case .null = value { return false }
             // Equal strings in either normalization form are one key.
             if case .string(let string) = value { value = .string(string.precomposedStringWithCanonicalMapping) }
@@ -52,25 +52,26 @@ struct StoreUniqueKey: StoreUniquenessConstraint {
     /// The constraints of `entity`, inherited ones included: from the root entity down,
     /// each set of slots once.
     static func constraints(of entity: NSEntityDescription) -> [StoreUniqueKey] {
-        var seen: Set<[Int]> = []
+        var seen: Set<[StoreKeyField]> = []
         var result: [StoreUniqueKey] = []
         for ancestor in lineage(of: entity) {
-            for constraint in declared(by: ancestor, in: entity.layout) where seen.insert(constraint.slots).inserted {
-                result.append(StoreUniqueKey(name: constraint.name, slots: constraint.slots))
+            for constraint in declared(by: ancestor, in: entity.layout) where seen.insert(constraint.fields).inserted {
+                result.append(StoreUniqueKey(name: constraint.name, fields: constraint.fields))
             }
         }
         return result
     }
 
     /// The constraints `declaring` (one entity of a lineage) declares, resolved in `layout`;
-    /// a constraint naming something other than an attribute of the layout is left out.
+    /// a constraint naming something other than an attribute or a composite element of the
+    /// layout is left out.
     static func declared(by declaring: NSEntityDescription, in layout: EntityLayout)
-        -> [(name: String, slots: [Int], attributeTypes: [NSAttributeType])]
+        -> [(name: String, fields: [StoreKeyField], attributeTypes: [NSAttributeType])]
     {
         declaring.uniquenessConstraints.compactMap { constraint in
             let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-            guard let resolved = layout.attributeSlots(named: names) else { return nil }
-            return (names.joined(separator: "+"), resolved.slots, resolved.attributeTypes)
+            guard let resolved = layout.keyFields(named: names) else { return nil }
+            return (names.joined(separator: "+"), resolved.fields, resolved.attributeTypes)
         }
     }
 
@@ -86,21 +87,6 @@ struct StoreUniqueKey: StoreUniquenessConstraint {
     }
 }
 
-extension EntityLayout {
-    /// The slots and types of the attributes `names`; nil when there are none or one is
-    /// not an attribute.
-    func attributeSlots(named names: [String]) -> (slots: [Int], attributeTypes: [NSAttributeType])? {
-        var slots: [Int] = []
-        var types: [NSAttributeType] = []
-        for name in names {
-            guard let slot = slotsByName[name], let attribute = attributeBySlot[slot] else { return nil }
-            slots.append(slot)
-            types.append(attribute.attributeType)
-        }
-        return slots.isEmpty ? nil : (slots, types)
-    }
-}
-
 enum StoreUniqueness {
     /// The details of `row` clashing on `constraint` with `databaseRow`, the row holding the key.
     static func conflict(row: StoreRow, constraint: some StoreUniquenessConstraint, databaseRow: StoreRow?)
@@ -108,11 +94,11 @@ enum StoreUniqueness {
     {
         let layout = row.objectID.entity.layout
         var storedValues: [String: StoreValue] = [:]
-        for slot in constraint.slots where slot < row.values.count {
-            storedValues[layout.properties[slot].name] = row.values[slot]
+        for field in constraint.fields where field.slot < row.values.count {
+            storedValues[layout.keyPath(of: field)] = field.value(in: row.values)
         }
         return StoreConstraintConflict(
-            constraint: constraint.slots.map { layout.properties[$0].name }, constraintValues: storedValues,
+            constraint: constraint.fields.map(layout.keyPath(of:)), constraintValues: storedValues,
             databaseRow: databaseRow, conflictingObjectIDs: [row.objectID])
     }
 

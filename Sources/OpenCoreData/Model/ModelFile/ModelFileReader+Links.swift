@@ -111,7 +111,7 @@ extension ModelFileReader {
         for pending in indexes {
             var elements: [NSFetchIndexElementDescription] = []
             for item in pending.elements {
-                guard let property = property(named: item.property, of: pending.entity) else {
+                guard let property = indexedProperty(named: item.property, of: pending.entity) else {
                     throw item.position.error(
                         "the index '\(pending.index.name)' names '\(item.property)', which is not a property of "
                             + "'\(pending.entity.name ?? "")'")
@@ -127,12 +127,21 @@ extension ModelFileReader {
             if let list = indexesByEntity[ObjectIdentifier(entity)] { entity.indexes = list }
         }
         for (entity, groups, position) in constraints {
-            for name in groups.joined() where property(named: name, of: entity) == nil {
+            for name in groups.joined() where indexedProperty(named: name, of: entity) == nil {
                 throw position.error(
-                    "the uniqueness constraint names '\(name)', which is not a property of '\(entity.name ?? "")'")
+                    "the uniqueness constraint names '\(name)', which is not a property (or composite element) of "
+                        + "'\(entity.name ?? "")'")
             }
             entity.uniquenessConstraints += groups as [[Any]]
         }
+    }
+
+    /// The property `name` of `entity` (or an ancestor), or the composite element it names
+    /// by key path (`location.latitude`).
+    private func indexedProperty(named name: String, of entity: NSEntityDescription) -> NSPropertyDescription? {
+        let head = String(name.prefix { $0 != "." })
+        guard let property = property(named: head, of: entity) else { return nil }
+        return NSEntityDescription.property(atKeyPath: name, in: [head: property])
     }
 
     /// The property `name` of `entity` or of one of its ancestors.

@@ -20,7 +20,7 @@ struct PageFileBlobSlot {
     /// Indexed ones stay inline so index keys are always computed from the value itself.
     static func slots(of entity: NSEntityDescription, indexes: [PageFileIndex]) -> [PageFileBlobSlot] {
         let layout = entity.layout
-        let indexed = Set(indexes.flatMap(\.slots))
+        let indexed = Set(indexes.flatMap { $0.fields.map(\.slot) })
         var result: [PageFileBlobSlot] = []
         for (slot, property) in layout.properties.enumerated() {
             guard let attribute = property as? NSAttributeDescription, !attribute.isTransient,

@@ -3,12 +3,14 @@
 // model once when the store opens. The catalog record in `store.meta` lists every index
 // and join tree with what `verify()` needs to check them without the model:
 //
-//   <tree> TAB index|unique|reference TAB <slots, comma-separated>
+//   <tree> TAB index|unique|reference TAB <fields, comma-separated>
 //   <tree> TAB join|join-ordered TAB <source row trees>|<destination row trees>|<mirror>
 //   <row tree> TAB to-one TAB <slot>|<destination row trees>
 //
-// one line each, sorted; the mirror is the inverse's join tree, `ref:<slot>` for a to-one
-// inverse in that slot of the destination rows, or nothing. A to-one line names a to-one
+// one line each, sorted; a field is a slot, or `slot.element...` for an element of the
+// composite attribute in that slot (older readers skip such a line: not a number); the
+// mirror is the inverse's join tree, `ref:<slot>` for a to-one inverse in that slot of
+// the destination rows, or nothing. A to-one line names a to-one
 // with an inverse, whose reference must name an existing row.
 import Foundation
 import StorageEngine
@@ -121,7 +123,7 @@ struct PageFileCatalog {
     var record: [UInt8] {
         var lines = storage.infoByEntity.values.flatMap(\.indexes).map {
             "\($0.treeName)\t\($0.isReference ? "reference" : $0.isUnique ? "unique" : "index")\t"
-                + $0.slots.map(String.init).joined(separator: ",")
+                + $0.fields.map(\.recordText).joined(separator: ",")
         }
         lines += joinLines()
         lines += toOneLines()
@@ -204,12 +206,12 @@ struct PageFileCatalog {
             guard unique || reference || fields[1] == "index" else { return nil }
             let prefix = (reference ? "rel." : unique ? "unique." : "index.") + entityName + "."
             guard tree.hasPrefix(prefix) else { return nil }
-            let slots = fields[2].split(separator: ",").map { Int($0) ?? -1 }
-            // A slot that is not a number (or is negative) is damage: the line is not trusted.
-            guard slots.allSatisfy({ $0 >= 0 }) else { return nil }
+            let keyFields = fields[2].split(separator: ",").map(StoreKeyField.init(recordText:))
+            // A field that is not a slot number (or is negative) is damage: the line is not trusted.
+            guard !keyFields.contains(where: { $0 == nil }) else { return nil }
             var index = PageFileIndex(
-                treeName: tree, name: String(tree.dropFirst(prefix.count)), slots: slots, attributeTypes: [],
-                isUnique: unique)
+                treeName: tree, name: String(tree.dropFirst(prefix.count)), fields: keyFields.compactMap { $0 },
+                attributeTypes: [], isUnique: unique)
             index.isReference = reference
             return index
         }

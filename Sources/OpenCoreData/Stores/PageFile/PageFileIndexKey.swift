@@ -216,17 +216,18 @@ enum PageFileKey {
     }
 }
 
-/// One secondary index of an entity: its tree, its attribute slots, and whether it is unique.
+/// One secondary index of an entity: its tree, its fields (attributes or composite
+/// elements), and whether it is unique.
 struct PageFileIndex: StoreUniquenessConstraint {
     /// The index's name in the catalog (`index.<Entity>.<name>`).
     let treeName: String
     let name: String
-    let slots: [Int]
+    let fields: [StoreKeyField]
     let attributeTypes: [NSAttributeType]
     /// A unique index maps the values to the primary key; others map (values, key) to nothing.
     let isUnique: Bool
     /// A reference index (`rel.<Entity>.<to-one>`) maps (destination key, key) to nothing:
-    /// the inverse to-many of the to-one in `slots[0]` reads it (SPEC.md §3.2 R1).
+    /// the inverse to-many of the to-one in `fields[0]` reads it (SPEC.md §3.2 R1).
     var isReference = false
     /// The index's position among every index of its catalog: the writer keeps its
     /// pending entries by it, not by tree name.
@@ -241,7 +242,7 @@ struct PageFileIndex: StoreUniquenessConstraint {
     /// (a unique index skips rows with a nil in the key, as SQL does).
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
         if isReference {
-            guard let slot = slots.first, slot < values.count else { return nil }
+            guard let slot = fields.first?.slot, slot < values.count else { return nil }
             switch values[slot] {
             case .objectID(let destination):
                 return PageFileKey.primary(destination.key) + PageFileKey.primary(primaryKey)
@@ -254,10 +255,10 @@ struct PageFileIndex: StoreUniquenessConstraint {
         key.bytes.reserveCapacity(32)
         if isUnique {
             // Exact bytes: equality only, and no two distinct numbers share a key.
-            guard StoreUniqueKey.appendKey(of: values, slots: slots, to: &key) else { return nil }
+            guard StoreUniqueKey.appendKey(of: values, fields: fields, to: &key) else { return nil }
         } else {
-            for slot in slots {
-                let value = slot < values.count ? values[slot] : .null
+            for field in fields {
+                let value = field.value(in: values)
                 if !PageFileKey.append(value, to: &key.bytes) {
                     // Equality-only element: the value's exact row encoding, behind a tag above 0x30.
                     key.byte(0x40)
@@ -285,24 +286,26 @@ struct PageFileIndex: StoreUniquenessConstraint {
         let entityName = entity.name ?? "entity"
         var result: [PageFileIndex] = []
         var seen: Set<String> = []
-        func add(_ name: String, slots: [Int], types: [NSAttributeType], unique: Bool) {
-            let signature = (unique ? "u:" : "i:") + slots.map(String.init).joined(separator: ",")
+        func add(_ name: String, fields: [StoreKeyField], types: [NSAttributeType], unique: Bool) {
+            let signature = (unique ? "u:" : "i:") + fields.map(\.recordText).joined(separator: ",")
             guard seen.insert(signature).inserted else { return }
             let kind = unique ? "unique" : "index"
             result.append(
                 PageFileIndex(
-                    treeName: "\(kind).\(entityName).\(name)", name: name, slots: slots, attributeTypes: types,
+                    treeName: "\(kind).\(entityName).\(name)", name: name, fields: fields, attributeTypes: types,
                     isUnique: unique))
         }
         func add(_ name: String, _ names: [String]) {
-            guard let resolved = layout.attributeSlots(named: names) else { return }
-            add(name, slots: resolved.slots, types: resolved.attributeTypes, unique: false)
+            guard let resolved = layout.keyFields(named: names) else { return }
+            add(name, fields: resolved.fields, types: resolved.attributeTypes, unique: false)
         }
         for ancestor in StoreUniqueKey.lineage(of: entity) {
             for constraint in StoreUniqueKey.declared(by: ancestor, in: layout) {
-                add(constraint.name, slots: constraint.slots, types: constraint.attributeTypes, unique: true)
+                add(constraint.name, fields: constraint.fields, types: constraint.attributeTypes, unique: true)
             }
-            for index in ancestor.indexes { add(index.name, index.elements.compactMap(\.propertyName)) }
+            for index in ancestor.indexes {
+                add(index.name, index.elements.compactMap { $0.property.map(entity.keyPath(ofIndexed:)) })
+            }
             for property in ancestor.properties where property.isIndexed && property is NSAttributeDescription {
                 add(property.name, [property.name])
             }
@@ -311,7 +314,8 @@ struct PageFileIndex: StoreUniquenessConstraint {
         where PageFileToMany.needsReferenceIndex(relationship) {
             guard let slot = layout.slotsByName[relationship.name] else { continue }
             var index = PageFileIndex(
-                treeName: "rel.\(entityName).\(relationship.name)", name: relationship.name, slots: [slot],
+                treeName: "rel.\(entityName).\(relationship.name)", name: relationship.name,
+                fields: [StoreKeyField(slot: slot)],
                 attributeTypes: [], isUnique: false)
             index.isReference = true
             result.append(index)

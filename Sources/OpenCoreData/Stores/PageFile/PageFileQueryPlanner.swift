@@ -1,6 +1,6 @@
 // Query planning (SPEC.md §3.5): the sargable conjuncts of a predicate — `==`, `<`,
 // `<=`, `>`, `>=`, BETWEEN, IN, and BEGINSWITH on strings without [c]/[d] — on a prefix
-// of an index's elements become key ranges of that index. The planner only narrows
+// of an index's elements (attributes or composite elements) become key ranges of that index. The planner only narrows
 // the candidates: every candidate row is still checked against the whole predicate by
 // the compiled evaluator, so a plan may over-approximate but never miss a row.
 import Foundation
@@ -17,14 +17,14 @@ struct PageFilePlan {
 }
 
 enum PageFileQueryPlanner {
-    /// One sargable condition on an attribute slot.
+    /// One sargable condition on an attribute or composite element.
     private enum Term {
         case points([[UInt8]])
         case range(lower: [UInt8]?, upper: [UInt8]?)
     }
 
     private struct SlotTerm {
-        let slot: Int
+        let field: StoreKeyField
         let term: Term
         let isExact: Bool
     }
@@ -51,8 +51,8 @@ enum PageFileQueryPlanner {
             var exact = allSargable
             var ranges: [(lower: [UInt8]?, upper: [UInt8]?)] = []
             var finished = false
-            for slot in index.slots {
-                let slotTerms = terms.filter { $0.slot == slot }
+            for field in index.fields {
+                let slotTerms = terms.filter { $0.field == field }
                 guard !slotTerms.isEmpty else { break }
                 if let point = slotTerms.first(where: {
                     if case .points(let p) = $0.term { p.count == 1 } else { false }
@@ -139,8 +139,8 @@ enum PageFileQueryPlanner {
             default: return nil
             }
         }
-        guard case .keyPath(let key) = keyExpression.node, !key.contains("."),
-            let slot = layout.slotsByName[key], let attribute = layout.attributeBySlot[slot]
+        // An attribute, or an element of a composite attribute (`location.latitude`).
+        guard case .keyPath(let key) = keyExpression.node, let (field, attribute) = layout.keyField(named: key)
         else { return nil }
         let type = attribute.attributeType
         guard PageFileKey.isOrderable(type) else { return nil }
@@ -156,7 +156,7 @@ enum PageFileQueryPlanner {
             guard let constant = constants(constantExpression, count: 1)?.first else { return nil }
             guard let bytes = encode(constant) else { return nil }
             return SlotTerm(
-                slot: slot, term: .points([bytes]),
+                field: field, term: .points([bytes]),
                 isExact: exactType || type == .stringAttributeType)
         case .in:
             guard let elements = constants(constantExpression, count: nil) else { return nil }
@@ -166,27 +166,27 @@ enum PageFileQueryPlanner {
                 points.append(bytes)
             }
             if points.isEmpty { return nil }
-            return SlotTerm(slot: slot, term: .points(points), isExact: exactType || type == .stringAttributeType)
+            return SlotTerm(field: field, term: .points(points), isExact: exactType || type == .stringAttributeType)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard let constant = constants(constantExpression, count: 1)?.first, let value = constant,
                 let bytes = encodeConstant(value, for: type)
             else { return nil }
             let tag = [bytes[0]]
             switch operatorType {
-            case .lessThan: return SlotTerm(slot: slot, term: .range(lower: tag, upper: bytes), isExact: exactType)
+            case .lessThan: return SlotTerm(field: field, term: .range(lower: tag, upper: bytes), isExact: exactType)
             case .lessThanOrEqualTo:
                 return SlotTerm(
-                    slot: slot, term: .range(lower: tag, upper: PageFileKey.successor(ofPrefix: bytes)),
+                    field: field, term: .range(lower: tag, upper: PageFileKey.successor(ofPrefix: bytes)),
                     isExact: exactType)
             case .greaterThan:
                 return SlotTerm(
-                    slot: slot,
+                    field: field,
                     term: .range(
                         lower: PageFileKey.successor(ofPrefix: bytes), upper: PageFileKey.successor(ofPrefix: tag)),
                     isExact: exactType)
             default:
                 return SlotTerm(
-                    slot: slot, term: .range(lower: bytes, upper: PageFileKey.successor(ofPrefix: tag)),
+                    field: field, term: .range(lower: bytes, upper: PageFileKey.successor(ofPrefix: tag)),
                     isExact: exactType)
             }
         case .between:
@@ -194,7 +194,7 @@ enum PageFileQueryPlanner {
                 let lowBytes = encodeConstant(low, for: type), let highBytes = encodeConstant(high, for: type)
             else { return nil }
             return SlotTerm(
-                slot: slot, term: .range(lower: lowBytes, upper: PageFileKey.successor(ofPrefix: highBytes)),
+                field: field, term: .range(lower: lowBytes, upper: PageFileKey.successor(ofPrefix: highBytes)),
                 isExact: exactType)
         case .beginsWith:
             guard type == .stringAttributeType, let constant = constants(constantExpression, count: 1)?.first,
@@ -204,7 +204,7 @@ enum PageFileQueryPlanner {
             var bytes: [UInt8] = []
             PageFileKey.appendString(prefix, terminated: false, to: &bytes)
             return SlotTerm(
-                slot: slot, term: .range(lower: bytes, upper: PageFileKey.successor(ofPrefix: bytes)), isExact: false)
+                field: field, term: .range(lower: bytes, upper: PageFileKey.successor(ofPrefix: bytes)), isExact: false)
         default:
             return nil
         }

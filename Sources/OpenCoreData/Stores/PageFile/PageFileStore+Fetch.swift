@@ -214,15 +214,15 @@ extension PageFileStore {
         of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>, limit needed: Int,
         in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
     ) throws -> Bool? {
+        // The sort key is an attribute or a composite element (`location.latitude`).
         guard let descriptor = request.sortDescriptors?.first, descriptor.comparator == nil,
-            descriptor.comparison == .compare, let key = descriptor.key, !key.contains("."),
-            let slot = entity.layout.slotsByName[key], let attribute = entity.layout.attributeBySlot[slot],
+            descriptor.comparison == .compare, let key = descriptor.key,
+            let (field, attribute) = entity.layout.keyField(named: key),
             attribute.attributeType != .stringAttributeType, PageFileKey.isOrderable(attribute.attributeType)
         else { return nil }
         let info = try info(for: entity)
-        guard let index = info.indexes.first(where: { !$0.isUnique && $0.isOrdered && $0.slots.first == slot }) else {
-            return nil
-        }
+        guard let index = info.indexes.first(where: { !$0.isUnique && $0.isOrdered && $0.fields.first == field })
+        else { return nil }
         var range: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil)
         var rangeIsExact = false
         if let plan = PageFileQueryPlanner.plan(request.predicate, layout: entity.layout, indexes: info.indexes) {
@@ -242,7 +242,7 @@ extension PageFileStore {
         // the order the context's stable sort keeps them: ascending primary key, the order the
         // full path returns. That holds for a one-element index (entries are (value, key)) and
         // a lone sort descriptor; a descending walk re-reads its last tie group forward.
-        let mayStopEarly = index.slots.count == 1 && request.sortDescriptors?.count == 1
+        let mayStopEarly = index.fields.count == 1 && request.sortDescriptors?.count == 1
         let rows = try transaction.tree(named: info.treeName)
         func load(_ primary: Int64) throws -> StoreRow? {
             guard let rows, var row = try loadRow(entity, key: primary, from: rows, codec: codec) else {
@@ -310,7 +310,7 @@ extension PageFileStore {
             }
         }
         if request.sortDescriptors?.count == 1,
-            let ordered = Self.sortedBySortValue(result, slot: slot, ascending: descriptor.ascending)
+            let ordered = Self.sortedBySortValue(result, field: field, ascending: descriptor.ascending)
         {
             result = ordered
             return true
@@ -334,14 +334,14 @@ extension PageFileStore {
     }
 
     /// `rows` in the order the context's stable sort gives the full path's key-ordered rows —
-    /// by the value in `slot`, ties by key — when every value is an integer or a date, which
+    /// by the value of `field`, ties by key — when every value is an integer or a date, which
     /// the context compares exactly as numbers; nil otherwise (nulls, NaN dates, other types).
-    private static func sortedBySortValue(_ rows: [StoreRow], slot: Int, ascending: Bool) -> [StoreRow]? {
+    private static func sortedBySortValue(_ rows: [StoreRow], field: StoreKeyField, ascending: Bool) -> [StoreRow]? {
         var keyed: [(value: Double, key: Int64, index: Int)] = []
         keyed.reserveCapacity(rows.count)
         for (index, row) in rows.enumerated() {
-            guard slot < row.values.count else { return nil }
-            switch row.values[slot] {
+            guard field.slot < row.values.count else { return nil }
+            switch field.value(in: row.values) {
             case .integer(let number) where number.magnitude < 1 << 53:
                 keyed.append((Double(number), row.objectID.key, index))
             case .date(let date) where !date.timeIntervalSinceReferenceDate.isNaN:

@@ -60,7 +60,7 @@ extension PageFileStore {
                     let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
                     guard fields.count == 3 else { continue }
                     if ["index", "unique", "reference"].contains(fields[1]),
-                        fields[2].split(separator: ",").contains(where: { (Int($0) ?? -1) < 0 })
+                        fields[2].split(separator: ",").contains(where: { StoreKeyField(recordText: $0) == nil })
                     {
                         report.problems.append("index catalog: the line of \(fields[0]) names a slot that is not one")
                     }

@@ -166,6 +166,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                     if stored.metadata[ModelRecord.metadataKey] == nil, !isReadOnly {
                         try recordModel(model, in: database)
                     }
+                    if !isReadOnly { try buildMissingIndexes(in: database) }
                     identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 }
                 metadataChanged = false
