@@ -368,8 +368,6 @@ open class NSExpression: NSObject, @unchecked Sendable {
 
     /// A hash consistent with `isEqual(_:)`.
     open override var hash: Int {
-        var hasher = Hasher()
-        PredicateEquality.hash(self, into: &hasher)
-        return hasher.finalize()
+        PredicateEquality.hashValue(self)
     }
 }
