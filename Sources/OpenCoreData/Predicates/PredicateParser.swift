@@ -315,20 +315,22 @@ struct PredicateParser {
     }
 
     private mutating func parseAdditive() throws -> NSExpression {
-        try parseLeftAssociative([("+", "add:to:"), ("-", "from:subtract:")]) { try $0.parseMultiplicative() }
+        try parseLeftAssociative("+", "add:to:", "-", "from:subtract:") { try $0.parseMultiplicative() }
     }
 
     private mutating func parseMultiplicative() throws -> NSExpression {
-        try parseLeftAssociative([("*", "multiply:by:"), ("/", "divide:by:")]) { try $0.parsePower() }
+        try parseLeftAssociative("*", "multiply:by:", "/", "divide:by:") { try $0.parsePower() }
     }
 
-    /// The expressions `operand` parses, joined left to right by the operator symbols of
-    /// `functions`, each into the two-argument function it names.
+    /// The expressions `operand` parses, joined left to right by the operator symbols
+    /// `first` and `second`, each into the two-argument function it names.
     private mutating func parseLeftAssociative(
-        _ functions: [(symbol: String, function: String)], _ operand: (inout Self) throws -> NSExpression
+        _ first: String, _ firstFunction: String, _ second: String, _ secondFunction: String,
+        _ operand: (inout Self) throws -> NSExpression
     ) throws -> NSExpression {
         var left = try operand(&self)
-        while let function = functions.first(where: { isSymbol($0.symbol) })?.function {
+        while isSymbol(first, second) {
+            let function = isSymbol(first) ? firstFunction : secondFunction
             advance()
             let right = try operand(&self)
             left = try checked(NSExpression(node: .function(function, [left, right])))
