@@ -127,41 +127,47 @@ struct BatchInsertRowBuilder {
 
     /// The row of a dictionary keyed by attribute name.
     mutating func row(from dictionary: [String: Any]) throws -> BatchInsertRow {
-        position += 1
-        var values = template
-        scratch.removeAll(keepingCapacity: true)
+        var values = startRow()
         for (key, value) in dictionary {
-            guard let slot = try cachedSlot(forKey: key) else { continue }
-            values[slot] = try storedValue(value, slot: slot, key: key)
-            scratch.append(slot)
+            try place(value, forKey: key, in: &values)
         }
         return try finish(values)
     }
 
     /// The row of an `NSDictionary` a handler filled in.
     mutating func row(from dictionary: NSDictionary) throws -> BatchInsertRow {
-        position += 1
-        var values = template
-        scratch.removeAll(keepingCapacity: true)
+        var values = startRow()
         for (rawKey, value) in dictionary {
             guard let key = (rawKey as? String) ?? (rawKey as? NSString).map({ $0 as String }) else {
                 throw CoreDataError.make(
                     NSManagedObjectValidationError,
                     "\(subject): a key of type \(type(of: rawKey)) is not an attribute name")
             }
-            guard let slot = try cachedSlot(forKey: key) else { continue }
-            values[slot] = try storedValue(value, slot: slot, key: key)
-            scratch.append(slot)
+            try place(value, forKey: key, in: &values)
         }
         return try finish(values)
     }
 
+    /// The next row's values before any is given: the template of defaults.
+    private mutating func startRow() -> [StoreValue] {
+        position += 1
+        scratch.removeAll(keepingCapacity: true)
+        return template
+    }
+
+    /// Stores `value` in the slot of the attribute named `key` (a name the entity does not
+    /// have is ignored, as in Core Data) and notes the slot as given.
+    @inline(__always)
+    private mutating func place(_ value: Any, forKey key: String, in values: inout [StoreValue]) throws {
+        guard let slot = try cachedSlot(forKey: key) else { return }
+        values[slot] = try storedValue(value, slot: slot, key: key)
+        scratch.append(slot)
+    }
+
     /// The row of a managed object (in no context) a handler filled in: the attributes it set.
     mutating func row(from object: NSManagedObject) throws -> BatchInsertRow {
-        position += 1
         object.fireFaultIfNeeded()
-        var values = template
-        scratch.removeAll(keepingCapacity: true)
+        var values = startRow()
         for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
             let name = layout.properties[slot].name
             guard try self.slot(forKey: name) != nil else { continue }

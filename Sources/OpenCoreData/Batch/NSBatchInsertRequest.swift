@@ -7,11 +7,11 @@ import Foundation
 /// What a batch insert reports.
 public enum NSBatchInsertRequestResultType: UInt, Sendable {
     /// `true` when the insert succeeded (the default).
-    case statusOnly = 0
+    case statusOnly
     /// The object IDs of the inserted rows, in the order they were given.
-    case objectIDs = 1
+    case objectIDs
     /// The number of rows inserted.
-    case count = 2
+    case count
 }
 
 /// Inserts many objects of one entity directly into the store, in one transaction.

@@ -6,11 +6,11 @@ import Foundation
 /// What a batch update reports.
 public enum NSBatchUpdateRequestResultType: UInt, Sendable {
     /// `true` when the update succeeded (the default).
-    case statusOnlyResultType = 0
+    case statusOnlyResultType
     /// The object IDs of the rows that matched and were updated.
-    case updatedObjectIDsResultType = 1
+    case updatedObjectIDsResultType
     /// The number of rows that matched and were updated.
-    case updatedObjectsCountResultType = 2
+    case updatedObjectsCountResultType
 }
 
 /// Updates attributes of every stored object of an entity matching a predicate, in one

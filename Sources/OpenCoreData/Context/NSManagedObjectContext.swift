@@ -9,11 +9,11 @@ import Foundation
 /// How a context serializes access to itself.
 public enum NSManagedObjectContextConcurrencyType: UInt, Sendable {
     /// Deprecated in Core Data; treated as `.privateQueueConcurrencyType`.
-    case confinementConcurrencyType = 0
+    case confinementConcurrencyType
     /// The context owns a private serial queue.
-    case privateQueueConcurrencyType = 1
+    case privateQueueConcurrencyType
     /// The context runs on the main queue.
-    case mainQueueConcurrencyType = 2
+    case mainQueueConcurrencyType
 }
 
 /// An object space: fetch objects into it, change them, and save the changes.

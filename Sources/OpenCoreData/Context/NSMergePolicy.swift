@@ -10,15 +10,15 @@ import Foundation
 /// The kinds of merge policy.
 public enum NSMergePolicyType: UInt, Sendable {
     /// A conflict fails the save.
-    case errorMergePolicyType = 0x00
+    case errorMergePolicyType
     /// Stored values win over in-memory ones, property by property.
-    case mergeByPropertyStoreTrumpMergePolicyType = 0x01
+    case mergeByPropertyStoreTrumpMergePolicyType
     /// In-memory values win over stored ones, property by property.
-    case mergeByPropertyObjectTrumpMergePolicyType = 0x02
+    case mergeByPropertyObjectTrumpMergePolicyType
     /// The in-memory object replaces the stored one entirely.
-    case overwriteMergePolicyType = 0x03
+    case overwriteMergePolicyType
     /// The in-memory changes are discarded.
-    case rollbackMergePolicyType = 0x04
+    case rollbackMergePolicyType
 }
 
 /// A strategy for resolving conflicts between a save and changes already stored.

@@ -162,6 +162,13 @@ final class ObjectLifecycle {
         context?.lifecycle.objectDidChange(object)
     }
 
+    /// Takes `object` off the updated objects, if it is on them.
+    private func unlistUpdated(_ object: NSManagedObject) {
+        guard object.state.isListedUpdated else { return }
+        updated.remove(object)
+        object.state.isListedUpdated = false
+    }
+
     private func objectDidChange(_ object: NSManagedObject) {
         if object.state.isInserted || object.state.isDeleted { return }
         if !object.state.isListedUpdated {
@@ -202,10 +209,7 @@ final class ObjectLifecycle {
     /// row and the merge policy keeps the object. It is saved as a new row.
     func insertAgain(_ object: NSManagedObject) {
         checkLegal(.inserted, object)
-        if object.state.isListedUpdated {
-            updated.remove(object)
-            object.state.isListedUpdated = false
-        }
+        unlistUpdated(object)
         object.state.isInserted = true
         object.state.isObserved = isObserved
         inserted.insert(object)
@@ -223,10 +227,7 @@ final class ObjectLifecycle {
             deleted.insert(object)
             noticeDeleted.insert(object)
         }
-        if object.state.isListedUpdated {
-            updated.remove(object)
-            object.state.isListedUpdated = false
-        }
+        unlistUpdated(object)
         pendingDeletes.append(object)
         report(.deleted, object)
     }
@@ -421,10 +422,7 @@ final class ObjectLifecycle {
         object.committed = nil
         object.dirtySlots = []
         object.state.isFault = true
-        if object.state.isListedUpdated {
-            updated.remove(object)
-            object.state.isListedUpdated = false
-        }
+        unlistUpdated(object)
         report(.turnedIntoFault, object)
         object.didTurnIntoFault()
     }

@@ -29,13 +29,13 @@ public enum NSPersistentStoreRequestType: UInt, Sendable {
     /// A fetch request.
     case fetchRequestType = 1
     /// A save request.
-    case saveRequestType = 2
+    case saveRequestType
     /// A batch insert request.
     case batchInsertRequestType = 5
     /// A batch update request.
-    case batchUpdateRequestType = 6
+    case batchUpdateRequestType
     /// A batch delete request.
-    case batchDeleteRequestType = 7
+    case batchDeleteRequestType
 }
 
 /// A request a context passes to its stores: the base of fetch, batch and history requests.

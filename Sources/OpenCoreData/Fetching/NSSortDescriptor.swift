@@ -228,24 +228,23 @@ public struct CompiledSortDescriptors: @unchecked Sendable {
     /// - Throws: `KeyValueCodingError.unknownKey`, `PredicateLanguageError.typeMismatch`.
     /// - Complexity: O(n log n) comparisons; each key is read once per element.
     public func sort<Element>(_ elements: [Element]) throws -> [Element] {
-        guard !steps.isEmpty, elements.count > 1 else { return elements }
-        var keys: [Key] = []
-        keys.reserveCapacity(elements.count * steps.count)
-        for element in elements {
-            try read(EvaluationScope(object: element, schema: schema, variables: [:]), into: &keys)
-        }
-        return try sort(elements, keys: keys)
+        try sort(elements) { EvaluationScope(object: $0, schema: schema, variables: [:]) }
     }
 
     /// Records of the compiled schema in order, stable; the object layer's fast entry point.
     public func sort<Record: KeyValueSlotReadable>(records: [Record]) throws -> [Record] {
-        guard !steps.isEmpty, records.count > 1 else { return records }
+        try sort(records) { EvaluationScope(record: $0, schema: schema, variables: [:]) }
+    }
+
+    /// `elements` in order, each read through the scope `scope` gives it.
+    private func sort<Element>(_ elements: [Element], scope: (Element) -> EvaluationScope) throws -> [Element] {
+        guard !steps.isEmpty, elements.count > 1 else { return elements }
         var keys: [Key] = []
-        keys.reserveCapacity(records.count * steps.count)
-        for record in records {
-            try read(EvaluationScope(record: record, schema: schema, variables: [:]), into: &keys)
+        keys.reserveCapacity(elements.count * steps.count)
+        for element in elements {
+            try read(scope(element), into: &keys)
         }
-        return try sort(records, keys: keys)
+        return try sort(elements, keys: keys)
     }
 
     private func sort<Element>(_ elements: [Element], keys: [Key]) throws -> [Element] {

@@ -44,25 +44,12 @@ public final class CodableValueTransformer<Value: Codable>: ValueTransformer, Th
     /// True: data decodes back into the value.
     public override class func allowsReverseTransformation() -> Bool { true }
 
-    /// The encoded data of a `Value`; nil for nil, another type or a failed encoding.
-    public override func transformedValue(_ value: Any?) -> Any? {
-        try? transformedValueThrowing(value)
-    }
-
-    /// The `Value` decoded from data; nil for nil, non-data or bytes that do not decode.
-    public override func reverseTransformedValue(_ value: Any?) -> Any? {
-        try? reverseTransformedValueThrowing(value)
-    }
-
     /// The encoded data of a `Value`; nil for nil.
     ///
     /// - Throws: `NSCoderInvalidValueError` when `value` is not a `Value` or does not
     ///   encode.
     public func transformedValueThrowing(_ value: Any?) throws -> Any? {
-        guard let value = flattenedOptional(value) else { return nil }
-        guard let typed = value as? Value else {
-            throw problem(.coderInvalidValue, "expects a \(Value.self), not a \(type(of: value))")
-        }
+        guard let typed = try input(value, as: Value.self, .coderInvalidValue, "a \(Value.self)") else { return nil }
         do {
             switch format {
             case .json:
@@ -83,10 +70,7 @@ public final class CodableValueTransformer<Value: Codable>: ValueTransformer, Th
     ///
     /// - Throws: `NSCoderReadCorruptError` when `value` is not `Data` or does not decode.
     public func reverseTransformedValueThrowing(_ value: Any?) throws -> Any? {
-        guard let value = flattenedOptional(value) else { return nil }
-        guard let data = value as? Data else {
-            throw problem(.coderReadCorrupt, "expects Data, not a \(type(of: value))")
-        }
+        guard let data = try input(value, as: Data.self, .coderReadCorrupt, "Data") else { return nil }
         do {
             switch format {
             case .json: return try JSONDecoder().decode(Value.self, from: data)
@@ -95,6 +79,19 @@ public final class CodableValueTransformer<Value: Codable>: ValueTransformer, Th
         } catch {
             throw problem(.coderReadCorrupt, "the \(data.count) bytes do not decode (\(error))")
         }
+    }
+
+    /// `value` as an `Input`; nil for nil.
+    ///
+    /// - Throws: `code` naming what was `expected` when `value` is not an `Input`.
+    private func input<Input>(
+        _ value: Any?, as _: Input.Type, _ code: CocoaError.Code, _ expected: String
+    ) throws -> Input? {
+        guard let value = flattenedOptional(value) else { return nil }
+        guard let typed = value as? Input else {
+            throw problem(code, "expects \(expected), not a \(type(of: value))")
+        }
+        return typed
     }
 
     private func problem(_ code: CocoaError.Code, _ message: String) -> NSError {

@@ -40,17 +40,6 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, ThrowingValue
     /// True: archiving is the reverse of unarchiving.
     open override class func allowsReverseTransformation() -> Bool { true }
 
-    /// The object unarchived from `value` (keyed-archive `Data`), or nil when it is nil or
-    /// does not unarchive.
-    open override func transformedValue(_ value: Any?) -> Any? {
-        try? transformedValueThrowing(value)
-    }
-
-    /// The keyed-archive `Data` of `value`, or nil when it is nil or cannot be archived.
-    open override func reverseTransformedValue(_ value: Any?) -> Any? {
-        try? reverseTransformedValueThrowing(value)
-    }
-
     /// The object unarchived from `value` (keyed-archive `Data`); nil for nil.
     ///
     /// - Throws: `NSCoderReadCorruptError` for bytes that are not a keyed archive or hold

@@ -62,14 +62,6 @@ final class IsNotNilTransformer: ValueTransformer {
 final class KeyedUnarchiveFromDataTransformer: ValueTransformer, ThrowingValueTransformer {
     override class func allowsReverseTransformation() -> Bool { true }
 
-    override func transformedValue(_ value: Any?) -> Any? {
-        try? transformedValueThrowing(value)
-    }
-
-    override func reverseTransformedValue(_ value: Any?) -> Any? {
-        try? reverseTransformedValueThrowing(value)
-    }
-
     func transformedValueThrowing(_ value: Any?) throws -> Any? {
         guard let value = flattenedOptional(value) else { return nil }
         guard let data = value as? Data else {

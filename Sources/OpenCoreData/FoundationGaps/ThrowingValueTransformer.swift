@@ -6,7 +6,9 @@ import Foundation
 /// A `ValueTransformer` whose transformations can throw an error naming the problem.
 ///
 /// `TransformableValueCoding` uses these methods when a registered transformer conforms,
-/// and the non-throwing ones otherwise. Conform your own transformer to report why a
+/// and the non-throwing ones otherwise. A conforming transformer need not override
+/// `transformedValue(_:)` and `reverseTransformedValue(_:)`: `ValueTransformer`'s answer
+/// these methods' results, nil for an error. Conform your own transformer to report why a
 /// value or stored bytes do not transform:
 ///
 /// ```swift

@@ -58,15 +58,22 @@ open class ValueTransformer: NSObject {
         true
     }
 
-    /// The transformed `value`. Returns `value` unchanged unless overridden.
+    /// The transformed `value`. Unless overridden: a `ThrowingValueTransformer`'s
+    /// `transformedValueThrowing(_:)`, nil where that throws; for other transformers
+    /// `value` unchanged.
     open func transformedValue(_ value: Any?) -> Any? {
-        value
+        if let throwing = self as? any ThrowingValueTransformer { return try? throwing.transformedValueThrowing(value) }
+        return value
     }
 
-    /// `value` transformed back. Unless overridden, calls `transformedValue(_:)` when the
-    /// class allows reverse transformation, and returns nil when it does not (Foundation
-    /// raises an exception there).
+    /// `value` transformed back. Unless overridden: a `ThrowingValueTransformer`'s
+    /// `reverseTransformedValueThrowing(_:)`, nil where that throws; for other
+    /// transformers `transformedValue(_:)` when the class allows reverse transformation,
+    /// and nil when it does not (Foundation raises an exception there).
     open func reverseTransformedValue(_ value: Any?) -> Any? {
+        if let throwing = self as? any ThrowingValueTransformer {
+            return try? throwing.reverseTransformedValueThrowing(value)
+        }
         guard type(of: self).allowsReverseTransformation() else { return nil }
         return transformedValue(value)
     }

@@ -5,17 +5,17 @@ import Foundation
 /// What a history request returns.
 public enum NSPersistentHistoryResultType: Int, Sendable {
     /// Only whether it succeeded (`NSNumber` true).
-    case statusOnly = 0
+    case statusOnly
     /// The changed objects' IDs (`[NSManagedObjectID]`).
-    case objectIDs = 1
+    case objectIDs
     /// The number of transactions fetched or deleted (`NSNumber`).
-    case count = 2
+    case count
     /// The transactions without their changes (`[NSPersistentHistoryTransaction]`).
-    case transactionsOnly = 3
+    case transactionsOnly
     /// The changes only (`[NSPersistentHistoryChange]`).
-    case changesOnly = 4
+    case changesOnly
     /// The transactions with their changes (`[NSPersistentHistoryTransaction]`); the default.
-    case transactionsAndChanges = 5
+    case transactionsAndChanges
 }
 
 /// A request to fetch or delete persistent history.

@@ -156,11 +156,7 @@ extension ModelRecord {
                 throw ModelRecord.damaged("\(place) is of unknown kind '\(kind)'")
             }
             property.name = name
-            property.isOptional = try flag(dictionary, "optional", in: place)
-            property.isTransient = try flag(dictionary, "transient", in: place)
-            property.isIndexed = try flag(dictionary, "indexed", in: place)
-            property.renamingIdentifier = try optionalString(dictionary, "renamingIdentifier", in: place)
-            property.versionHashModifier = try optionalString(dictionary, "versionHashModifier", in: place)
+            try read(ModelRecord.propertyFields, into: property, from: dictionary, in: place)
             return property
         }
 
@@ -191,10 +187,7 @@ extension ModelRecord {
                 throw ModelRecord.damaged("\(place) has an unknown attribute type \(raw)")
             }
             attribute.attributeType = type
-            attribute.valueTransformerName = try optionalString(dictionary, "transformer", in: place)
-            attribute.attributeValueClassName = try optionalString(dictionary, "valueClass", in: place)
-            attribute.allowsExternalBinaryDataStorage = try flag(dictionary, "external", in: place)
-            attribute.preservesValueInHistoryOnDeletion = try flag(dictionary, "preservesOnDeletion", in: place)
+            try read(ModelRecord.attributeFields, into: attribute, from: dictionary, in: place)
             if let value = dictionary["default"] {
                 guard let data = value as? Data else {
                     throw ModelRecord.damaged("the default of \(place) is not data")
@@ -284,6 +277,19 @@ extension ModelRecord {
 
         private func integer(_ dictionary: [String: Any], _ key: String, in place: String) throws -> Int {
             try value(dictionary, key, in: place, as: Int.self)
+        }
+
+        /// Sets `description`'s plain `fields` from its record `dictionary`.
+        private func read<Description>(
+            _ fields: [(key: String, field: ModelRecord.Field<Description>)], into description: Description,
+            from dictionary: [String: Any], in place: String
+        ) throws {
+            for (key, field) in fields {
+                switch field {
+                case .flag(let path): description[keyPath: path] = try flag(dictionary, key, in: place)
+                case .text(let path): description[keyPath: path] = try optionalString(dictionary, key, in: place)
+                }
+            }
         }
 
         private func flag(_ dictionary: [String: Any], _ key: String, in place: String) throws -> Bool {

@@ -93,13 +93,42 @@ enum ModelRecord {
         return result
     }
 
-    static func propertyDictionary(_ property: NSPropertyDescription) -> [String: Any] {
-        var result: [String: Any] = [
-            "name": property.name, "optional": property.isOptional, "transient": property.isTransient,
-            "indexed": property.isIndexed,
+    /// A plain field of a description's record: a flag or an optional text.
+    enum Field<Description: AnyObject> {
+        case flag(ReferenceWritableKeyPath<Description, Bool>)
+        case text(ReferenceWritableKeyPath<Description, String?>)
+
+        /// The field's value in `description`, as the record holds it (nil: no entry).
+        func value(of description: Description) -> Any? {
+            switch self {
+            case .flag(let path): return description[keyPath: path]
+            case .text(let path): return description[keyPath: path]
+            }
+        }
+    }
+
+    /// The record keys of a property's plain fields with the description properties they
+    /// hold: the one mapping `propertyDictionary` writes and the decoder reads back.
+    static var propertyFields: [(key: String, field: Field<NSPropertyDescription>)] {
+        [
+            ("optional", .flag(\.isOptional)), ("transient", .flag(\.isTransient)), ("indexed", .flag(\.isIndexed)),
+            ("renamingIdentifier", .text(\.renamingIdentifier)),
+            ("versionHashModifier", .text(\.versionHashModifier)),
         ]
-        result["renamingIdentifier"] = property.renamingIdentifier
-        result["versionHashModifier"] = property.versionHashModifier
+    }
+
+    /// The plain fields an attribute's record adds to its property's.
+    static var attributeFields: [(key: String, field: Field<NSAttributeDescription>)] {
+        [
+            ("transformer", .text(\.valueTransformerName)), ("valueClass", .text(\.attributeValueClassName)),
+            ("external", .flag(\.allowsExternalBinaryDataStorage)),
+            ("preservesOnDeletion", .flag(\.preservesValueInHistoryOnDeletion)),
+        ]
+    }
+
+    static func propertyDictionary(_ property: NSPropertyDescription) -> [String: Any] {
+        var result: [String: Any] = ["name": property.name]
+        for (key, field) in propertyFields { result[key] = field.value(of: property) }
         switch property {
         case let attribute as NSAttributeDescription:
             result["kind"] = "attribute"
@@ -109,10 +138,7 @@ enum ModelRecord {
                 writer.value(stored, entityNumber: { _ in 0 })
                 result["default"] = Data(writer.bytes)
             }
-            result["transformer"] = attribute.valueTransformerName
-            result["valueClass"] = attribute.attributeValueClassName
-            result["external"] = attribute.allowsExternalBinaryDataStorage
-            result["preservesOnDeletion"] = attribute.preservesValueInHistoryOnDeletion
+            for (key, field) in attributeFields { result[key] = field.value(of: attribute) }
             if let derived = attribute as? NSDerivedAttributeDescription {
                 result["kind"] = "derived"
                 result["derivation"] = derived.derivationText

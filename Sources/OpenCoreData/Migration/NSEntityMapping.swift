@@ -5,17 +5,17 @@ import Foundation
 /// The kind of an entity mapping.
 public enum NSEntityMappingType: UInt, Sendable {
     /// Not set.
-    case undefinedEntityMappingType = 0
+    case undefinedEntityMappingType
     /// Only the entity migration policy creates instances.
-    case customEntityMappingType = 1
+    case customEntityMappingType
     /// A new destination entity: nothing to migrate.
-    case addEntityMappingType = 2
+    case addEntityMappingType
     /// A removed source entity: its instances are dropped.
-    case removeEntityMappingType = 3
+    case removeEntityMappingType
     /// The destination entity is the source entity unchanged.
-    case copyEntityMappingType = 4
+    case copyEntityMappingType
     /// Instances are copied and changed by the property mappings.
-    case transformEntityMappingType = 5
+    case transformEntityMappingType
 }
 
 /// How one destination property gets its value: `valueExpression`, evaluated with the

@@ -98,28 +98,15 @@ open class NSMigrationManager: NSObject, PredicateFunctionReceiver, @unchecked S
         var sourceOptions = sOptions ?? [:]
         sourceOptions[NSReadOnlyPersistentStoreOption] = true
         sourceOptions[NSMigratePersistentStoresAutomaticallyOption] = false
-        let sourceCoordinator = NSPersistentStoreCoordinator(managedObjectModel: sourceModel)
-        do {
-            try sourceCoordinator.addPersistentStore(
-                ofType: sourceType, configurationName: nil, at: sourceURL, options: sourceOptions)
-        } catch {
-            throw CoreDataError.make(
-                NSMigrationManagerSourceStoreError,
-                "cannot open the source store \(sourceURL.path) with the source model: "
-                    + (error as NSError).localizedDescription, userInfo: [NSUnderlyingErrorKey: error])
-        }
+        let sourceCoordinator = try Self.coordinator(
+            sourceModel, opening: sourceURL, ofType: sourceType, options: sourceOptions,
+            failure: NSMigrationManagerSourceStoreError,
+            "cannot open the source store \(sourceURL.path) with the source model: ")
         defer { for store in sourceCoordinator.persistentStores { try? sourceCoordinator.remove(store) } }
         let destinationExisted = FileManager.default.fileExists(atPath: dURL.path)
-        let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: destinationModel)
-        do {
-            try destinationCoordinator.addPersistentStore(
-                ofType: dStoreType, configurationName: nil, at: dURL, options: dOptions)
-        } catch {
-            throw CoreDataError.make(
-                NSMigrationManagerDestinationStoreError,
-                "cannot create the destination store \(dURL.path): " + (error as NSError).localizedDescription,
-                userInfo: [NSUnderlyingErrorKey: error])
-        }
+        let destinationCoordinator = try Self.coordinator(
+            destinationModel, opening: dURL, ofType: dStoreType, options: dOptions,
+            failure: NSMigrationManagerDestinationStoreError, "cannot create the destination store \(dURL.path): ")
         do {
             sourceContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             sourceContext.persistentStoreCoordinator = sourceCoordinator
@@ -135,6 +122,26 @@ open class NSMigrationManager: NSObject, PredicateFunctionReceiver, @unchecked S
             }
             throw error
         }
+    }
+
+    /// A coordinator of `model` with the store at `url` added.
+    ///
+    /// - Throws: `failure` (a migration manager error code) explained by `explanation`
+    ///   followed by the underlying error's description, which it carries under
+    ///   `NSUnderlyingErrorKey`.
+    private static func coordinator(
+        _ model: NSManagedObjectModel, opening url: URL, ofType type: String, options: [AnyHashable: Any]?,
+        failure: Int, _ explanation: String
+    ) throws -> NSPersistentStoreCoordinator {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        do {
+            try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
+        } catch {
+            throw CoreDataError.make(
+                failure, explanation + (error as NSError).localizedDescription,
+                userInfo: [NSUnderlyingErrorKey: error])
+        }
+        return coordinator
     }
 
     /// The three phases over every entity mapping, then the destination's save.

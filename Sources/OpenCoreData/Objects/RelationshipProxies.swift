@@ -3,27 +3,55 @@
 // tracking stay exact.
 import Foundation
 
+/// The relationship behind a proxy set: its owner and slot, and what both proxy kinds do
+/// the same way.
+struct ToManyRelationshipHandle {
+    let owner: NSManagedObject
+    let slot: Int
+
+    var objects: [NSManagedObject] { owner.toManyObjects(slot) }
+
+    /// `object` as a managed object; anything else is a programming error, as in Core Data.
+    func destination(_ object: Any) -> NSManagedObject {
+        guard let object = object as? NSManagedObject else {
+            preconditionFailure("OpenCoreData: only managed objects can be added to a relationship set")
+        }
+        return object
+    }
+
+    func remove(_ object: Any) {
+        guard let object = object as? NSManagedObject else { return }
+        owner.removeFromToMany(slot, object)
+    }
+
+    /// The proxies exist only as `accessor` returns them: the collection initializers
+    /// Foundation requires have no relationship to edit.
+    static func madeOnlyBy(_ accessor: String) -> Never {
+        preconditionFailure("OpenCoreData: a relationship set is created by \(accessor) only")
+    }
+}
+
 final class RelationshipMutableSet: NSMutableSet {
-    private let owner: NSManagedObject
-    private let slot: Int
+    private let relationship: ToManyRelationshipHandle
 
     init(owner: NSManagedObject, slot: Int) {
-        self.owner = owner
-        self.slot = slot
+        relationship = ToManyRelationshipHandle(owner: owner, slot: slot)
         super.init(capacity: 0)
     }
 
     required convenience init(arrayLiteral elements: Any...) {
-        preconditionFailure("OpenCoreData: a relationship set is created by mutableSetValue(forKey:) only")
+        ToManyRelationshipHandle.madeOnlyBy("mutableSetValue(forKey:)")
     }
 
     required init?(coder: NSCoder) { nil }
 
     required init(capacity numItems: Int) {
-        preconditionFailure("OpenCoreData: a relationship set is created by mutableSetValue(forKey:) only")
+        ToManyRelationshipHandle.madeOnlyBy("mutableSetValue(forKey:)")
     }
 
-    private var current: [NSManagedObject] { owner.toManyObjects(slot) }
+    private var owner: NSManagedObject { relationship.owner }
+    private var slot: Int { relationship.slot }
+    private var current: [NSManagedObject] { relationship.objects }
 
     override var count: Int { current.count }
 
@@ -39,9 +67,7 @@ final class RelationshipMutableSet: NSMutableSet {
     override var allObjects: [Any] { current }
 
     override func add(_ object: Any) {
-        guard let object = object as? NSManagedObject else {
-            preconditionFailure("OpenCoreData: only managed objects can be added to a relationship set")
-        }
+        let object = relationship.destination(object)
         if let relationship = owner.layout.relationshipBySlot[slot] {
             do {
                 try owner.checkDestination(object, relationship)
@@ -53,8 +79,7 @@ final class RelationshipMutableSet: NSMutableSet {
     }
 
     override func remove(_ object: Any) {
-        guard let object = object as? NSManagedObject else { return }
-        owner.removeFromToMany(slot, object)
+        relationship.remove(object)
     }
 
     override func removeAllObjects() {
@@ -67,22 +92,22 @@ final class RelationshipMutableSet: NSMutableSet {
 }
 
 final class RelationshipMutableOrderedSet: NSMutableOrderedSet {
-    private let owner: NSManagedObject
-    private let slot: Int
+    private let relationship: ToManyRelationshipHandle
 
     init(owner: NSManagedObject, slot: Int) {
-        self.owner = owner
-        self.slot = slot
+        relationship = ToManyRelationshipHandle(owner: owner, slot: slot)
         super.init(capacity: 0)
     }
 
     required convenience init(arrayLiteral elements: Any...) {
-        preconditionFailure("OpenCoreData: a relationship set is created by mutableOrderedSetValue(forKey:) only")
+        ToManyRelationshipHandle.madeOnlyBy("mutableOrderedSetValue(forKey:)")
     }
 
     required init?(coder: NSCoder) { nil }
 
-    private var current: [NSManagedObject] { owner.toManyObjects(slot) }
+    private var owner: NSManagedObject { relationship.owner }
+    private var slot: Int { relationship.slot }
+    private var current: [NSManagedObject] { relationship.objects }
 
     override var count: Int { current.count }
 
@@ -100,9 +125,7 @@ final class RelationshipMutableOrderedSet: NSMutableOrderedSet {
     }
 
     override func insert(_ object: Any, at index: Int) {
-        guard let object = object as? NSManagedObject else {
-            preconditionFailure("OpenCoreData: only managed objects can be added to a relationship set")
-        }
+        let object = relationship.destination(object)
         var objects = current
         if objects.contains(object) { return }
         objects.insert(object, at: Swift.min(Swift.max(index, 0), objects.count))
@@ -121,8 +144,7 @@ final class RelationshipMutableOrderedSet: NSMutableOrderedSet {
     }
 
     override func remove(_ object: Any) {
-        guard let object = object as? NSManagedObject else { return }
-        owner.removeFromToMany(slot, object)
+        relationship.remove(object)
     }
 
     override func replaceObject(at index: Int, with object: Any) {

@@ -6,43 +6,43 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     /// How the left expression is applied when it yields a collection.
     public enum Modifier: UInt, Sendable {
         /// Compare the value as is.
-        case direct = 0
+        case direct
         /// Every element must satisfy the comparison (true for an empty collection).
-        case all = 1
+        case all
         /// Some element must satisfy the comparison (false for an empty collection).
-        case any = 2
+        case any
     }
 
     /// The comparison, with Foundation's raw values.
     public enum Operator: UInt, Sendable {
         /// `<`
-        case lessThan = 0
+        case lessThan
         /// `<=`
-        case lessThanOrEqualTo = 1
+        case lessThanOrEqualTo
         /// `>`
-        case greaterThan = 2
+        case greaterThan
         /// `>=`
-        case greaterThanOrEqualTo = 3
+        case greaterThanOrEqualTo
         /// `==`
-        case equalTo = 4
+        case equalTo
         /// `!=`
-        case notEqualTo = 5
+        case notEqualTo
         /// `MATCHES`: the whole string matches a regular expression.
-        case matches = 6
+        case matches
         /// `LIKE`: `*` and `?` wildcards.
-        case like = 7
+        case like
         /// `BEGINSWITH`
-        case beginsWith = 8
+        case beginsWith
         /// `ENDSWITH`
-        case endsWith = 9
+        case endsWith
         /// `IN`: membership in a collection, or substring of a string.
-        case `in` = 10
+        case `in`
         /// A custom selector; not available without an Objective-C runtime (evaluates as an error).
-        case customSelector = 11
+        case customSelector
         /// `CONTAINS`: membership for collections, substring for strings.
         case contains = 99
         /// `BETWEEN {low, high}`, inclusive.
-        case between = 100
+        case between
     }
 
     /// String comparison options: `[c]`, `[d]`, `[n]`, `[l]`.

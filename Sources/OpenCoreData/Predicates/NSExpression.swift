@@ -13,31 +13,31 @@ open class NSExpression: NSObject, @unchecked Sendable {
     /// The kinds of expression, with Foundation's raw values.
     public enum ExpressionType: UInt, Sendable {
         /// A fixed value.
-        case constantValue = 0
+        case constantValue
         /// The object being evaluated (`SELF`).
-        case evaluatedObject = 1
+        case evaluatedObject
         /// A `$VARIABLE`.
-        case variable = 2
+        case variable
         /// A key path read from the evaluated object.
-        case keyPath = 3
+        case keyPath
         /// A function of arguments (`add:to:`, `sum:`, `FUNCTION(...)`, ...).
-        case function = 4
+        case function
         /// The union of two collections.
-        case unionSet = 5
+        case unionSet
         /// The intersection of two collections.
-        case intersectSet = 6
+        case intersectSet
         /// The elements of one collection not in another.
-        case minusSet = 7
+        case minusSet
         /// `SUBQUERY(collection, $variable, predicate)`.
         case subquery = 13
         /// A literal collection of expressions, `{a, b}`.
-        case aggregate = 14
+        case aggregate
         /// Any key of a dictionary.
-        case anyKey = 15
+        case anyKey
         /// A closure.
         case block = 19
         /// `TERNARY(predicate, a, b)`.
-        case conditional = 20
+        case conditional
     }
 
     /// The closure type of block expressions: the evaluated object, the argument values, the context.
@@ -368,8 +368,6 @@ open class NSExpression: NSObject, @unchecked Sendable {
 
     /// A hash consistent with `isEqual(_:)`.
     open override var hash: Int {
-        var hasher = Hasher()
-        PredicateEquality.hash(self, into: &hasher)
-        return hasher.finalize()
+        PredicateEquality.hashValue(self)
     }
 }

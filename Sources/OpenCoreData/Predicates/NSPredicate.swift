@@ -169,9 +169,7 @@ open class NSPredicate: NSObject, @unchecked Sendable {
 
     /// A hash consistent with `isEqual(_:)`.
     open override var hash: Int {
-        var hasher = Hasher()
-        PredicateEquality.hash(self, into: &hasher)
-        return hasher.finalize()
+        PredicateEquality.hashValue(self)
     }
 }
 

@@ -79,6 +79,20 @@ enum PredicateEquality {
         a.count == b.count && zip(a, b).allSatisfy { equal($0, $1) }
     }
 
+    /// `NSPredicate.hash`, consistent with `equal`.
+    static func hashValue(_ predicate: NSPredicate) -> Int {
+        var hasher = Hasher()
+        hash(predicate, into: &hasher)
+        return hasher.finalize()
+    }
+
+    /// `NSExpression.hash`, consistent with `equal`.
+    static func hashValue(_ expression: NSExpression) -> Int {
+        var hasher = Hasher()
+        hash(expression, into: &hasher)
+        return hasher.finalize()
+    }
+
     static func hash(_ predicate: NSPredicate, into hasher: inout Hasher) {
         guard predicate.depth <= PredicateCompiler.maximumDepth else {
             hasher.combine(ObjectIdentifier(predicate))

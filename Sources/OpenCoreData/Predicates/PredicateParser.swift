@@ -93,6 +93,15 @@ struct PredicateParser {
         return names.contains(word)
     }
 
+    /// The value `choices` gives the current keyword, consumed; nil when it is none of them.
+    private mutating func consumeKeyword<Value>(_ choices: KeyValuePairs<String, Value>) -> Value? {
+        guard let word = keyword(current), let value = choices.first(where: { $0.key == word })?.value else {
+            return nil
+        }
+        advance()
+        return value
+    }
+
     private func isSymbol(_ symbols: String...) -> Bool {
         if case .symbol(let symbol) = current.kind { return symbols.contains(symbol) }
         return false
@@ -155,21 +164,25 @@ struct PredicateParser {
     private mutating func parseOr() throws -> NSPredicate {
         try enter()
         defer { leave() }
-        var operands = [try parseAnd()]
-        while isKeyword("OR") || isSymbol("||") {
-            advance()
-            operands.append(try parseAnd())
-        }
-        return operands.count == 1 ? operands[0] : NSCompoundPredicate(type: .or, subpredicates: operands)
+        return try parseCompound(.or, "OR", "||") { try $0.parseAnd() }
     }
 
     private mutating func parseAnd() throws -> NSPredicate {
-        var operands = [try parseNot()]
-        while isKeyword("AND") || isSymbol("&&") {
+        try parseCompound(.and, "AND", "&&") { try $0.parseNot() }
+    }
+
+    /// The predicates `operand` parses, joined by `keyword` or `symbol`: one compound of
+    /// `type` for two or more, the predicate itself for one.
+    private mutating func parseCompound(
+        _ type: NSCompoundPredicate.LogicalType, _ keyword: String, _ symbol: String,
+        _ operand: (inout Self) throws -> NSPredicate
+    ) throws -> NSPredicate {
+        var operands = [try operand(&self)]
+        while isKeyword(keyword) || isSymbol(symbol) {
             advance()
-            operands.append(try parseNot())
+            operands.append(try operand(&self))
         }
-        return operands.count == 1 ? operands[0] : NSCompoundPredicate(type: .and, subpredicates: operands)
+        return operands.count == 1 ? operands[0] : NSCompoundPredicate(type: type, subpredicates: operands)
     }
 
     private mutating func parseNot() throws -> NSPredicate {
@@ -227,19 +240,10 @@ struct PredicateParser {
     }
 
     private mutating func parseComparison() throws -> NSPredicate {
-        var modifier = NSComparisonPredicate.Modifier.direct
-        var negate = false
-        if isKeyword("ANY", "SOME") {
-            modifier = .any
-            advance()
-        } else if isKeyword("ALL") {
-            modifier = .all
-            advance()
-        } else if isKeyword("NONE") {
-            modifier = .any
-            negate = true
-            advance()
-        }
+        // NONE is NOT ANY: the comparison under ANY, negated.
+        let (modifier, negate) =
+            consumeKeyword(["ANY": (.any, false), "SOME": (.any, false), "ALL": (.all, false), "NONE": (.any, true)])
+            ?? (NSComparisonPredicate.Modifier.direct, false)
         let left = try parseExpression()
         let operatorPosition = current.position
         guard let type = parseOperator() else {
@@ -311,24 +315,25 @@ struct PredicateParser {
     }
 
     private mutating func parseAdditive() throws -> NSExpression {
-        var left = try parseMultiplicative()
-        while isSymbol("+", "-") {
-            let isAddition = isSymbol("+")
-            advance()
-            let right = try parseMultiplicative()
-            left = try checked(NSExpression(node: .function(isAddition ? "add:to:" : "from:subtract:", [left, right])))
-        }
-        return left
+        try parseLeftAssociative("+", "add:to:", "-", "from:subtract:") { try $0.parseMultiplicative() }
     }
 
     private mutating func parseMultiplicative() throws -> NSExpression {
-        var left = try parsePower()
-        while isSymbol("*", "/") {
-            let isMultiplication = isSymbol("*")
+        try parseLeftAssociative("*", "multiply:by:", "/", "divide:by:") { try $0.parsePower() }
+    }
+
+    /// The expressions `operand` parses, joined left to right by the operator symbols
+    /// `first` and `second`, each into the two-argument function it names.
+    private mutating func parseLeftAssociative(
+        _ first: String, _ firstFunction: String, _ second: String, _ secondFunction: String,
+        _ operand: (inout Self) throws -> NSExpression
+    ) throws -> NSExpression {
+        var left = try operand(&self)
+        while isSymbol(first, second) {
+            let function = isSymbol(first) ? firstFunction : secondFunction
             advance()
-            let right = try parsePower()
-            left = try checked(
-                NSExpression(node: .function(isMultiplication ? "multiply:by:" : "divide:by:", [left, right])))
+            let right = try operand(&self)
+            left = try checked(NSExpression(node: .function(function, [left, right])))
         }
         return left
     }
@@ -380,15 +385,10 @@ struct PredicateParser {
             } else if isSymbol("[") {
                 advance()
                 let specifier: NSExpression.IndexSpecifier
-                if isKeyword("FIRST") {
-                    specifier = .first
-                    advance()
-                } else if isKeyword("LAST") {
-                    specifier = .last
-                    advance()
-                } else if isKeyword("SIZE") {
-                    specifier = .size
-                    advance()
+                if let position = consumeKeyword([
+                    "FIRST": NSExpression.IndexSpecifier.first, "LAST": .last, "SIZE": .size,
+                ]) {
+                    specifier = position
                 } else {
                     try enter()
                     defer { leave() }
@@ -433,18 +433,7 @@ struct PredicateParser {
             return inner
         case .symbol("{"):
             advance()
-            try enter()
-            defer { leave() }
-            var elements: [NSExpression] = []
-            if !isSymbol("}") {
-                elements.append(try parseExpression())
-                while isSymbol(",") {
-                    advance()
-                    elements.append(try parseExpression())
-                }
-            }
-            try expectSymbol("}", "to close '{'")
-            return Self.aggregate(elements)
+            return Self.aggregate(try parseExpressionList(closedBy: "}", "to close '{'"))
         case .identifier(let word, let escaped):
             advance()
             if escaped { return NSExpression(forKeyPath: word) }
@@ -468,6 +457,18 @@ struct PredicateParser {
         return NSExpression(forConstantValue: values)
     }
 
+    /// `NAME(...)`: the `(` after `name`, what `body` parses one level deeper, the `)`.
+    private mutating func parseParenthesized(
+        _ name: String, _ body: (inout Self) throws -> NSExpression
+    ) throws -> NSExpression {
+        try expectSymbol("(", "after \(name)")
+        try enter()
+        defer { leave() }
+        let expression = try body(&self)
+        try expectSymbol(")", "to close \(name)")
+        return expression
+    }
+
     private mutating func identifier(_ word: String, at position: Int) throws -> NSExpression {
         switch word.uppercased() {
         case "TRUE", "YES": return NSExpression(forConstantValue: true)
@@ -476,31 +477,29 @@ struct PredicateParser {
         case "SELF": return NSExpression.expressionForEvaluatedObject()
         case "ANYKEY": return NSExpression.expressionForAnyKey()
         case "SUBQUERY":
-            try expectSymbol("(", "after SUBQUERY")
-            try enter()
-            defer { leave() }
-            let collection = try parseExpression()
-            try expectSymbol(",", "after the SUBQUERY collection")
-            guard case .variable(let name) = current.kind else { throw error("SUBQUERY needs a $variable") }
-            advance()
-            try expectSymbol(",", "after the SUBQUERY variable")
-            let predicate = try parseOr()
-            try expectSymbol(")", "to close SUBQUERY")
-            return NSExpression(forSubquery: collection, usingIteratorVariable: name, predicate: predicate)
+            return try parseParenthesized("SUBQUERY") { parser in
+                let collection = try parser.parseExpression()
+                try parser.expectSymbol(",", "after the SUBQUERY collection")
+                guard case .variable(let name) = parser.current.kind else {
+                    throw parser.error("SUBQUERY needs a $variable")
+                }
+                parser.advance()
+                try parser.expectSymbol(",", "after the SUBQUERY variable")
+                let predicate = try parser.parseOr()
+                return NSExpression(forSubquery: collection, usingIteratorVariable: name, predicate: predicate)
+            }
         case "TERNARY":
-            try expectSymbol("(", "after TERNARY")
-            try enter()
-            defer { leave() }
-            let predicate = try parseOr()
-            try expectSymbol(",", "after the TERNARY condition")
-            let yes = try parseExpression()
-            try expectSymbol(",", "after the TERNARY true expression")
-            let no = try parseExpression()
-            try expectSymbol(")", "to close TERNARY")
-            return NSExpression(forConditional: predicate, trueExpression: yes, falseExpression: no)
+            return try parseParenthesized("TERNARY") { parser in
+                let predicate = try parser.parseOr()
+                try parser.expectSymbol(",", "after the TERNARY condition")
+                let yes = try parser.parseExpression()
+                try parser.expectSymbol(",", "after the TERNARY true expression")
+                let no = try parser.parseExpression()
+                return NSExpression(forConditional: predicate, trueExpression: yes, falseExpression: no)
+            }
         case "FUNCTION":
             try expectSymbol("(", "after FUNCTION")
-            let arguments = try parseArgumentList(closing: true)
+            let arguments = try parseExpressionList(closedBy: ")", "to close the argument list")
             guard arguments.count >= 2, case .constant(let selector as String) = arguments[1].node else {
                 throw error("FUNCTION needs a receiver and a selector name string", at: position)
             }
@@ -508,7 +507,7 @@ struct PredicateParser {
                 forFunction: arguments[0], selectorName: selector, arguments: Array(arguments.dropFirst(2)))
         case "CAST":
             try expectSymbol("(", "after CAST")
-            let arguments = try parseArgumentList(closing: true)
+            let arguments = try parseExpressionList(closedBy: ")", "to close the argument list")
             guard arguments.count == 2 else { throw error("CAST takes a value and a type name", at: position) }
             // A cast of constants is a constant: that is how dates, data and UUIDs print and re-parse.
             if case .constant(let value) = arguments[0].node, case .constant(let type) = arguments[1].node {
@@ -542,24 +541,27 @@ struct PredicateParser {
             guard let name else { throw error("unknown function '\(selector)'", at: position) }
             index = lookahead
             advance()
-            return NSExpression(node: .function(name, try parseArgumentList(closing: true)))
+            return NSExpression(
+                node: .function(name, try parseExpressionList(closedBy: ")", "to close the argument list")))
         }
         return NSExpression(forKeyPath: word)
     }
 
-    private mutating func parseArgumentList(closing: Bool) throws -> [NSExpression] {
+    /// A comma-separated, possibly empty list of expressions up to and including `closer`
+    /// (an aggregate's `}`, an argument list's `)`).
+    private mutating func parseExpressionList(closedBy closer: String, _ place: String) throws -> [NSExpression] {
         try enter()
         defer { leave() }
-        var arguments: [NSExpression] = []
-        if !isSymbol(")") {
-            arguments.append(try parseExpression())
+        var elements: [NSExpression] = []
+        if !isSymbol(closer) {
+            elements.append(try parseExpression())
             while isSymbol(",") {
                 advance()
-                arguments.append(try parseExpression())
+                elements.append(try parseExpression())
             }
         }
-        try expectSymbol(")", "to close the argument list")
-        return arguments
+        try expectSymbol(closer, place)
+        return elements
     }
 
     private mutating func placeholder(_ letters: String, at position: Int) throws -> NSExpression {

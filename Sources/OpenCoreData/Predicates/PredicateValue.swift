@@ -19,41 +19,30 @@ enum PredicateValue {
     case dictionary([AnyHashable: Any])
     case object(Any)
 
+    /// `value` classified by its exact type, for the types attribute values almost always
+    /// have; nil for any other. Comparing metatypes first means the one cast that follows
+    /// succeeds, instead of a cascade of failing dynamic casts.
+    @inline(__always)
+    private static func exactType(_ value: Any) -> PredicateValue? {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == ObjectIdentifier(String.self) { return (value as? String).map(PredicateValue.string) }
+        if type == ObjectIdentifier(Int16.self) { return (value as? Int16).map { .integer(Int64($0)) } }
+        if type == ObjectIdentifier(Double.self) { return (value as? Double).map(PredicateValue.double) }
+        if type == ObjectIdentifier(Int.self) { return (value as? Int).map { .integer(Int64($0)) } }
+        if type == ObjectIdentifier(Int32.self) { return (value as? Int32).map { .integer(Int64($0)) } }
+        if type == ObjectIdentifier(Int64.self) { return (value as? Int64).map(PredicateValue.integer) }
+        if type == ObjectIdentifier(Bool.self) { return (value as? Bool).map { .integer($0 ? 1 : 0) } }
+        return nil
+    }
+
     /// Classifies `value`; natives are tried before bridged classes so no bridging happens for them.
     init(_ value: Any?) {
         guard let value else {
             self = .null
             return
         }
-        // Attribute values are almost always one of these exact types: compare metatypes first so
-        // the one cast that follows succeeds, instead of a cascade of failing dynamic casts.
-        let type = ObjectIdentifier(Swift.type(of: value))
-        if type == ObjectIdentifier(String.self), let string = value as? String {
-            self = .string(string)
-            return
-        }
-        if type == ObjectIdentifier(Int16.self), let number = value as? Int16 {
-            self = .integer(Int64(number))
-            return
-        }
-        if type == ObjectIdentifier(Double.self), let number = value as? Double {
-            self = .double(number)
-            return
-        }
-        if type == ObjectIdentifier(Int.self), let number = value as? Int {
-            self = .integer(Int64(number))
-            return
-        }
-        if type == ObjectIdentifier(Int32.self), let number = value as? Int32 {
-            self = .integer(Int64(number))
-            return
-        }
-        if type == ObjectIdentifier(Int64.self), let number = value as? Int64 {
-            self = .integer(number)
-            return
-        }
-        if type == ObjectIdentifier(Bool.self), let flag = value as? Bool {
-            self = .integer(flag ? 1 : 0)
+        if let exact = Self.exactType(value) {
+            self = exact
             return
         }
         switch value {

@@ -85,7 +85,7 @@ extension TransactionCore {
                 root: tree.root, key: SearchKey(key), limit: snapshot.pageCount,
                 maximumTransaction: snapshot.transaction)
             {
-            case .value(let value): return value
+            case .found(let value): return value
             case .absent: return nil
             case .generalPath: break
             }

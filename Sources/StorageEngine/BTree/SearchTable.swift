@@ -30,11 +30,10 @@ func tableLeafSearch(
     let probe = key.prefix
     let (low, high) = narrowByInterpolation(table, count: count, probe: probe)
     return lowerBound(low, high) { middle in
-        let prefix = table[middle]
-        if prefix < probe { return -1 }
-        if prefix > probe { return 1 }
-        let cell = LeafCell(bytes + Int(truncatingIfNeeded: table[count + middle]))
-        return compareKeys(cell.keyStart, cell.keyLength, key)
+        tableOrder(table[middle], probe, key) {
+            let cell = LeafCell(bytes + Int(truncatingIfNeeded: table[count + middle]))
+            return (cell.keyStart, cell.keyLength)
+        }
     }
 }
 
@@ -46,12 +45,23 @@ func tableBranchSearch(
     let probe = key.prefix
     let (low, high) = narrowByInterpolation(table, count: count, probe: probe)
     return upperBound(low, high) { middle in
-        let prefix = table[middle]
-        if prefix < probe { return -1 }
-        if prefix > probe { return 1 }
-        let cell = BranchCell(bytes + bytes.u16(at: SlotArray.offset(of: middle)))
-        return compareKeys(cell.keyStart, cell.keyLength, key)
+        tableOrder(table[middle], probe, key) {
+            let cell = BranchCell(bytes + bytes.u16(at: SlotArray.offset(of: middle)))
+            return (cell.keyStart, cell.keyLength)
+        }
     }
+}
+
+/// Orders `key` (whose prefix is `probe`) against a table entry: by the entry's `prefix`
+/// where that decides, else by the whole key `cellKey` locates (start, length) in the cell.
+@inline(__always)
+func tableOrder(
+    _ prefix: UInt64, _ probe: UInt64, _ key: SearchKey, _ cellKey: () -> (UnsafeRawPointer, Int)
+) -> Int {
+    if prefix < probe { return -1 }
+    if prefix > probe { return 1 }
+    let (start, length) = cellKey()
+    return compareKeys(start, length, key)
 }
 
 /// Narrows a search range by interpolating `probe` between the first and last prefix,

@@ -143,24 +143,21 @@ extension Database {
     /// - Throws: ``StorageError``; an I/O error poisons the handle; `readOnly` on a handle
     ///   opened with ``Options/readOnly``.
     public func checkpoint() throws {
-        try checkUsable()
-        try checkWritable()
-        try acquireWriterGate()
-        defer { writerGate.release() }
-        try checkUsable()
-        if options.multiProcess {
-            try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
+        try withMaintenanceGate {
+            if options.multiProcess {
+                try Database.acquire(lockFile, byte: LockByte.writer, timeout: options.busyTimeout)
+            }
+            defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
+            // A handle behind the others would otherwise flush its older state and reset the
+            // log over their commits (L4).
+            try refreshLocked()
+            guard try beginExclusiveCheckpoint() else {
+                throw StorageError(.busy, "another process holds a snapshot of \(path); checkpoint later")
+            }
+            defer { endExclusiveCheckpoint() }
+            try checkpointLocked()
+            try shrinkIfDue()
         }
-        defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
-        // A handle behind the others would otherwise flush its older state and reset the
-        // log over their commits (L4).
-        try refreshLocked()
-        guard try beginExclusiveCheckpoint() else {
-            throw StorageError(.busy, "another process holds a snapshot of \(path); checkpoint later")
-        }
-        defer { endExclusiveCheckpoint() }
-        try checkpointLocked()
-        try shrinkIfDue()
     }
 
     /// The checkpoint, under the writer lock.

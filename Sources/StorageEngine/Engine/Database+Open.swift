@@ -100,6 +100,18 @@ extension Database {
             throw StorageError(.busy, "another writer held \(path) for \(options.busyTimeout) s")
         }
     }
+
+    /// Runs `body` on a usable, writable handle holding the writer gate: the entry of the
+    /// maintenance operations (checkpoint, vacuum). Usability is checked again once the
+    /// gate is held, since the writer it waited for may have poisoned the handle.
+    func withMaintenanceGate<T>(_ body: () throws -> T) throws -> T {
+        try checkUsable()
+        try checkWritable()
+        try acquireWriterGate()
+        defer { writerGate.release() }
+        try checkUsable()
+        return try body()
+    }
 }
 
 /// Stands in for a file a read-only handle found absent (the log, the `-lock` file): it

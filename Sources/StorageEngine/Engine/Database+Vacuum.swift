@@ -10,11 +10,11 @@ extension Database {
     ///   file).
     /// - Complexity: O(entries).
     public func vacuum() throws {
-        try checkUsable()
-        try checkWritable()
-        try acquireWriterGate()
-        defer { writerGate.release() }
-        try checkUsable()
+        try withMaintenanceGate { try vacuumLocked() }
+    }
+
+    /// The vacuum, under the writer gate.
+    private func vacuumLocked() throws {
         if options.multiProcess {
             // Other handles would keep reading the replaced file: vacuum only when alone.
             guard try lockFile.tryLock(byte: LockByte.open, exclusive: true) else {

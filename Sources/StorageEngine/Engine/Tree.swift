@@ -62,7 +62,7 @@ public struct Tree {
                 root: state.root, key: SearchKey(key), limit: core.snapshot.pageCount,
                 maximumTransaction: core.snapshot.transaction)
             {
-            case .found(let leaf, let offset):
+            case .found(let (leaf, offset)):
                 let cell = leaf.leafCell(atOffset: offset)
                 if !cell.isOverflow { return try withExtendedLifetime(leaf) { try body(cell.inlineValue) } }
             case .absent: return nil

@@ -111,31 +111,40 @@ final class POSIXFile: StorageFile, @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         try checkOpen()
         guard let base = buffer.baseAddress else { return 0 }
-        var done = 0
-        while done < buffer.count {
-            let result = pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw POSIXFileSystem.error("pread \(path)")
-            }
-            if result == 0 { break }
-            done += result
+        return try transferAll(buffer.count, at: offset, "pread") { done, remaining, position in
+            pread(descriptor, base + done, remaining, position)
         }
-        return done
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         try checkOpen()
         guard let base = bytes.baseAddress else { return }
+        let written = try transferAll(bytes.count, at: offset, "pwrite") { done, remaining, position in
+            pwrite(descriptor, base + done, remaining, position)
+        }
+        guard written == bytes.count else {
+            throw StorageError(.io, "pwrite \(path): wrote \(written) of \(bytes.count) bytes")
+        }
+    }
+
+    /// Moves `count` bytes at `offset` with as many calls of `transfer` (given the bytes
+    /// done, the bytes remaining and the file position) as short transfers need, retrying
+    /// interrupted calls; a transfer of 0 (end of file) ends early. Returns the bytes moved.
+    @inline(__always)
+    private func transferAll(
+        _ count: Int, at offset: UInt64, _ call: String, _ transfer: (Int, Int, off_t) -> Int
+    ) throws -> Int {
         var done = 0
-        while done < bytes.count {
-            let result = pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
+        while done < count {
+            let result = transfer(done, count - done, off_t(offset) + off_t(done))
             if result < 0 {
                 if errno == EINTR { continue }
-                throw POSIXFileSystem.error("pwrite \(path)")
+                throw POSIXFileSystem.error("\(call) \(path)")
             }
+            if result == 0 { break }
             done += result
         }
+        return done
     }
 
     func size() throws -> UInt64 {

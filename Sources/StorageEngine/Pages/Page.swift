@@ -113,37 +113,27 @@ final class Page: @unchecked Sendable {
         return page
     }
 
-    @inline(__always) func u8(_ offset: Int) -> UInt8 {
-        checkRead(offset, width: 1)
-        return UnsafeRawPointer(bytes).u8(at: offset)
-    }
-    @inline(__always) func u16(_ offset: Int) -> Int {
-        checkRead(offset, width: 2)
-        return UnsafeRawPointer(bytes).u16(at: offset)
-    }
-    @inline(__always) func u32(_ offset: Int) -> Int {
-        checkRead(offset, width: 4)
-        return UnsafeRawPointer(bytes).u32(at: offset)
-    }
-    @inline(__always) func u64(_ offset: Int) -> UInt64 {
-        checkRead(offset, width: 8)
-        return UnsafeRawPointer(bytes).u64(at: offset)
-    }
-    @inline(__always) func setU8(_ offset: Int, _ value: UInt8) {
-        checkWrite(offset, width: 1)
-        bytes.setU8(at: offset, value)
-    }
-    @inline(__always) func setU16(_ offset: Int, _ value: Int) {
-        checkWrite(offset, width: 2)
-        bytes.setU16(at: offset, value)
-    }
-    @inline(__always) func setU32(_ offset: Int, _ value: Int) {
-        checkWrite(offset, width: 4)
-        bytes.setU32(at: offset, value)
-    }
+    @inline(__always) func u8(_ offset: Int) -> UInt8 { readable(offset, width: 1).u8(at: offset) }
+    @inline(__always) func u16(_ offset: Int) -> Int { readable(offset, width: 2).u16(at: offset) }
+    @inline(__always) func u32(_ offset: Int) -> Int { readable(offset, width: 4).u32(at: offset) }
+    @inline(__always) func u64(_ offset: Int) -> UInt64 { readable(offset, width: 8).u64(at: offset) }
+    @inline(__always) func setU8(_ offset: Int, _ value: UInt8) { writable(offset, width: 1).setU8(at: offset, value) }
+    @inline(__always) func setU16(_ offset: Int, _ value: Int) { writable(offset, width: 2).setU16(at: offset, value) }
+    @inline(__always) func setU32(_ offset: Int, _ value: Int) { writable(offset, width: 4).setU32(at: offset, value) }
     @inline(__always) func setU64(_ offset: Int, _ value: UInt64) {
-        checkWrite(offset, width: 8)
-        bytes.setU64(at: offset, value)
+        writable(offset, width: 8).setU64(at: offset, value)
+    }
+
+    /// The bytes, for a read of `width` bytes at `offset` (checked in builds with internal checks).
+    @inline(__always) private func readable(_ offset: Int, width: Int) -> UnsafeRawPointer {
+        checkRead(offset, width: width)
+        return UnsafeRawPointer(bytes)
+    }
+
+    /// The bytes, for a write of `width` bytes at `offset` (checked in builds with internal checks).
+    @inline(__always) private func writable(_ offset: Int, width: Int) -> UnsafeMutableRawPointer {
+        checkWrite(offset, width: width)
+        return bytes
     }
 
     /// P1 on every field read, in builds with internal checks; nothing otherwise. The

@@ -51,12 +51,14 @@ final class PageStore: @unchecked Sendable {
         return try loadLocked(number, maximumTransaction: maximumTransaction)
     }
 
-    /// What ``readerValue(root:key:limit:maximumTransaction:)`` found.
-    enum ReaderValue {
-        case value([UInt8])
+    /// What a reader's locked point lookup found.
+    enum ReaderLookup<Found> {
+        /// What the leaf cell holding the key gave.
+        case found(Found)
         case absent
-        /// An overflow value or a page that is not a tree node: the caller takes the
-        /// general path (which reads the chain, or reports the damage).
+        /// An overflow value (for ``readerValue(root:key:limit:maximumTransaction:)``) or a
+        /// page that is not a tree node: the caller takes the general path (which reads the
+        /// chain, or reports the damage).
         case generalPath
     }
 
@@ -65,54 +67,42 @@ final class PageStore: @unchecked Sendable {
     /// inline value out before unlocking.
     func readerValue(
         root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
-    ) throws -> ReaderValue {
-        try lookUp(
-            root: root, key: key, limit: limit, maximumTransaction: maximumTransaction, absent: .absent,
-            generalPath: .generalPath
-        ) { bytes, offset, loaded, _ in
+    ) throws -> ReaderLookup<[UInt8]> {
+        try lookUp(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction) {
+            bytes, offset, loaded, _ in
             let cell = LeafCell(bytes + offset)
             guard !cell.isOverflow else { return .generalPath }
             let value = Array(cell.inlineValue)
-            return withExtendedLifetime(loaded) { .value(value) }
+            return withExtendedLifetime(loaded) { .found(value) }
         }
     }
 
-    /// What ``readerCell(root:key:limit:maximumTransaction:)`` found.
-    enum ReaderCell {
-        /// The leaf holding the key (kept alive by this reference) and the cell's offset.
-        case found(Page, Int)
-        case absent
-        /// A page that is not a tree node: the caller takes the general path.
-        case generalPath
-    }
-
     /// Like ``readerValue(root:key:limit:maximumTransaction:)``, but hands back the
-    /// leaf and cell so the caller can read the value in place after the lock is released;
-    /// only the leaf's page object is retained.
+    /// leaf (kept alive by this reference) and the cell's offset, so the caller can read
+    /// the value in place after the lock is released; only the leaf's page object is
+    /// retained.
     func readerCell(
         root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
-    ) throws -> ReaderCell {
-        try lookUp(
-            root: root, key: key, limit: limit, maximumTransaction: maximumTransaction, absent: .absent,
-            generalPath: .generalPath
-        ) { _, offset, loaded, index in
+    ) throws -> ReaderLookup<(leaf: Page, offset: Int)> {
+        try lookUp(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction) {
+            _, offset, loaded, index in
             guard let leaf = loaded ?? cache[index] else { return .generalPath }
-            return .found(leaf, offset)
+            return .found((leaf, offset))
         }
     }
 
     /// Runs a locked descent for `key`; `found` reads the leaf cell it ends at (its bytes,
     /// offset, the page if just loaded, and its cache index) while the lock is still held.
     @inline(__always)
-    private func lookUp<Result>(
-        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64, absent: Result,
-        generalPath: Result, found: (UnsafeRawPointer, Int, Page?, Int) -> Result
-    ) throws -> Result {
+    private func lookUp<Found>(
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64,
+        found: (UnsafeRawPointer, Int, Page?, Int) -> ReaderLookup<Found>
+    ) throws -> ReaderLookup<Found> {
         lock.lock()
         defer { lock.unlock() }
         switch try descendLocked(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction) {
-        case .generalPath: return generalPath
-        case .absent: return absent
+        case .generalPath: return .generalPath
+        case .absent: return .absent
         case .found(let bytes, let offset, let loaded, let index): return found(bytes, offset, loaded, index)
         }
     }

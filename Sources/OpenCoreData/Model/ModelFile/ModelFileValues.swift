@@ -32,44 +32,30 @@ enum ModelFileValues {
         func bad() -> ModelFileError {
             attributes.error("defaultValueString '\(text)' is not a valid \(name(of: type))")
         }
+        let value: Any?
         switch type {
-        case .integer16AttributeType:
-            guard let value = Int16(text) else { throw bad() }
-            return value
-        case .integer32AttributeType:
-            guard let value = Int32(text) else { throw bad() }
-            return value
-        case .integer64AttributeType:
-            guard let value = Int64(text) else { throw bad() }
-            return value
-        case .doubleAttributeType:
-            guard let value = Double(text) else { throw bad() }
-            return value
-        case .floatAttributeType:
-            guard let value = Float(text) else { throw bad() }
-            return value
-        case .decimalAttributeType:
-            guard let value = decimal(text) else { throw bad() }
-            return value
-        case .booleanAttributeType:
-            switch text.uppercased() {
-            case "YES", "TRUE", "1": return true
-            case "NO", "FALSE", "0": return false
-            default: throw bad()
-            }
-        case .stringAttributeType:
-            return text
-        case .UUIDAttributeType:
-            guard let value = UUID(uuidString: text) else { throw bad() }
-            return value
-        case .URIAttributeType:
-            guard let value = URL(string: text) else { throw bad() }
-            return value
+        case .integer16AttributeType: value = Int16(text)
+        case .integer32AttributeType: value = Int32(text)
+        case .integer64AttributeType: value = Int64(text)
+        case .doubleAttributeType: value = Double(text)
+        case .floatAttributeType: value = Float(text)
+        case .decimalAttributeType: value = decimal(text)
+        case .booleanAttributeType: value = booleans[text.uppercased()]
+        case .stringAttributeType: value = text
+        case .UUIDAttributeType: value = UUID(uuidString: text)
+        case .URIAttributeType: value = URL(string: text)
         case .dateAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType,
             .undefinedAttributeType, .compositeAttributeType:
             throw attributes.error("an attribute of type \(name(of: type)) cannot have a defaultValueString")
         }
+        guard let value else { throw bad() }
+        return value
     }
+
+    /// The words a Boolean default value may be written as.
+    private static let booleans: [String: Bool] = [
+        "YES": true, "TRUE": true, "1": true, "NO": false, "FALSE": false, "0": false,
+    ]
 
     /// A decimal written in plain notation (`Decimal(string:)` alone accepts a number
     /// followed by anything).

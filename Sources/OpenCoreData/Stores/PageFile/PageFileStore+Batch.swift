@@ -30,27 +30,13 @@ extension PageFileStore {
             throw CoreDataError.make(
                 NSPersistentStoreSaveError, "the store at \(url?.path ?? "(no file)") was added read-only")
         }
-        let (catalog, codec) = (self.catalog, self.codec)
         let tracksHistory = isHistoryTrackingEnabled
-        do {
-            let outcome = try openDatabase().write { transaction -> StoreBatchOutcome in
-                var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
-                let outcome: StoreBatchOutcome
-                switch operation {
-                case .insert(let insert):
-                    outcome = try batchInsert(insert, writer: &writer, tracksHistory: tracksHistory)
-                case .update(let update):
-                    outcome = try batchUpdate(update, writer: &writer, tracksHistory: tracksHistory)
-                case .delete(let delete):
-                    outcome = try batchDelete(delete, writer: &writer, tracksHistory: tracksHistory)
-                }
-                if needsMetadataWrite { try writeMetadata(in: transaction, includingRecord: metadataRecordChanged) }
-                return outcome
+        return try writeInOneTransaction { writer in
+            switch operation {
+            case .insert(let insert): try batchInsert(insert, writer: &writer, tracksHistory: tracksHistory)
+            case .update(let update): try batchUpdate(update, writer: &writer, tracksHistory: tracksHistory)
+            case .delete(let delete): try batchDelete(delete, writer: &writer, tracksHistory: tracksHistory)
             }
-            didWriteMetadata()
-            return outcome
-        } catch {
-            throw translate(error, NSPersistentStoreSaveError)
         }
     }
 

@@ -476,28 +476,16 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// metadata) through a `PageFileWriter`.
     public override func save(_ request: StoreSaveRequest) throws -> StoreSaveResult {
         try request.checkApplicable(to: self)
-        let (catalog, codec) = (self.catalog, self.codec)
         let tracksHistory = isHistoryTrackingEnabled
         let started = OpenCoreDataDebugLog.isOn(2) ? OpenCoreDataDebugLog.start() : 0
-        do {
-            defer {
-                OpenCoreDataDebugLog.log(
-                    2,
-                    "  commit: \(request.insertedRows.count) rows inserted, \(request.updatedRows.count) updated, "
-                        + "\(request.deletedObjects.count) deleted in the store at \(url?.path ?? "?") in "
-                        + OpenCoreDataDebugLog.elapsed(since: started))
-            }
-            let result = try openDatabase().write { transaction in
-                var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
-                let result = try writer.save(request, tracksHistory: tracksHistory)
-                if needsMetadataWrite { try writeMetadata(in: transaction, includingRecord: metadataRecordChanged) }
-                return result
-            }
-            didWriteMetadata()
-            return result
-        } catch {
-            throw translate(error, NSPersistentStoreSaveError)
+        defer {
+            OpenCoreDataDebugLog.log(
+                2,
+                "  commit: \(request.insertedRows.count) rows inserted, \(request.updatedRows.count) updated, "
+                    + "\(request.deletedObjects.count) deleted in the store at \(url?.path ?? "?") in "
+                    + OpenCoreDataDebugLog.elapsed(since: started))
         }
+        return try writeInOneTransaction { writer in try writer.save(request, tracksHistory: tracksHistory) }
     }
 
     /// The stored row of `objectID`, read from its entity tree.
