@@ -106,10 +106,10 @@ struct PageFileWriter {
         }
         row.version += 1
         if let clash = try uniqueClash(of: row, info: info) { return clash }
-        try removeIndexEntries(of: stored, info: info)
         try releaseReplacedBlobs(
             of: stored, slots: changes.lazy.filter { $0.value != .unresolved }.map(\.slot), info: info)
-        try write(row, info: info)
+        try storeRow(row, info: info)
+        try replaceIndexEntries(of: stored, with: row, info: info)
         for change in changes {
             guard case .objectIDs(let destinations) = change.value,
                 let relationship = info.joinSlots.first(where: { $0.slot == change.slot })?.relationship
@@ -240,15 +240,38 @@ struct PageFileWriter {
     mutating func removeIndexEntries(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
         for index in info.indexes {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            if !index.isUnique, pendingIndexKeys[index.ordinal].remove(key) { continue }
-            guard let tree = try transaction.tree(named: index.treeName) else { continue }
-            if index.isUnique {
-                guard let owner = try tree.value(forKey: key), owner == PageFileKey.primary(row.objectID.key) else {
-                    continue
-                }
-            }
-            _ = try tree.removeValue(forKey: key)
+            try removeIndexEntry(key, of: row, index: index)
         }
+    }
+
+    /// Moves the index entries of the stored row `old` to those of `new`, its update: an
+    /// index whose key the update leaves as it was is not touched (an update of one
+    /// attribute rewrites that attribute's indexes only).
+    mutating func replaceIndexEntries(of old: StoreRow, with new: StoreRow, info: PageFileCatalog.EntityInfo) throws {
+        for index in info.indexes {
+            let oldKey = index.key(for: old.values, primaryKey: old.objectID.key)
+            let newKey = index.key(for: new.values, primaryKey: new.objectID.key)
+            if oldKey == newKey { continue }
+            if let oldKey { try removeIndexEntry(oldKey, of: old, index: index) }
+            guard let newKey else { continue }
+            if index.isUnique {
+                try transaction.openTree(named: index.treeName).setValue(
+                    PageFileKey.primary(new.objectID.key), forKey: newKey)
+            } else {
+                pendingIndexKeys[index.ordinal].insert(newKey)
+            }
+        }
+    }
+
+    private mutating func removeIndexEntry(_ key: [UInt8], of row: StoreRow, index: PageFileIndex) throws {
+        if !index.isUnique, pendingIndexKeys[index.ordinal].remove(key) { return }
+        guard let tree = try transaction.tree(named: index.treeName) else { return }
+        if index.isUnique {
+            guard let owner = try tree.value(forKey: key), owner == PageFileKey.primary(row.objectID.key) else {
+                return
+            }
+        }
+        _ = try tree.removeValue(forKey: key)
     }
 
     /// The clash of `row` with the row holding one of its unique keys, when that is
