@@ -187,7 +187,7 @@ extension NSManagedObjectContext {
 
     /// Restores `object`, deleted in this save, to the stored state: the merge policy
     /// discarded the delete (the row changed in the store since the object was read).
-    func restoreDeletedObject(_ object: NSManagedObject, values: [Any?]?, version: Int64) {
+    func restoreDeletedObject(_ object: NSManagedObject, values: SlotValues?, version: Int64) {
         lifecycle.restoreDeleted(object, values: values, version: version)
     }
 

@@ -304,14 +304,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// on first access. Never fails; a fault whose row is gone reads as an empty object.
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
         ConcurrencyDebug.check(self, "NSManagedObjectContext.object(with:)")
-        // One registry key for the lookup and the registration (building it loads the ID's store).
-        let key = objectID.registryKey
-        if let object = registry[key] { return object }
-        let object = objectID.entity.layout.objectClass.init(entity: objectID.entity, insertInto: nil)
-        object.setObjectID(objectID)
-        object.managedObjectContext = self
-        registry[key] = object
-        return object
+        // One probe of the registry finds the object or registers the new fault (building
+        // the key loads the ID's store, so it is built once).
+        return registry.object(for: objectID.registryKey) {
+            let object = objectID.entity.layout.objectClass.init(entity: objectID.entity, insertInto: nil)
+            object.setObjectID(objectID)
+            object.managedObjectContext = self
+            return object
+        }
     }
 
     /// The object with `objectID`, with its values loaded.
@@ -426,6 +426,14 @@ struct ObjectRegistry {
         get { objects[key] }
         set { objects[key] = newValue }
     }
+
+    /// The object registered under `key`, or the one `make` creates, registered: one hash
+    /// and one probe either way.
+    mutating func object(for key: NSManagedObjectID.Key, orRegister make: () -> NSManagedObject) -> NSManagedObject {
+        Self.current(&objects[key, default: make()])
+    }
+
+    private static func current(_ object: inout NSManagedObject) -> NSManagedObject { object }
 
     var values: Dictionary<NSManagedObjectID.Key, NSManagedObject>.Values { objects.values }
     var isEmpty: Bool { objects.isEmpty }

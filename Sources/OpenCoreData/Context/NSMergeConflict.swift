@@ -134,7 +134,7 @@ open class NSConstraintConflict: NSObject, @unchecked Sendable {
 extension NSManagedObject {
     /// `values` by property name: attributes as values (`NSNull` for nil), relationships
     /// as object IDs (to-one) or arrays of object IDs (to-many), transient properties left out.
-    func snapshot(of values: [Any?]) -> [String: Any] {
+    func snapshot(of values: SlotValues) -> [String: Any] {
         var result: [String: Any] = [:]
         for slot in layout.properties.indices where slot < values.count && !layout.transientBySlot[slot] {
             let name = layout.properties[slot].name

@@ -128,6 +128,25 @@ final class ObjectLifecycle {
         record(object, slot: slot, value)
     }
 
+    /// ``change(_:slot:to:)`` for a value already in its typed case (the `@Managed`
+    /// setters' fast path): an unobserved inserted object stores it without an `Any`.
+    @inline(__always)
+    static func change(_ object: NSManagedObject, slot: Int, toTyped value: SlotValue) {
+        ConcurrencyDebug.check(object, "setting \(object.entity.name ?? "?").\(object.layout.properties[slot].name)")
+        if object.state.isInserted && !object.state.isObserved {
+            object.values.storage[slot] = value
+            return
+        }
+        let context = object.managedObjectContext
+        guard let lifecycle = context?.lifecycle, lifecycle.isObserved else {
+            object.values.storage[slot] = value
+            guard !object.state.isInserted else { return }
+            markDirty(object, slot: slot, context: context)
+            return
+        }
+        record(object, slot: slot, value.anyValue)
+    }
+
     /// Undo stores `value` back into `slot` of the loaded `object`: a change like any
     /// other (reported, so redo can reverse it), after which the slot counts as changed
     /// only when it differs from the last saved value.
@@ -155,6 +174,12 @@ final class ObjectLifecycle {
     private static func store(_ object: NSManagedObject, slot: Int, _ value: Any?, context: NSManagedObjectContext?) {
         object.values[slot] = value
         guard !object.state.isInserted else { return }
+        markDirty(object, slot: slot, context: context)
+    }
+
+    /// Marks `slot` of the stored `object` changed and lists the object as updated.
+    @inline(__always)
+    private static func markDirty(_ object: NSManagedObject, slot: Int, context: NSManagedObjectContext?) {
         if object.dirtySlots.isEmpty {
             object.dirtySlots = Array(repeating: false, count: object.layout.properties.count)
         }
@@ -402,7 +427,7 @@ final class ObjectLifecycle {
     /// now compares against, the slots the retried save writes and the row version.
     /// (A conflict made with the public initializer may name an object in no context.)
     static func resolveConflict(
-        of object: NSManagedObject, values: [Any?], committed: [Any?], dirtySlots: [Bool], version: Int64
+        of object: NSManagedObject, values: SlotValues, committed: SlotValues, dirtySlots: [Bool], version: Int64
     ) {
         let lifecycle = object.managedObjectContext?.lifecycle
         lifecycle?.checkLegal(.refreshed, object)
@@ -482,7 +507,7 @@ final class ObjectLifecycle {
 
     /// A merge policy rolled back the deletion of `object`, saved in this save: it takes
     /// `values` (nil: a fault keeps none) and row version `version`, without changes.
-    func restoreDeleted(_ object: NSManagedObject, values: [Any?]?, version: Int64) {
+    func restoreDeleted(_ object: NSManagedObject, values: SlotValues?, version: Int64) {
         checkLegal(.rolledBack, object)
         object.state.isDeleted = false
         deleted.remove(object)

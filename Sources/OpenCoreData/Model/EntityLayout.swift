@@ -31,7 +31,7 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     /// The class of the entity's objects.
     let objectClass: NSManagedObject.Type
     /// Attribute defaults and empty relationships: the values of a new object.
-    let defaultValues: [Any?]
+    let defaultValues: SlotValues
     /// For each attribute slot: the identity of its canonical Swift type (values of that
     /// exact type need no conversion or type check).
     let canonicalTypeBySlot: [ObjectIdentifier?]
@@ -124,16 +124,17 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         }
         self.plainAttributeBySlot = properties.map { $0 is NSAttributeDescription && $0.validationPredicates.isEmpty }
         self.storedValueConversions = properties.map(StoredValueConversion.init)
-        self.defaultValues = properties.map { property -> Any? in
-            if let attribute = property as? NSAttributeDescription {
-                if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) { return value }
-                return attribute.defaultValue
-            }
-            if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
-                return relationship.isOrdered ? [NSManagedObject]() as Any : Set<NSManagedObject>() as Any
-            }
-            return nil
-        }
+        self.defaultValues = SlotValues(
+            properties.map { property -> Any? in
+                if let attribute = property as? NSAttributeDescription {
+                    if case .value(let value) = attribute.attributeType.coerce(attribute.defaultValue) { return value }
+                    return attribute.defaultValue
+                }
+                if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                    return relationship.isOrdered ? [NSManagedObject]() as Any : Set<NSManagedObject>() as Any
+                }
+                return nil
+            })
     }
 
     /// The slot of `key` and what it holds, for compiled predicates and sort descriptors.

@@ -58,7 +58,9 @@ public struct Managed<Value>: ManagedStorage {
         }
         set {
             let (slot, isOptional) = ManagedPropertyNames.slot(of: storageKeyPath, in: object, valueType: Value.self)
-            // The attribute's own type needs no conversion, check or inverse: stored as is.
+            // The attribute's own type needs no conversion, check or inverse: stored as is,
+            // in its typed case when it has one (chosen at compile time: no cast).
+            if let typed = SlotValue.typed(newValue), object.storeTyped(typed, slot: slot) { return }
             if !isOptional, object.storeCanonical(newValue, slot: slot) { return }
             // Only an optional Value needs the (costlier) dynamic cast that unwraps it.
             let value: Any? = isOptional ? dynamicCast(newValue, to: Any?.self) ?? nil : newValue
@@ -201,19 +203,21 @@ extension NSManagedObject {
     @inlinable
     func typedValue<Value>(slot: Int, as type: Value.Type) -> Value {
         // An attribute's stored value is its public value (only relationships resolve or wrap):
-        // read it in place, and cast it unwrapped, which the runtime does faster than from Any?.
-        if let stored = storedAttributeValue(slot), let value = stored as? Value { return value }
+        // read it in place; a typed case of `Value`'s type is returned without a cast.
+        let stored = storedAttributeSlot(slot)
+        if let value = stored.typed(as: Value.self) { return value }
+        if let any = stored.anyValue, let value = any as? Value { return value }
         return typedValueSlowly(slot: slot, as: type)
     }
 
-    /// The stored value of attribute `slot` (the fault fired first); nil for a relationship
+    /// The stored value of attribute `slot` (the fault fired first); null for a relationship
     /// slot or no value.
     @usableFromInline
-    func storedAttributeValue(_ slot: Int) -> Any? {
+    func storedAttributeSlot(_ slot: Int) -> SlotValue {
         fireFaultIfNeeded(reading: slot)
         guard slot < values.count, slot < layout.relationshipBySlot.count, layout.relationshipBySlot[slot] == nil
-        else { return nil }
-        return values[slot]
+        else { return .null }
+        return values.storage[slot]
     }
 
     /// ``typedValue(slot:as:)`` for relationships, nil values and conversions.

@@ -32,11 +32,11 @@ extension NSManagedObject {
     func slotValue(_ slot: Int) -> Any? {
         fireFaultIfNeeded(reading: slot)
         guard slot < values.count else { return nil }
-        let value = values[slot]
-        if layout.relationshipBySlot[slot] != nil, let unresolved = UnresolvedRelationship.from(value) {
+        let value = values.storage[slot]
+        if case .unresolved(let unresolved) = value, layout.relationshipBySlot[slot] != nil {
             return resolve(slot: slot, unresolved)
         }
-        return value
+        return value.anyValue
     }
 
     private func resolve(slot: Int, _ unresolved: UnresolvedRelationship) -> Any? {
@@ -80,6 +80,18 @@ extension NSManagedObject {
             let expected = layout.canonicalTypeBySlot[slot], expected == ObjectIdentifier(Value.self)
         else { return false }
         ObjectLifecycle.change(self, slot: slot, to: value)
+        return true
+    }
+
+    /// Stores `value`, a typed case, in attribute `slot` when the case is the attribute's
+    /// canonical type: the `@Managed` setters' fast path, no `Any` made. False, storing
+    /// nothing, when the general path must run (a fault, a relationship, another type).
+    @usableFromInline
+    func storeTyped(_ value: SlotValue, slot: Int) -> Bool {
+        guard !state.isFault, slot < values.count, slot < layout.canonicalTypeBySlot.count,
+            let expected = layout.canonicalTypeBySlot[slot], expected == value.typedCaseType
+        else { return false }
+        ObjectLifecycle.change(self, slot: slot, toTyped: value)
         return true
     }
 
@@ -266,12 +278,14 @@ extension NSManagedObject {
     /// The stored form of `slot` of `values` (the current values, or a snapshot's). The
     /// array, not the slot's value, is passed: reading the value in place spares a copy
     /// of it per slot on every save.
-    func storeValue(slot: Int, of values: [Any?], mapping map: [NSManagedObjectID: NSManagedObjectID]) throws
+    func storeValue(slot: Int, of values: SlotValues, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws
         -> StoreValue
     {
         if let attributeType = layout.attributeTypeBySlot[slot] {
             if layout.transientBySlot[slot] { return .null }
-            guard let value = values[slot] else { return .null }
+            let typed = values.storage[slot]
+            if let stored = typed.canonicalStoreValue(of: attributeType) { return stored }
+            guard let value = typed.anyValue else { return .null }
             if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
                 let stored = StoreValue(canonical: value, of: attributeType)
             {
@@ -281,11 +295,22 @@ extension NSManagedObject {
             return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
-        if let unresolved = UnresolvedRelationship.from(values[slot]) {
+        let stored = values.storage[slot]
+        if case .unresolved(let unresolved) = stored {
             // Edits of a list the store computes are written through their inverse to-ones.
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = unresolved.applyingEdits(to: ids, mapping: map)
             return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
+        }
+        switch stored {
+        case .object(let destination) where !relationship.isToMany:
+            return .objectID(map[destination.objectID] ?? destination.objectID)
+        case .objects(let set) where relationship.isToMany:
+            return .objectIDs(set.map { map[$0.objectID] ?? $0.objectID })
+        case .null where !relationship.isToMany:
+            return .null
+        default:
+            break
         }
         if relationship.isToMany {
             let objects: [NSManagedObject]
@@ -301,8 +326,8 @@ extension NSManagedObject {
     }
 
     /// Values for this object from stored form (relationships left unresolved).
-    func objectValues(from stored: [StoreValue]) -> [Any?] {
-        var result: [Any?] = []
+    func objectValues(from stored: [StoreValue]) -> SlotValues {
+        var result = SlotValues()
         result.reserveCapacity(layout.properties.count)
         for slot in layout.properties.indices {
             let value = slot < stored.count ? stored[slot] : .null

@@ -3,11 +3,13 @@
 // An object keeps one value per property slot (see EntityLayout): attributes in
 // their canonical Swift type, a to-one relationship as its destination object, a
 // to-many one as Set<NSManagedObject> (ordered: [NSManagedObject]), and a
-// relationship not yet loaded as an UnresolvedRelationship. `committed` is the
-// state last saved or fetched; `dirtySlots` the slots changed since.
+// relationship not yet loaded as an UnresolvedRelationship, each in its typed case
+// of SlotValue (no `Any` box per value; SlotValues.swift). `committed` is the state
+// last saved or fetched; `dirtySlots` the slots changed since.
 import Foundation
 
 /// A relationship value not yet turned into objects: resolved on first access.
+@usableFromInline
 final class UnresolvedRelationship {
     /// The destinations, or nil when the store computes them on demand.
     let objectIDs: [NSManagedObjectID]?
@@ -60,9 +62,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     /// Current values by slot (empty while a fault).
-    @exclusivity(unchecked) var values: [Any?]
+    @exclusivity(unchecked) var values: SlotValues
     /// Values as last saved or fetched (nil for an object never saved).
-    @exclusivity(unchecked) var committed: [Any?]?
+    @exclusivity(unchecked) var committed: SlotValues?
     /// Slots changed since `committed`; empty until the first change.
     @exclusivity(unchecked) var dirtySlots: [Bool] = []
     /// The row version the object's values came from (optimistic locking).
@@ -254,7 +256,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     /// Managed objects are equal only to themselves (identity), as in Core Data.
     public override func isEqual(_ object: Any?) -> Bool {
         // A class cast, not `as AnyObject` (which bridges): sets of objects compare on every probe.
+        // Sets pass the object as an `NSObject`: compared by identity with no cast at all.
         guard let object else { return false }
+        if let identity = openedObjectIdentity(object) { return identity == ObjectIdentifier(self) }
         return (object as? NSManagedObject) === self
     }
 
@@ -275,6 +279,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
         text += " " + pairs.joined(separator: ", ") + ">"
         return text
     }
+}
+
+/// The identity of the object `value` holds when it is typed `NSObject` or
+/// `NSManagedObject` (how sets of objects pass it to `isEqual(_:)`); nil otherwise.
+@inline(__always)
+private func openedObjectIdentity(_ value: Any) -> ObjectIdentifier? {
+    _openExistential(value, do: objectIdentityOfOpened)
+}
+
+/// A free function: this toolchain's compiler crashes on `_openExistential` with a closure.
+private func objectIdentityOfOpened<Value>(_ value: Value) -> ObjectIdentifier? {
+    // Each reinterpretation follows a check that `Value` is exactly that class type.
+    guard Value.self == NSObject.self || Value.self == NSManagedObject.self else { return nil }
+    return ObjectIdentifier(unsafeBitCast(value, to: AnyObject.self))
 }
 
 extension NSManagedObject: KeyValueSlotReadable, PredicateIdentifiable {

@@ -85,7 +85,7 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     }
 
     public override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as? NSManagedObjectID else { return false }
+        guard let object, let other = openedObjectID(object) ?? (object as? NSManagedObjectID) else { return false }
         if other === self { return true }
         return other.key == key && other.isTemporaryID == isTemporaryID
             && other.persistentStore === persistentStore
@@ -100,4 +100,21 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     public override var description: String {
         "<NSManagedObjectID \(uriRepresentation().absoluteString)>"
     }
+}
+
+/// `value` as an object ID when it holds one as an `NSObject` or an `NSManagedObjectID`
+/// (how sets and dictionaries of IDs pass it to `isEqual(_:)`), without a dynamic cast:
+/// the cast cost hundreds of instructions on every probe of a set or dictionary of IDs.
+/// Nil when it is typed otherwise (the caller casts then).
+@inline(__always)
+func openedObjectID(_ value: Any) -> NSManagedObjectID? {
+    _openExistential(value, do: objectIDOfOpened)
+}
+
+/// A free function: this toolchain's compiler crashes on `_openExistential` with a closure.
+private func objectIDOfOpened<Value>(_ value: Value) -> NSManagedObjectID? {
+    // Each reinterpretation follows a check that `Value` is exactly that class type.
+    guard Value.self == NSManagedObjectID.self || Value.self == NSObject.self else { return nil }
+    let object = unsafeBitCast(value, to: AnyObject.self)
+    return type(of: object) == NSManagedObjectID.self ? unsafeDowncast(object, to: NSManagedObjectID.self) : nil
 }

@@ -34,49 +34,46 @@ enum StoredValueConversion {
 
 extension EntityLayout {
     /// The object values of `stored`, one per slot (a missing stored value reads as null).
-    func objectValues(fromStored stored: [StoreValue]) -> [Any?] {
-        var result: [Any?] = []
+    func objectValues(fromStored stored: [StoreValue]) -> SlotValues {
+        var result: [SlotValue] = []
         result.reserveCapacity(storedValueConversions.count)
         for slot in storedValueConversions.indices {
             let value = slot < stored.count ? stored[slot] : .null
             switch storedValueConversions[slot] {
             case .attribute(let type):
-                // Each common form is appended where it is matched: a value returned
-                // through a shared `Any?` costs a copy and a destroy per slot.
                 switch value {
-                case .string(let string): result.append(string)
-                case .date(let date): result.append(date)
-                case .null: result.append(nil)
-                case .boolean(let flag): result.append(flag)
+                case .string(let string): result.append(.string(string))
+                case .date(let date): result.append(.date(date))
+                case .null: result.append(.null)
+                case .boolean(let flag): result.append(.bool(flag))
                 case .integer(let number) where type == .integer16AttributeType:
-                    result.append(Int16(truncatingIfNeeded: number))
+                    result.append(.int16(Int16(truncatingIfNeeded: number)))
                 case .integer(let number) where type == .integer32AttributeType:
-                    result.append(Int32(truncatingIfNeeded: number))
-                case .integer(let number) where type == .integer64AttributeType: result.append(number)
-                case .integer(let number) where type == .booleanAttributeType: result.append(number != 0)
-                case .double(let number) where type == .doubleAttributeType: result.append(number)
+                    result.append(.int32(Int32(truncatingIfNeeded: number)))
+                case .integer(let number) where type == .integer64AttributeType: result.append(.int64(number))
+                case .integer(let number) where type == .booleanAttributeType: result.append(.bool(number != 0))
+                case .double(let number) where type == .doubleAttributeType: result.append(.double(number))
                 default:
-                    result.append(slot < attributeBySlot.count ? attributeBySlot[slot]?.attributeValue(value) : nil)
+                    result.append(
+                        SlotValue(slot < attributeBySlot.count ? attributeBySlot[slot]?.attributeValue(value) : nil))
                 }
             case .toOne:
-                result.append(Self.relationshipValue(value, empty: nil))
+                result.append(Self.relationshipValue(value, empty: .null))
             case .toMany(let ordered):
-                result.append(
-                    Self.relationshipValue(
-                        value, empty: ordered ? [NSManagedObject]() as Any : Set<NSManagedObject>() as Any))
+                result.append(Self.relationshipValue(value, empty: ordered ? .orderedObjects([]) : .objects([])))
             case .none:
-                result.append(nil)
+                result.append(.null)
             }
         }
-        return result
+        return SlotValues(slots: result)
     }
 
     /// A relationship's value: destinations still to resolve, or `empty` when it has none.
-    private static func relationshipValue(_ value: StoreValue, empty: Any?) -> Any? {
+    private static func relationshipValue(_ value: StoreValue, empty: SlotValue) -> SlotValue {
         switch value {
-        case .objectID(let id): return UnresolvedRelationship(objectIDs: [id])
-        case .objectIDs(let ids): return UnresolvedRelationship(objectIDs: ids)
-        case .unresolved: return UnresolvedRelationship(objectIDs: nil)
+        case .objectID(let id): return .unresolved(UnresolvedRelationship(objectIDs: [id]))
+        case .objectIDs(let ids): return .unresolved(UnresolvedRelationship(objectIDs: ids))
+        case .unresolved: return .unresolved(UnresolvedRelationship(objectIDs: nil))
         default: return empty
         }
     }

@@ -109,10 +109,10 @@ struct PageFileWriter {
         }
         row.version += 1
         if let clash = try uniqueClash(of: row, info: info) { return clash }
-        try removeIndexEntries(of: stored, info: info)
         try releaseReplacedBlobs(
             of: stored, slots: changes.lazy.filter { $0.value != .unresolved }.map(\.slot), info: info)
-        try write(row, info: info)
+        try storeRow(row, info: info)
+        try replaceIndexEntries(of: stored, with: row, info: info)
         for change in changes {
             guard case .objectIDs(let destinations) = change.value,
                 let relationship = info.joinSlots.first(where: { $0.slot == change.slot })?.relationship
@@ -276,6 +276,19 @@ struct PageFileWriter {
             guard let owner = try tree.value(forKey: key), owner == PageFileKey.primary(primaryKey) else { return }
         }
         _ = try tree.removeValue(forKey: key)
+    }
+
+    /// Moves the index entries of the stored row `old` to those of `new`, its update: an
+    /// index whose key the update leaves as it was is not touched (an update of one
+    /// attribute rewrites that attribute's indexes only).
+    mutating func replaceIndexEntries(of old: StoreRow, with new: StoreRow, info: PageFileCatalog.EntityInfo) throws {
+        for index in info.indexes {
+            let oldKey = index.key(for: old.values, primaryKey: old.objectID.key)
+            let newKey = index.key(for: new.values, primaryKey: new.objectID.key)
+            if oldKey == newKey { continue }
+            if let oldKey { try removeIndexEntry(oldKey, of: index, primaryKey: old.objectID.key) }
+            if let newKey { try addIndexEntry(newKey, of: index, primaryKey: new.objectID.key) }
+        }
     }
 
     /// The tree of `index`, looked up once per transaction; nil while it does not exist.
