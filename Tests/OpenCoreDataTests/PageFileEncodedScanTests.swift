@@ -35,17 +35,32 @@ struct PageFileEncodedScanTests {
         return model
     }()
 
-    static func randomValue(_ slot: Int, _ random: inout SeededRandom) -> StoreValue {
+    /// A random value for `slot`; `wide` adds values that only rows can hold (integers
+    /// beyond Int16, floats, NaN, booleans in integer slots and integers in others).
+    static func randomValue(_ slot: Int, _ random: inout SeededRandom, wide: Bool = false) -> StoreValue {
         if random.chance(0.1) { return .null }
         switch slot {
         case 0, 5:
             var text = random.pick(strings)
             if random.chance(0.3) { text += random.pick(strings) }
             return .string(text)
-        case 1: return .integer(Int64(random.int(in: -3...40)))
-        case 2: return .double(Double(random.int(in: -20...20)) / 4)
-        case 3: return .date(Date(timeIntervalSinceReferenceDate: Double(random.int(in: -5...5) * 1000)))
-        default: return .boolean(random.chance(0.5))
+        case 1:
+            // Beyond Int16 (truncated as the attribute reads it), or a boolean in an integer slot.
+            if wide, random.chance(0.05) { return .integer(Int64(random.pick([70_000, -65_535, 1 << 40]))) }
+            if wide, random.chance(0.03) { return .boolean(random.chance(0.5)) }
+            return .integer(Int64(random.int(in: -3...40)))
+        case 2:
+            if wide, random.chance(0.05) { return .double(random.pick([.nan, .infinity, -0.0])) }
+            if wide, random.chance(0.05) { return .float(Float(random.int(in: -8...8)) / 4) }
+            if wide, random.chance(0.05) { return .integer(Int64(random.int(in: -5...5))) }
+            return .double(Double(random.int(in: -20...20)) / 4)
+        case 3:
+            // Whole seconds take the short date form; a fraction the full one.
+            let fraction = wide && random.chance(0.3) ? 0.5 : 0
+            return .date(Date(timeIntervalSinceReferenceDate: Double(random.int(in: -5...5) * 1000) + fraction))
+        default:
+            if wide, random.chance(0.05) { return .integer(Int64(random.int(in: 0...3))) }
+            return .boolean(random.chance(0.5))
         }
     }
 
@@ -54,7 +69,7 @@ struct PageFileEncodedScanTests {
         var arguments: [Any] = []
         for index in 0..<random.int(in: 1...3) {
             if index > 0 { format += random.pick([" AND ", " OR ", " AND NOT "]) }
-            switch random.int(in: 0...5) {
+            switch random.int(in: 0...7) {
             case 0, 1, 2:
                 let key = random.pick(["name", "note"])
                 let op = random.pick(["==", "!=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "<", "IN"])
@@ -68,8 +83,41 @@ struct PageFileEncodedScanTests {
                 // A type mismatch: both paths must throw.
                 format += random.chance(0.5) ? "age CONTAINS %@" : "name > %d"
                 arguments.append(random.chance(0.5) ? "a" : 3)
+            case 5:
+                // Integers and booleans: comparisons, BETWEEN, IN (with nil, doubles, strings).
+                let key = random.pick(["age", "flag"])
+                switch random.int(in: 0...3) {
+                case 0:
+                    format += "\(key) \(random.pick(["==", "!=", "<", "<=", ">", ">="])) %@"
+                    arguments.append(
+                        random.pick([NSNumber(value: 3), NSNumber(value: true), NSNumber(value: 4_464), 2.5]))
+                case 1:
+                    format += "\(key) BETWEEN %@"
+                    arguments.append([random.int(in: -3...20), random.int(in: 0...40)])
+                case 2:
+                    format += "\(key) IN %@"
+                    arguments.append([random.int(in: -3...40), random.pick([1, 0, 7]), random.pick(["3", 4.0, 4.5])])
+                default:
+                    format += "\(key) IN {nil, 1, 4464}"
+                }
+            case 6:
+                // Numbers and dates against constants of their kind (and of another kind: an error).
+                let key = random.pick(["score", "born"])
+                let op = random.pick(["==", "!=", "<", "<=", ">", ">=", "BETWEEN"])
+                format += "\(key) \(op) %@"
+                let dates = (0..<2).map { _ in
+                    Date(timeIntervalSinceReferenceDate: Double(random.int(in: -5...5) * 1000))
+                }
+                if op == "BETWEEN" {
+                    arguments.append(key == "born" ? dates : [random.int(in: -5...0), 2.5])
+                } else {
+                    arguments.append(key == "born" && random.chance(0.8) ? dates[0] : random.pick([1.5, -0.0, 3]))
+                }
             default:
-                format += random.pick(["flag == YES", "score > 1.5", "born < %@", "TRUEPREDICATE", "name == nil"])
+                format += random.pick([
+                    "flag == YES", "flag == NO", "flag != YES", "score > 1.5", "born < %@", "TRUEPREDICATE",
+                    "name == nil", "age == nil", "born == nil", "age != nil",
+                ])
                 if format.hasSuffix("%@") { arguments.append(Date(timeIntervalSinceReferenceDate: 0)) }
             }
         }
@@ -90,7 +138,7 @@ struct PageFileEncodedScanTests {
             entityNamed: { Self.model.entitiesByName[$0] }, makeObjectID: { store.newObjectID(for: $0, key: $1) })
         var covered = 0
         var offsets: [Int] = []
-        for step in 0..<400 {
+        for step in 0..<1_000 {
             let predicate = Self.randomPredicate(&random)
             guard predicate.validationError == nil else { continue }
             let compiled = try predicate.compiled(for: entity.frozenLayoutIfAny)
@@ -99,7 +147,7 @@ struct PageFileEncodedScanTests {
             for _ in 0..<8 {
                 // Rows written before the entity gained its last slots hold fewer values.
                 let width = random.chance(0.1) ? random.int(in: 0...5) : 6
-                let values = (0..<width).map { Self.randomValue($0, &random) }
+                let values = (0..<width).map { Self.randomValue($0, &random, wide: true) }
                 let bytes = PageFileRowCodec.encode(values: values, version: 3, layout: layout)
                 let row = StoreRow(
                     objectID: store.newObjectID(for: entity, key: Int64(step)), version: 3,
@@ -110,7 +158,15 @@ struct PageFileEncodedScanTests {
                 try bytes.withUnsafeBytes { buffer in
                     try PageFileRowCodec.slotOffsets(buffer, into: &offsets)
                     for slot in 0..<width {
-                        #expect(try codec.decodeValue(buffer, at: offsets[slot], declaredEntity: nil) == values[slot])
+                        let decoded = try codec.decodeValue(buffer, at: offsets[slot], declaredEntity: nil)
+                        if case .double(let number) = values[slot], number.isNaN {
+                            guard case .double(let read) = decoded, read.isNaN else {
+                                Issue.record("NaN read back as \(decoded)")
+                                continue
+                            }
+                        } else {
+                            #expect(decoded == values[slot])
+                        }
                     }
                     if let encoded {
                         let actual = Result { try encoded.evaluate(buffer, offsets: offsets, codec: codec) }
@@ -139,7 +195,7 @@ struct PageFileEncodedScanTests {
                 }
             }
         }
-        #expect(covered > 200, "the encoded form covered \(covered) predicates (\(random.replayHint))")
+        #expect(covered > 500, "the encoded form covered \(covered) predicates (\(random.replayHint))")
     }
 
     @Test func stringValidationAgreesWithTheStandardLibrary() {

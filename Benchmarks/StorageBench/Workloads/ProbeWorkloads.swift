@@ -39,6 +39,8 @@ struct Probe: Sendable {
         Probe(name: "object-one-row-commit", operations: 500, run: ProbeRuns.oneRowCommit),
         Probe(name: "object-point-lookup", operations: 2_000, run: ProbeRuns.pointLookup),
         Probe(name: "object-range-fetch", operations: 200, run: ProbeRuns.rangeFetch),
+        Probe(name: "object-count-bool", operations: 20, run: ProbeRuns.countBool),
+        Probe(name: "object-contains-scan", operations: 20, run: ProbeRuns.containsScan),
         Probe(name: "object-update-1000", operations: 1_000, run: ProbeRuns.update),
         Probe(name: "engine-point-lookup", operations: 10_000, run: ProbeRuns.enginePointLookup),
         Probe(name: "engine-one-row-commit", operations: 1_000, run: ProbeRuns.engineCommit),
@@ -185,6 +187,41 @@ enum ProbeRuns {
             for person in try context.fetch(request) { total += Int(person.age) }
         }
         guard total > 0 else { throw ProbeFailure(message: "range fetch returned nothing") }
+    }
+
+    static func countBool(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        try probeMeasuredCountBool(context, 20)
+    }
+
+    /// `count(for:)` of an unindexed Bool over every row, as an app asks it.
+    @inline(never)
+    static func probeMeasuredCountBool(_ context: NSManagedObjectContext, _ queries: Int) throws {
+        for _ in 0..<queries {
+            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+            request.predicate = NSPredicate(format: "isActive == YES")
+            let counted = try context.count(for: request)
+            guard counted == 6_667 else { throw ProbeFailure(message: "count-bool counted \(counted)") }
+        }
+    }
+
+    static func containsScan(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        try probeMeasuredContainsScan(context, 20)
+    }
+
+    /// `CONTAINS[c]` over every row, the matches (about 1 in 9) materialised and read.
+    @inline(never)
+    static func probeMeasuredContainsScan(_ context: NSManagedObjectContext, _ queries: Int) throws {
+        for _ in 0..<queries {
+            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+            request.predicate = NSPredicate(format: "firstName CONTAINS[c] %@", "ST1")
+            request.returnsObjectsAsFaults = false
+            var total = 0
+            for person in try context.fetch(request) { total += Int(person.age) }
+            context.reset()
+            guard total > 0 else { throw ProbeFailure(message: "contains scan returned nothing") }
+        }
     }
 
     static func update(_ directory: URL) throws {

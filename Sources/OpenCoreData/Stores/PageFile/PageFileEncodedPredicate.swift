@@ -1,9 +1,10 @@
 // The commonest scan predicates — AND, OR and NOT of `attribute op constant` — run
-// straight on a row's encoded bytes: a string attribute tested with ==, !=, BEGINSWITH,
-// ENDSWITH or CONTAINS against an ASCII constant is compared byte by byte without
-// building a String; every other clause decodes its one slot and runs the operator's
-// prepared test, the very closure the compiled predicate runs. So the answer (and any
-// error) is the compiled predicate's, clause by clause and in the same order.
+// straight on a row's encoded bytes: comparisons, BETWEEN and IN of integers, booleans,
+// numbers and dates, and ==, !=, BEGINSWITH, ENDSWITH, CONTAINS and LIKE of strings,
+// read the slot's bytes (`PageFileEncodedClause`) without boxing a value in `Any`; any
+// other clause, or a value those tests do not read, decodes its one slot and runs the
+// operator's prepared test, the very closure the compiled predicate runs. So the answer
+// (and any error) is the compiled predicate's, clause by clause and in the same order.
 import Foundation
 
 /// A predicate compiled for the encoded rows of one entity.
@@ -22,8 +23,8 @@ struct PageFileEncodedPredicate {
         let attribute: NSAttributeDescription
         /// The operator's prepared test of the attribute's value (`ComparisonOperation.prepared`).
         let test: (Any?) throws -> Bool
-        /// The byte-level form of `test` for ASCII strings; `negated` for `!=`.
-        let bytes: (matcher: ASCIIStringMatcher, test: ASCIIStringMatcher.Test, negated: Bool)?
+        /// The form of `test` on the slot's encoded bytes, when the shape has one.
+        let encoded: PageFileEncodedClause?
     }
 
     private let root: Node
@@ -69,20 +70,8 @@ struct PageFileEncodedPredicate {
         let operation = ComparisonOperation(
             type: comparison.predicateOperatorType, options: comparison.options)
         guard let test = try? operation.prepared(right: constant) else { return nil }
-        var bytes: (ASCIIStringMatcher, ASCIIStringMatcher.Test, Bool)?
-        if case .string(let pattern) = PredicateValue(constant),
-            let matcher = ASCIIStringMatcher(pattern: pattern, options: operation.options)
-        {
-            switch comparison.predicateOperatorType {
-            case .equalTo: bytes = (matcher, .equals, false)
-            case .notEqualTo: bytes = (matcher, .equals, true)
-            case .beginsWith: bytes = (matcher, .isPrefix, false)
-            case .endsWith: bytes = (matcher, .isSuffix, false)
-            case .contains: bytes = (matcher, .isContained, false)
-            default: bytes = nil
-            }
-        }
-        return .clause(Clause(slot: slot, attribute: attribute, test: test, bytes: bytes))
+        let encoded = PageFileEncodedClause(attribute: attribute, operation: operation, constant: constant)
+        return .clause(Clause(slot: slot, attribute: attribute, test: test, encoded: encoded))
     }
 
     /// Whether the row `bytes`, whose slots start at `offsets`, matches.
@@ -108,12 +97,7 @@ struct PageFileEncodedPredicate {
             // A row written before the entity gained this attribute holds no slot for it: nil.
             guard clause.slot < offsets.count else { return try clause.test(nil) }
             let offset = offsets[clause.slot]
-            if let (matcher, test, negated) = clause.bytes,
-                let text = try PageFileRowCodec.stringBytes(bytes, at: offset),
-                let found = matcher.test(test, utf8: text)
-            {
-                return found != negated
-            }
+            if let found = clause.encoded?.evaluate(bytes, at: offset) { return found }
             let value = try codec.decodeValue(bytes, at: offset, declaredEntity: nil)
             return try clause.test(clause.attribute.attributeValue(value))
         }

@@ -22,6 +22,11 @@ extension PageFileStore {
                         of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
                 {
                     isSorted = sorted
+                } else if entities.count == 1, let limit = plan.leadingRowLimit,
+                    try collectTopRows(
+                        of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
+                {
+                    isSorted = true
                 } else {
                     for candidate in entities {
                         try collectRows(
@@ -106,6 +111,32 @@ extension PageFileStore {
         of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
         codec: PageFileRowCodec, decodes: Bool, found: (StoreRow?) throws -> Void
     ) throws {
+        try matchEncodedRows(of: entity, predicate: predicate, in: transaction, codec: codec) {
+            bytes, primary, decoded in
+            guard decodes else { return try found(nil) }
+            try found(try decoded ?? decodedRow(bytes, primary: primary, entity: entity, codec: codec))
+        }
+    }
+
+    /// The row `bytes` of `entity` with key `primary`, decoded.
+    func decodedRow(
+        _ bytes: UnsafeRawBufferPointer, primary: Int64, entity: NSEntityDescription, codec: PageFileRowCodec
+    )
+        throws -> StoreRow
+    {
+        let decoded = try codec.decode(bytes, entity: entity)
+        return StoreRow(
+            objectID: newObjectID(for: entity, key: primary), version: decoded.version, values: decoded.values)
+    }
+
+    /// Calls `found` with the encoded bytes and key of each row of `entity` (not its
+    /// sub-entities) matching `predicate`, in key order, and with the row when matching it
+    /// decoded the row (blobs the predicate reads resolved); the bytes are valid only
+    /// during the call.
+    func matchEncodedRows(
+        of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
+        codec: PageFileRowCodec, found: (UnsafeRawBufferPointer, Int64, StoreRow?) throws -> Void
+    ) throws {
         let info = try info(for: entity)
         guard let rows = try transaction.tree(named: info.treeName) else { return }
         let readsBlobs = predicateReadsBlobs(predicate, info: info)
@@ -118,21 +149,19 @@ extension PageFileStore {
         let compiled = exactIndex ? nil : try predicate.map { try $0.compiled(for: entity.frozenLayoutIfAny) }
         let evaluates = compiled != nil
         let views = rowViews(in: transaction, codec: codec)
-        func accept(_ row: StoreRow) throws {
-            var row = row
+        let decodeRow = { [unowned self] (value: UnsafeRawBufferPointer, primary: Int64) throws -> StoreRow in
+            try self.decodedRow(value, primary: primary, entity: entity, codec: codec)
+        }
+        func accept(_ value: UnsafeRawBufferPointer, _ primary: Int64) throws {
+            var row = try decodeRow(value, primary)
             if readsBlobs { try resolveBlobs(&row, info: info, in: transaction) }
             if let compiled {
                 guard try compiled.evaluate(record: views.view(of: row)) else { return }
             }
-            try found(row)
+            try found(value, primary, row)
         }
         func match(_ value: UnsafeRawBufferPointer, _ primary: Int64) throws {
-            try found(decodes ? try decodeRow(value, primary) : nil)
-        }
-        let decodeRow = { [unowned self] (value: UnsafeRawBufferPointer, primary: Int64) throws -> StoreRow in
-            let decoded = try codec.decode(value, entity: entity)
-            return StoreRow(
-                objectID: self.newObjectID(for: entity, key: primary), version: decoded.version, values: decoded.values)
+            try found(value, primary, nil)
         }
         // Rows the predicate rejects are read slot by slot in their encoded form, never decoded:
         // by the encoded predicate when it covers the predicate, else by the compiled one on a view.
@@ -147,7 +176,7 @@ extension PageFileStore {
         func consider(_ value: UnsafeRawBufferPointer, primary: Int64, exact: Bool) throws {
             if readsBlobs, !exact, compiled != nil {
                 // The predicate reads an attribute kept in the blob tree (SPEC.md §3.8 X3).
-                try accept(try decodeRow(value, primary))
+                try accept(value, primary)
             } else if exact || compiled == nil {
                 try match(value, primary)
             } else if let direct {
@@ -159,7 +188,7 @@ extension PageFileStore {
                 if let error = encoded.failure { throw error }
                 if matches { try match(value, primary) }
             } else {
-                try accept(try decodeRow(value, primary))
+                try accept(value, primary)
             }
         }
         if let plan, let index {
