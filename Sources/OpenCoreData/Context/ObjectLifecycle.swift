@@ -56,7 +56,7 @@ final class ObjectLifecycle {
     // it, so an unretained reference is safe (and costs no reference counting). Set once,
     // right after the context's initializer has a `self` to give.
     private unowned(unsafe) var owner: NSManagedObjectContext?
-    private var context: NSManagedObjectContext { owner.unsafelyUnwrapped }
+    var context: NSManagedObjectContext { owner.unsafelyUnwrapped }
 
     /// Objects inserted since the last save (not those deleted again).
     @exclusivity(unchecked) private(set) var inserted = ObjectSet()
@@ -592,30 +592,5 @@ final class ObjectLifecycle {
         noticeInserted = []
         noticeUpdated = []
         noticeDeleted = []
-    }
-
-    /// Posts `NSManagedObjectContextWillSave`.
-    func postWillSave() {
-        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: context, userInfo: nil)
-    }
-
-    /// Calls `didSave()` of the saved objects and posts `NSManagedObjectContextDidSave`
-    /// with them; returns their object IDs, for the contexts that merge the save.
-    func finishSave(
-        inserted savedInserted: [NSManagedObject], updated savedUpdated: [NSManagedObject],
-        deleted savedDeleted: [NSManagedObject]
-    ) -> SavedChanges {
-        let changes = SavedChanges(
-            inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
-            deleted: savedDeleted.map(\.objectID))
-        let info: [AnyHashable: Any] = [
-            NSInsertedObjectsKey: Set(savedInserted), NSUpdatedObjectsKey: Set(savedUpdated),
-            NSDeletedObjectsKey: Set(savedDeleted), SavedChanges.userInfoKey: changes,
-        ]
-        for object in savedInserted { object.didSave() }
-        for object in savedUpdated { object.didSave() }
-        resultsObserver?.contextDidSave()
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: context, userInfo: info)
-        return changes
     }
 }

@@ -235,6 +235,9 @@ struct PageFileIndex: StoreUniquenessConstraint {
     /// The longest values part of an index key; longer ones are cut and hashed.
     static let maximumValueBytes = 880
 
+    /// The slots the index's key reads (a composite element's is its composite's slot).
+    var slots: [Int] { fields.map(\.slot) }
+
     /// Whether every element orders (ranges and sorts can use it), not only equality.
     var isOrdered: Bool { !isReference && attributeTypes.allSatisfy(PageFileKey.isOrderable) }
 
