@@ -196,7 +196,7 @@ extension NSManagedObjectContext {
                 parent.lifecycle.insert(copy, awakes: false)
             }
             for object in inserted + updated {
-                let target = parent.object(with: object.objectID)
+                let target = parent.object(forChild: object.objectID)
                 let slots: [Int] =
                     object.isInserted
                     ? Array(object.values.indices)
@@ -206,7 +206,7 @@ extension NSManagedObjectContext {
                 }
             }
             for object in deleted {
-                parent.delete(parent.object(with: object.objectID))
+                parent.delete(parent.object(forChild: object.objectID))
             }
             parent.processPendingChanges()
         }
@@ -218,14 +218,24 @@ extension NSManagedObjectContext {
         // Collections first: casting a set to a class bridges it to an NSSet on Linux.
         switch value {
         case let set as Set<NSManagedObject>:
-            return Set(set.map { self.object(with: $0.objectID) })
+            return Set(set.map { self.object(forChild: $0.objectID) })
         case let array as [NSManagedObject]:
-            return array.map { self.object(with: $0.objectID) }
+            return array.map { self.object(forChild: $0.objectID) }
         case let destination as NSManagedObject:
-            return self.object(with: destination.objectID)
+            return self.object(forChild: destination.objectID)
         default:
             return value
         }
+    }
+
+    /// This context's object for an ID a child holds: an object this context inserted and
+    /// saved since is found under its permanent ID, not made up anew as a fault of the
+    /// temporary one (whose key names no row: a list naming it wrote a dangling join entry,
+    /// the soak's chain losing an item).
+    private func object(forChild objectID: NSManagedObjectID) -> NSManagedObject {
+        guard objectID.isTemporaryID, registry[objectID] == nil, let permanent = permanentIDsForChildren[objectID]
+        else { return object(with: objectID) }
+        return object(with: permanent)
     }
 
     private func logSave(

@@ -46,6 +46,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var parentStorage: NSManagedObjectContext?
     private let childrenLock = NSLock()
     private var children: [WeakContext] = []
+    /// The permanent IDs this context's saves gave objects a child still knows by their
+    /// temporary IDs (a child's objects keep them after the parent saves, as in Core Data).
+    var permanentIDsForChildren: [NSManagedObjectID: NSManagedObjectID] = [:]
 
     /// The context's name, for debugging and history.
     open var name: String?
@@ -343,6 +346,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     func reassign(_ object: NSManagedObject, to objectID: NSManagedObjectID) {
+        if object.objectID.isTemporaryID, object.managedObjectContext === self, !childContexts.isEmpty {
+            permanentIDsForChildren[object.objectID] = objectID
+        }
         if object.managedObjectContext === self { registry[object.objectID] = nil }
         object.setObjectID(objectID)
         if object.managedObjectContext === self { registry[objectID] = object }
