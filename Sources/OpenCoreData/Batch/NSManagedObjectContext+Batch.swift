@@ -20,8 +20,7 @@ extension NSManagedObjectContext {
         let insert = StoreBatchInsert(
             entity: entity, rows: try BatchInsertRowSource(request, entity: entity),
             mergePolicyType: (mergePolicy as? NSMergePolicy)?.mergeType ?? .errorMergePolicyType,
-            returnsObjectIDs: request.resultType == .objectIDs, transactionAuthor: transactionAuthor,
-            contextName: name)
+            reporting: batchReporting(returnsObjectIDs: request.resultType == .objectIDs))
         return try coordinator.executeBatch(.insert(insert), in: [store])
     }
 
@@ -35,8 +34,7 @@ extension NSManagedObjectContext {
         let update = StoreBatchUpdate(
             entity: entity, predicate: request.predicate, includesSubentities: request.includesSubentities,
             changes: try BatchUpdateChanges(request.propertiesToUpdate, entity: entity),
-            returnsObjectIDs: request.resultType == .updatedObjectIDsResultType,
-            transactionAuthor: transactionAuthor, contextName: name)
+            reporting: batchReporting(returnsObjectIDs: request.resultType == .updatedObjectIDsResultType))
         return try coordinator.executeBatch(
             .update(update), in: request.affectedStores ?? coordinator.persistentStores)
     }
@@ -71,9 +69,14 @@ extension NSManagedObjectContext {
             selection = .fetch(fetch, entity: entity)
         }
         let delete = StoreBatchDelete(
-            selection: selection, returnsObjectIDs: request.resultType == .resultTypeObjectIDs,
-            transactionAuthor: transactionAuthor, contextName: name)
+            selection: selection,
+            reporting: batchReporting(returnsObjectIDs: request.resultType == .resultTypeObjectIDs))
         return try coordinator.executeBatch(.delete(delete), in: stores)
+    }
+
+    /// A batch's reporting: its result type's object IDs, attributed to this context.
+    private func batchReporting(returnsObjectIDs: Bool) -> StoreBatchReporting {
+        StoreBatchReporting(returnsObjectIDs: returnsObjectIDs, transactionAuthor: transactionAuthor, contextName: name)
     }
 
     private func batchCoordinator() throws -> NSPersistentStoreCoordinator {

@@ -463,20 +463,12 @@ final class ObjectLifecycle {
         for object in savedInserted {
             checkLegal(.saved, object)
             object.state.isInserted = false
-            object.dirtySlots = []
-            object.committed = object.values
-            object.settlePendingToManyEdits()
-            object.version = 1
-            report(.saved, object)
+            commitSaved(object, version: 1)
         }
         for object in savedUpdated {
             checkLegal(.saved, object)
             object.state.isListedUpdated = false
-            object.dirtySlots = []
-            object.committed = object.values
-            object.settlePendingToManyEdits()
-            if let version = versions[object.objectID] { object.version = version }
-            report(.saved, object)
+            commitSaved(object, version: versions[object.objectID])
         }
         for object in savedDeleted {
             checkLegal(.saved, object)
@@ -490,6 +482,16 @@ final class ObjectLifecycle {
         for object in updated { object.state.isListedUpdated = false }
         updated = []
         deleted = []
+    }
+
+    /// A saved inserted or updated object: clean, its values committed (with `version`,
+    /// when the store gave one).
+    private func commitSaved(_ object: NSManagedObject, version: Int64?) {
+        object.dirtySlots = []
+        object.committed = object.values
+        object.settlePendingToManyEdits()
+        if let version { object.version = version }
+        report(.saved, object)
     }
 
     /// The deleted objects of a save, once its notifications are posted, become faults

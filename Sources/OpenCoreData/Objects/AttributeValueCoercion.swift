@@ -235,18 +235,10 @@ private func openedCanonicalStoreValue(_ value: Any) -> StoreValue? {
 /// The stored form of a value of a canonical type, chosen by `Value` alone (each
 /// canonical type belongs to one attribute type); nil for any other type.
 private func canonicalStoreValue<Value>(_ value: Value) -> StoreValue? {
+    if let typed = typedAttributeSlotValue(value) { return typed.attributeStoreValue }
     // Each reinterpretation below follows a check that `Value` is exactly that type.
-    if Value.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
-    if Value.self == Int16.self { return .integer(Int64(unsafeBitCast(value, to: Int16.self))) }
-    if Value.self == Int32.self { return .integer(Int64(unsafeBitCast(value, to: Int32.self))) }
-    if Value.self == Int64.self { return .integer(unsafeBitCast(value, to: Int64.self)) }
-    if Value.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
-    if Value.self == Bool.self { return .boolean(unsafeBitCast(value, to: Bool.self)) }
-    if Value.self == Date.self { return .date(unsafeBitCast(value, to: Date.self)) }
     if Value.self == Float.self { return .float(unsafeBitCast(value, to: Float.self)) }
     if Value.self == Decimal.self { return .decimal(unsafeBitCast(value, to: Decimal.self)) }
-    if Value.self == Data.self { return .binary(unsafeBitCast(value, to: Data.self)) }
-    if Value.self == UUID.self { return .uuid(unsafeBitCast(value, to: UUID.self)) }
     if Value.self == URL.self { return .uri(unsafeBitCast(value, to: URL.self)) }
     return nil
 }

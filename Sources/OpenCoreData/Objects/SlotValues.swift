@@ -71,16 +71,38 @@ enum SlotValue {
     /// The stored form of an attribute value whose case is `type`'s canonical type (as
     /// `StoreValue(canonical:of:)` gives it); nil for any other value.
     func canonicalStoreValue(of type: NSAttributeType) -> StoreValue? {
-        switch (self, type) {
-        case (.string(let value), .stringAttributeType): .string(value)
-        case (.int16(let value), .integer16AttributeType): .integer(Int64(value))
-        case (.int32(let value), .integer32AttributeType): .integer(Int64(value))
-        case (.int64(let value), .integer64AttributeType): .integer(value)
-        case (.double(let value), .doubleAttributeType): .double(value)
-        case (.bool(let value), .booleanAttributeType): .boolean(value)
-        case (.date(let value), .dateAttributeType): .date(value)
-        case (.data(let value), .binaryDataAttributeType): .binary(value)
-        case (.uuid(let value), .UUIDAttributeType): .uuid(value)
+        attributeType == type ? attributeStoreValue : nil
+    }
+
+    /// The attribute type whose canonical Swift type this case holds; nil for the cases
+    /// that are not attribute values of a typed case.
+    private var attributeType: NSAttributeType? {
+        switch self {
+        case .string: .stringAttributeType
+        case .int16: .integer16AttributeType
+        case .int32: .integer32AttributeType
+        case .int64: .integer64AttributeType
+        case .double: .doubleAttributeType
+        case .bool: .booleanAttributeType
+        case .date: .dateAttributeType
+        case .data: .binaryDataAttributeType
+        case .uuid: .UUIDAttributeType
+        default: nil
+        }
+    }
+
+    /// The stored form of a typed attribute case; nil for every other case.
+    var attributeStoreValue: StoreValue? {
+        switch self {
+        case .string(let value): .string(value)
+        case .int16(let value): .integer(Int64(value))
+        case .int32(let value): .integer(Int64(value))
+        case .int64(let value): .integer(value)
+        case .double(let value): .double(value)
+        case .bool(let value): .boolean(value)
+        case .date(let value): .date(value)
+        case .data(let value): .binary(value)
+        case .uuid(let value): .uuid(value)
         default: nil
         }
     }
@@ -170,9 +192,11 @@ private func openedSlotValue(_ value: Any) -> SlotValue {
     _openExistential(value, do: slotValueOfOpened)
 }
 
-private func slotValueOfOpened<Value>(_ value: Value) -> SlotValue {
-    // Each reinterpretation below follows a check that `Value` is exactly that type (an
-    // optional inside the `Any` stays boxed as it is: its type is kept).
+/// The typed attribute case of `value` when `Value` is exactly one of those types (an
+/// optional stays out: its type is kept); nil otherwise. The save path's stored form of a
+/// canonical value (AttributeValueCoercion.swift) reads it too.
+func typedAttributeSlotValue<Value>(_ value: Value) -> SlotValue? {
+    // Each reinterpretation below follows a check that `Value` is exactly that type.
     if Value.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
     if Value.self == Int64.self { return .int64(unsafeBitCast(value, to: Int64.self)) }
     if Value.self == Int16.self { return .int16(unsafeBitCast(value, to: Int16.self)) }
@@ -182,6 +206,11 @@ private func slotValueOfOpened<Value>(_ value: Value) -> SlotValue {
     if Value.self == Date.self { return .date(unsafeBitCast(value, to: Date.self)) }
     if Value.self == UUID.self { return .uuid(unsafeBitCast(value, to: UUID.self)) }
     if Value.self == Data.self { return .data(unsafeBitCast(value, to: Data.self)) }
+    return nil
+}
+
+private func slotValueOfOpened<Value>(_ value: Value) -> SlotValue {
+    if let typed = typedAttributeSlotValue(value) { return typed }
     if Value.self == Set<NSManagedObject>.self { return .objects(unsafeBitCast(value, to: Set<NSManagedObject>.self)) }
     if Value.self == [NSManagedObject].self { return .orderedObjects(unsafeBitCast(value, to: [NSManagedObject].self)) }
     if Value.self == UnresolvedRelationship.self {

@@ -15,8 +15,27 @@
 // under the coordinator's lock.
 import Foundation
 
+/// What every batch operation reports and how its history record is attributed.
+struct StoreBatchReporting {
+    /// Whether the outcome lists the rows' object IDs (else only their number).
+    let returnsObjectIDs: Bool
+    let transactionAuthor: String?
+    let contextName: String?
+}
+
+/// A batch operation's reporting, read as its own properties.
+protocol StoreBatchReported {
+    var reporting: StoreBatchReporting { get }
+}
+
+extension StoreBatchReported {
+    var returnsObjectIDs: Bool { reporting.returnsObjectIDs }
+    var transactionAuthor: String? { reporting.transactionAuthor }
+    var contextName: String? { reporting.contextName }
+}
+
 /// A batch insert as a store applies it.
-struct StoreBatchInsert {
+struct StoreBatchInsert: StoreBatchReported {
     /// The entity of the new rows (the store's model's instance).
     let entity: NSEntityDescription
     /// The rows, pulled one at a time so a store may write them as they come.
@@ -24,26 +43,21 @@ struct StoreBatchInsert {
     /// The executing context's merge policy: with a trump or overwrite policy, a row whose
     /// unique key another row holds updates that row (its given attributes only).
     let mergePolicyType: NSMergePolicyType
-    /// Whether the outcome lists the rows' object IDs (else only their number).
-    let returnsObjectIDs: Bool
-    let transactionAuthor: String?
-    let contextName: String?
+    let reporting: StoreBatchReporting
 }
 
 /// A batch update as a store applies it.
-struct StoreBatchUpdate {
+struct StoreBatchUpdate: StoreBatchReported {
     let entity: NSEntityDescription
     let predicate: NSPredicate?
     let includesSubentities: Bool
     /// What each matching row gets.
     let changes: BatchUpdateChanges
-    let returnsObjectIDs: Bool
-    let transactionAuthor: String?
-    let contextName: String?
+    let reporting: StoreBatchReporting
 }
 
 /// A batch delete as a store applies it.
-struct StoreBatchDelete {
+struct StoreBatchDelete: StoreBatchReported {
     /// Which rows go.
     enum Selection {
         /// The rows a fetch request selects (predicate, sort, offset, limit), its entity resolved.
@@ -53,9 +67,7 @@ struct StoreBatchDelete {
     }
 
     let selection: Selection
-    let returnsObjectIDs: Bool
-    let transactionAuthor: String?
-    let contextName: String?
+    let reporting: StoreBatchReporting
 }
 
 /// One batch operation for a store.
