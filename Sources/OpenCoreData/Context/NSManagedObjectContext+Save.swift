@@ -168,13 +168,14 @@ extension NSManagedObjectContext {
             inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first }, acceptedUpserts: acceptedUpserts)
         // No reserve: each object leaves its temporary entry as it gains its permanent one.
         var stale: [NSManagedObject] = []
+        let forChildren = tracksPermanentIDsForChildren()
         for (object, id) in zip(newObjects, permanentIDs) {
             guard let existing = result.replacedObjectIDs[id] else {
-                reassign(object, to: id)
+                reassign(object, to: id, forChildren: forChildren)
                 continue
             }
             if let registered = registry[existing], registered !== object { stale.append(registered) }
-            reassign(object, to: existing)
+            reassign(object, to: existing, forChildren: forChildren)
             stale.append(object)
         }
         return (result.versions, stale)

@@ -342,11 +342,22 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !temporary.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity))
-        for (object, id) in zip(temporary, ids) { reassign(object, to: id) }
+        let forChildren = tracksPermanentIDsForChildren()
+        for (object, id) in zip(temporary, ids) { reassign(object, to: id, forChildren: forChildren) }
     }
 
-    func reassign(_ object: NSManagedObject, to objectID: NSManagedObjectID) {
-        if object.objectID.isTemporaryID, object.managedObjectContext === self, !childContexts.isEmpty {
+    /// Whether reassigned IDs are recorded for children (asked once per batch of objects):
+    /// with no child left, the record is dropped, so it never outlives the children.
+    func tracksPermanentIDsForChildren() -> Bool {
+        if childContexts.isEmpty {
+            if !permanentIDsForChildren.isEmpty { permanentIDsForChildren = [:] }
+            return false
+        }
+        return true
+    }
+
+    func reassign(_ object: NSManagedObject, to objectID: NSManagedObjectID, forChildren: Bool) {
+        if forChildren, object.objectID.isTemporaryID, object.managedObjectContext === self {
             permanentIDsForChildren[object.objectID] = objectID
         }
         if object.managedObjectContext === self { registry[object.objectID] = nil }

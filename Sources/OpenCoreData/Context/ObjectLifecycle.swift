@@ -488,8 +488,8 @@ final class ObjectLifecycle {
     /// when the store gave one).
     private func commitSaved(_ object: NSManagedObject, version: Int64?) {
         object.dirtySlots = []
-        object.committed = object.values
         object.settlePendingToManyEdits()
+        object.committed = object.values
         if let version { object.version = version }
         report(.saved, object)
     }

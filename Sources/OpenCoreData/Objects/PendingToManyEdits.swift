@@ -113,15 +113,15 @@ extension NSManagedObject {
         return true
     }
 
-    /// After a save: the to-manys holding edits become plain unresolved values, the
-    /// stored lists now holding the edits (recomputed here where the row keeps a list).
+    /// After a save, before its values become the committed ones: the to-manys holding
+    /// edits become plain unresolved values, the stored lists now holding the edits
+    /// (recomputed here where the row keeps a list).
     func settlePendingToManyEdits() {
         for slot in layout.relationshipSlots where slot < values.count {
-            guard let unresolved = UnresolvedRelationship.from(values[slot]), unresolved.hasEdits else { continue }
+            guard case .unresolved(let unresolved) = values.storage[slot], unresolved.hasEdits else { continue }
             let settled = UnresolvedRelationship(
                 objectIDs: unresolved.objectIDs.map { unresolved.applyingEdits(to: $0, mapping: [:]) })
-            values[slot] = settled
-            if let count = committed?.count, slot < count { committed?[slot] = settled }
+            values.storage[slot] = .unresolved(settled)
         }
     }
 
@@ -129,7 +129,7 @@ extension NSManagedObject {
     /// into another context, which would not know the objects named).
     func resolvePendingToManyEdits() {
         for slot in layout.relationshipSlots where slot < values.count {
-            if UnresolvedRelationship.from(values[slot])?.hasEdits == true { _ = slotValue(slot) }
+            if case .unresolved(let unresolved) = values.storage[slot], unresolved.hasEdits { _ = slotValue(slot) }
         }
     }
 }

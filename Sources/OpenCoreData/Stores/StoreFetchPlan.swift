@@ -32,10 +32,17 @@ struct StoreFetchPlan {
         self.entity = entity
         leadingRowLimit =
             request.fetchLimit > 0 && request.resultType != .dictionaryResultType && mayStopEarly()
-            ? max(request.fetchOffset, 0) + request.fetchLimit : nil
+            ? Self.leadingRows(offset: request.fetchOffset, limit: request.fetchLimit) : nil
         readsValues =
             request.includesPropertyValues && request.resultType != .managedObjectIDResultType
             && request.resultType != .countResultType
+    }
+
+    /// The rows before and in the window; nil (no early stop) when an offset near
+    /// `Int.max` would overflow the sum.
+    static func leadingRows(offset: Int, limit: Int) -> Int? {
+        let (sum, overflow) = max(offset, 0).addingReportingOverflow(limit)
+        return overflow ? nil : sum
     }
 
     /// Every matching row of `request`, with its values: what the public `fetchRows(_:)` answers.

@@ -53,10 +53,6 @@ struct PageFileBatchMatcher {
         encoded = compiled == nil ? nil : predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) }
     }
 
-    /// Whether rows are tested by the compiled predicate on their decoded form: then a
-    /// predicate reading a blob attribute needs the caller's general path.
-    var testsDecodedRows: Bool { compiled != nil && encoded == nil }
-
     /// The keys of the rows to consider, ascending; `matched` says whether they are
     /// known to match (else ``matches(_:primaryKey:offsets:)`` decides each).
     ///

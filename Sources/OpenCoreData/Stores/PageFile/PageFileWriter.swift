@@ -245,7 +245,7 @@ struct PageFileWriter {
     /// Adds the entry `key` of the row `primaryKey` to `index`.
     mutating func addIndexEntry(_ key: [UInt8], of index: PageFileIndex, primaryKey: Int64) throws {
         if index.isUnique {
-            try transaction.openTree(named: index.treeName).setValue(PageFileKey.primary(primaryKey), forKey: key)
+            try openIndexTree(index).setValue(PageFileKey.primary(primaryKey), forKey: key)
         } else {
             pendingIndexKeys[index.ordinal].insert(key)
             if pendingIndexKeys[index.ordinal].count >= Self.pendingIndexKeyLimit {
@@ -289,6 +289,14 @@ struct PageFileWriter {
             if let oldKey { try removeIndexEntry(oldKey, of: index, primaryKey: old.objectID.key) }
             if let newKey { try addIndexEntry(newKey, of: index, primaryKey: new.objectID.key) }
         }
+    }
+
+    /// The tree of `index`, created when missing, looked up once per transaction.
+    private mutating func openIndexTree(_ index: PageFileIndex) throws -> Tree {
+        if let known = indexTrees[index.ordinal] { return known }
+        let tree = try transaction.openTree(named: index.treeName)
+        indexTrees[index.ordinal] = tree
+        return tree
     }
 
     /// The tree of `index`, looked up once per transaction; nil while it does not exist.
