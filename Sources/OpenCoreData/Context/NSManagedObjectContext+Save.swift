@@ -187,7 +187,7 @@ extension NSManagedObjectContext {
         deleted: [NSManagedObject]
     ) throws {
         // Edits of unloaded to-manys name this context's objects: applied here first.
-        for object in inserted + updated { object.resolvePendingToManyEdits() }
+        for object in inserted + updated + deleted { object.resolvePendingToManyEdits() }
         let work = UncheckedBox((inserted, updated, deleted))
         parent.performAndWait {
             let (inserted, updated, deleted) = work.value
@@ -207,7 +207,17 @@ extension NSManagedObjectContext {
                 }
             }
             for object in deleted {
-                parent.delete(parent.object(forChild: object.objectID))
+                let target = parent.object(forChild: object.objectID)
+                // The parent runs the delete rules again, over its own lists: they must be
+                // the ones this context deleted the object with. A destination moved away
+                // before the delete (an item given another owner, then its old owner
+                // deleted) would otherwise still be on the parent's list, and a cascade
+                // would delete it (the soak's chain losing an item).
+                for slot in object.layout.relationshipSlots
+                where slot < object.dirtySlots.count && object.dirtySlots[slot] {
+                    target.storeSlot(slot, parent.translate(object.values[slot], slot: slot, of: object))
+                }
+                parent.delete(target)
             }
             parent.processPendingChanges()
         }
