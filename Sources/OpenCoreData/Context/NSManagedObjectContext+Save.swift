@@ -163,6 +163,8 @@ extension NSManagedObjectContext {
                 StoreRow(objectID: object.objectID, version: 0, values: try object.storeValues(mapping: mapping)))
         }
         try addChanges(updated: updated, deleted: deleted, to: &request, mapping: mapping)
+        try settleTemporaryReferences(
+            in: &request, newObjects: newObjects, permanentIDs: permanentIDs, mapping: mapping)
         let result = try saveResolvingConflicts(
             request, updated: updated, deleted: deleted, mapping: mapping,
             inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first }, acceptedUpserts: acceptedUpserts)

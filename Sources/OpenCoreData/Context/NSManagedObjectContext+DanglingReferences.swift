@@ -1,0 +1,84 @@
+// A save's rows name other rows by permanent ID: the save gives each object it inserts
+// one and maps the temporary IDs in relationship values to it. A temporary ID left after
+// that names no row of the store and none of the save: an object inserted in another
+// context and never saved (reached through `object(with:)`), an object in no context, or
+// one inserted and deleted before the save that a relationship without an inverse (or a
+// no-action rule) still names. Writing it left a reference to a row that never exists.
+// Core Data fails such a save in validation with `NSManagedObjectValidationError` (1550),
+// "Dangling reference to an invalid object.", the object and key in the error's user info
+// (mikeabdullah.net/dangling-ref-to-an-invalid-object.html; gist mikeabdullah/4147871
+// recovers from it by checking code 1550 and NSValidationKeyErrorKey).
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Replaces the temporary IDs of the save's own new objects still in `request`'s
+    /// relationship values (the map is built only when a new object has relationships, so
+    /// an updated object's relationship without an inverse can name one), and refuses any
+    /// other temporary ID.
+    ///
+    /// - Throws: `NSManagedObjectValidationError` (1550) naming the object, the key and
+    ///   the destination; nothing is written.
+    func settleTemporaryReferences(
+        in request: inout StoreSaveRequest, newObjects: [NSManagedObject], permanentIDs: [NSManagedObjectID],
+        mapping: [NSManagedObjectID: NSManagedObjectID]
+    ) throws {
+        var map: [NSManagedObjectID: NSManagedObjectID]? = mapping.isEmpty ? nil : mapping
+        func settled(_ value: StoreValue, slot: Int, of objectID: NSManagedObjectID, object: NSManagedObject?) throws
+            -> StoreValue?
+        {
+            func permanent(_ id: NSManagedObjectID) throws -> NSManagedObjectID {
+                if map == nil {
+                    map = Dictionary(zip(newObjects.map(\.objectID), permanentIDs)) { first, _ in first }
+                }
+                if let mapped = map?[id] { return mapped }
+                throw danglingReference(to: id, slot: slot, of: object ?? registry[objectID], objectID: objectID)
+            }
+            switch value {
+            case .objectID(let id) where id.isTemporaryID:
+                return .objectID(try permanent(id))
+            case .objectIDs(let ids) where ids.contains(where: \.isTemporaryID):
+                return .objectIDs(try ids.map { $0.isTemporaryID ? try permanent($0) : $0 })
+            default:
+                return nil
+            }
+        }
+        for index in request.insertedRows.indices {
+            let objectID = request.insertedRows[index].objectID
+            let object = index < newObjects.count ? newObjects[index] : nil
+            for slot in objectID.entity.layout.relationshipSlots where slot < request.insertedRows[index].values.count {
+                if let value = try settled(
+                    request.insertedRows[index].values[slot], slot: slot, of: objectID, object: object)
+                {
+                    request.insertedRows[index].values[slot] = value
+                }
+            }
+        }
+        for index in request.updatedRows.indices {
+            let objectID = request.updatedRows[index].objectID
+            let layout = objectID.entity.layout
+            for change in request.updatedRows[index].changes.indices {
+                let slot = request.updatedRows[index].changes[change].slot
+                guard slot < layout.relationshipBySlot.count, layout.relationshipBySlot[slot] != nil else { continue }
+                if let value = try settled(
+                    request.updatedRows[index].changes[change].value, slot: slot, of: objectID, object: nil)
+                {
+                    request.updatedRows[index].changes[change].value = value
+                }
+            }
+        }
+    }
+
+    private func danglingReference(
+        to destination: NSManagedObjectID, slot: Int, of object: NSManagedObject?, objectID: NSManagedObjectID
+    ) -> NSError {
+        let layout = objectID.entity.layout
+        let key = slot < layout.properties.count ? layout.properties[slot].name : "?"
+        let value: Any = registry[destination] ?? destination
+        return CoreDataError.validation(
+            NSManagedObjectValidationError,
+            "Dangling reference to an invalid object: \(objectID.entity.name ?? "?").\(key) names "
+                + "\(destination.uriRepresentation().absoluteString), an object with a temporary ID this save does "
+                + "not insert (inserted in another context and not saved, in no context, or deleted before the save)",
+            object: object, key: key, value: value)
+    }
+}
