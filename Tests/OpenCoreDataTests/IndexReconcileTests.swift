@@ -88,6 +88,31 @@ import Testing
         }
     }
 
+    /// A closed store of 20 items (score and email 0 ..< 20) saved with the indexes.
+    static func indexedStore() throws -> URL {
+        let url = try PageFileFixtures.temporaryURL()
+        let coordinator = try coordinator(model(indexed: true), url)
+        let context = PageFileFixtures.context(coordinator)
+        for number in 0..<20 { insert(context, "n\(number)", Int32(number), "e\(number)@x") }
+        try context.save()
+        try PageFileFixtures.close(coordinator)
+        return url
+    }
+
+    /// Opens the store at `url` with the indexed model read-only (fetches scan and match
+    /// the oracle), then writable (they use the rebuilt indexes, and verify() is clean).
+    static func reopenWithTheIndexes(_ url: URL, _ note: String) throws -> NSPersistentStoreCoordinator {
+        let readOnly = try coordinator(model(indexed: true), url, readOnly: true)
+        try expectFetchesMatchTheOracle(readOnly, planned: false, "read-only, \(note)")
+        try PageFileFixtures.close(readOnly)
+        let coordinator = try coordinator(model(indexed: true), url)
+        try expectFetchesMatchTheOracle(coordinator, planned: true, "rebuilt, \(note)")
+        let store = try #require(coordinator.persistentStores.first as? PageFileStore)
+        let report = try store.verify()
+        #expect(report.isClean, "\(note): \(report.problems)")
+        return coordinator
+    }
+
     static func storedCatalog(_ url: URL) throws -> String {
         let database = try PageFileFixtures.openDatabase(url)
         defer { try? database.close() }
@@ -101,14 +126,7 @@ import Testing
     /// Saved with the indexes, changed without them, reopened with them: fetches (read-only
     /// and writable), uniqueness and verify() see the rows, not the stale trees.
     @Test func indexesDroppedAndAddedAgainAreRebuiltNotTrusted() throws {
-        let url = try PageFileFixtures.temporaryURL()
-        do {
-            let coordinator = try Self.coordinator(Self.model(indexed: true), url)
-            let context = PageFileFixtures.context(coordinator)
-            for number in 0..<20 { Self.insert(context, "n\(number)", Int32(number), "e\(number)@x") }
-            try context.save()
-            try PageFileFixtures.close(coordinator)
-        }
+        let url = try Self.indexedStore()
         do {
             let coordinator = try Self.coordinator(Self.model(indexed: false), url)
             let context = PageFileFixtures.context(coordinator)
@@ -131,16 +149,7 @@ import Testing
         let catalog = try Self.storedCatalog(url)
         #expect(!catalog.contains("index.Item.score") && !catalog.contains("unique.Item.email"), "\(catalog)")
         #expect(catalog.contains(PageFileCatalog.maintainedLine), "\(catalog)")
-        do {
-            let coordinator = try Self.coordinator(Self.model(indexed: true), url, readOnly: true)
-            try Self.expectFetchesMatchTheOracle(coordinator, planned: false, "read-only")
-            try PageFileFixtures.close(coordinator)
-        }
-        let coordinator = try Self.coordinator(Self.model(indexed: true), url)
-        try Self.expectFetchesMatchTheOracle(coordinator, planned: true, "rebuilt")
-        let store = try #require(coordinator.persistentStores.first as? PageFileStore)
-        let report = try store.verify()
-        #expect(report.isClean, "\(report.problems)")
+        let coordinator = try Self.reopenWithTheIndexes(url, "dropped and re-added")
         // The unique tree holds today's owners: a freed value is free, a taken one is taken.
         let context = PageFileFixtures.context(coordinator)
         Self.insert(context, "again", 1, "e3@x")
@@ -200,14 +209,7 @@ import Testing
     /// A record written before the `maintained` line vouches for no index: read-only opens
     /// scan, the first writable open rebuilds every index from the rows.
     @Test func aRecordWithoutTheMaintainedLineIsNotTrusted() throws {
-        let url = try PageFileFixtures.temporaryURL()
-        do {
-            let coordinator = try Self.coordinator(Self.model(indexed: true), url)
-            let context = PageFileFixtures.context(coordinator)
-            for number in 0..<20 { Self.insert(context, "n\(number)", Int32(number), "e\(number)@x") }
-            try context.save()
-            try PageFileFixtures.close(coordinator)
-        }
+        let url = try Self.indexedStore()
         // An older build's record, and a score index it let go stale (an entry per row lost).
         let database = try PageFileFixtures.openDatabase(url)
         try database.write { transaction in
@@ -224,15 +226,7 @@ import Testing
             for key in keys { _ = try index.removeValue(forKey: key) }
         }
         try database.close()
-        do {
-            let coordinator = try Self.coordinator(Self.model(indexed: true), url, readOnly: true)
-            try Self.expectFetchesMatchTheOracle(coordinator, planned: false, "read-only, older record")
-            try PageFileFixtures.close(coordinator)
-        }
-        let coordinator = try Self.coordinator(Self.model(indexed: true), url)
-        try Self.expectFetchesMatchTheOracle(coordinator, planned: true, "rebuilt from an older record")
-        let store = try #require(coordinator.persistentStores.first as? PageFileStore)
-        #expect(try store.verify().isClean)
+        let coordinator = try Self.reopenWithTheIndexes(url, "older record")
         try PageFileFixtures.close(coordinator)
         #expect(try Self.storedCatalog(url).contains(PageFileCatalog.maintainedLine))
     }
