@@ -264,3 +264,54 @@ import Testing
         try PageFileFixtures.close(first)
     }
 }
+
+extension IndexReconcileTests {
+    /// A binary attribute allowing external storage, indexed or not (same version hashes).
+    static func photoModel(indexed: Bool) -> NSManagedObjectModel {
+        let item = NSEntityDescription()
+        item.name = "Item"
+        let photo = PageFileFixtures.attribute("photo", .binaryDataAttributeType, indexed: indexed)
+        photo.allowsExternalBinaryDataStorage = true
+        item.properties = [PageFileFixtures.attribute("name", .stringAttributeType), photo]
+        let model = NSManagedObjectModel()
+        model.entities = [item]
+        return model
+    }
+
+    /// A value the file keeps outside its row stays readable when the attribute becomes
+    /// indexed (indexed values live in the row): the open brings it back into the row.
+    @Test func anExternalValueOfANewlyIndexedAttributeStaysReadable() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let photo = Data((0..<(100 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        do {
+            let coordinator = try Self.coordinator(Self.photoModel(indexed: false), url)
+            let context = PageFileFixtures.context(coordinator)
+            let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+            item.setValue("big", forKey: "name")
+            item.setValue(photo, forKey: "photo")
+            try context.save()
+            try PageFileFixtures.close(coordinator)
+        }
+        do {
+            let readOnly = try Self.coordinator(Self.photoModel(indexed: true), url, readOnly: true)
+            let readOnlyContext = PageFileFixtures.context(readOnly)
+            let items = try Self.items(readOnlyContext)
+            #expect(items.first?.value(forKey: "photo") as? Data == photo, "read-only")
+            try PageFileFixtures.close(readOnly)
+        }
+        let coordinator = try Self.coordinator(Self.photoModel(indexed: true), url)
+        let context = PageFileFixtures.context(coordinator)
+        let items = try Self.items(context)
+        #expect(items.first?.value(forKey: "photo") as? Data == photo)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        request.predicate = OpenCoreData.NSPredicate(format: "photo == %@", photo as NSData)
+        #expect(try context.fetch(request).count == 1)
+        let store = try #require(coordinator.persistentStores.first as? PageFileStore)
+        let report = try store.verify()
+        #expect(report.isClean, "\(report.problems)")
+        try PageFileFixtures.close(coordinator)
+        let blobs = try PageFileFixtures.openDatabase(url)
+        #expect(try blobs.read { try $0.tree(named: "blobs")?.count ?? 0 } == 0, "the value is back in its row")
+        try blobs.close()
+    }
+}

@@ -84,21 +84,25 @@ struct PageFileCatalog {
     init() { storage = Storage(model: nil, path: "?") }
 
     /// The catalog of `model`'s entities for the store file at `path` (named in errors),
-    /// leaving out the ordinary indexes whose lines are in `untrusted` (a read-only store's
-    /// indexes its file does not vouch for: fetches scan instead).
+    /// leaving out the indexes whose lines are in `untrusted` (a read-only store's indexes
+    /// its file does not vouch for: fetches scan instead, and values of the attributes they
+    /// read may be in the blob tree).
     init(model: NSManagedObjectModel, path: String, untrusted: Set<String> = []) {
         storage = Storage(model: model, path: path)
         for entity in model.entities {
             guard let name = entity.name else { continue }
             storage.entitiesByName[name] = entity
-            let allIndexes = PageFileIndex.indexes(of: entity)
-            var indexes = allIndexes.filter { $0.isReference || $0.isUnique || !untrusted.contains($0.recordLine) }
+            let trusted = PageFileIndex.indexes(of: entity).filter {
+                $0.isReference || !untrusted.contains($0.recordLine)
+            }
+            // A read-only store never writes a unique tree: only the planner leaves untrusted ones out.
+            var indexes = trusted
             for position in indexes.indices {
                 indexes[position].ordinal = storage.indexTreeNames.count
                 storage.indexTreeNames.append(indexes[position].treeName)
             }
-            // Which attributes may leave the row depends on the model's indexes, not the trusted ones.
-            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: allIndexes)
+            // An attribute an untrusted index reads may still hold a value kept outside its row.
+            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: trusted)
             storage.hasBlobSlots = storage.hasBlobSlots || !blobSlots.isEmpty
             storage.infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
                 entity: entity, treeName: "rows.\(name)", indexes: indexes, blobSlots: blobSlots)

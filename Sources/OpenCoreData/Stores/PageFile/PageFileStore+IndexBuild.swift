@@ -40,12 +40,12 @@ extension PageFileStore {
     }
 
     /// Settles which indexes the store uses: a writable store reconciles the file with the
-    /// model (``reconcileIndexes(in:openElsewhere:)``); a read-only one keeps out of its
-    /// plans every ordinary index the stored record does not vouch for (fetches scan).
+    /// model (``reconcileIndexes(in:openElsewhere:)``); a read-only one leaves out every
+    /// index the stored record does not vouch for (fetches scan).
     func settleIndexes(in database: Database, model: NSManagedObjectModel, openElsewhere: Bool) throws {
         guard isReadOnly else { return try reconcileIndexes(in: database, openElsewhere: openElsewhere) }
         guard let changes = try Self.indexChanges(in: database, catalog: catalog) else { return }
-        let untrusted = Set(changes.rebuilt.filter { !$0.1.isUnique }.map(\.1.recordLine))
+        let untrusted = Set(changes.rebuilt.map(\.1.recordLine))
         if !untrusted.isEmpty { catalog = PageFileCatalog(model: model, path: catalog.path, untrusted: untrusted) }
     }
 
@@ -68,11 +68,53 @@ extension PageFileStore {
         }
         try database.write { transaction in
             for name in changes.freed { _ = try transaction.deleteTree(named: name) }
+            var writer = PageFileWriter(transaction: transaction, catalog: catalog, codec: codec)
+            for (info, index) in changes.rebuilt { try inlineBlobs(readBy: index, of: info, writer: &writer) }
             for (info, index) in changes.rebuilt {
                 _ = try transaction.deleteTree(named: index.treeName)
                 try Self.build(index, of: info, in: transaction, codec: codec)
             }
             try PageFileWriter(transaction: transaction, catalog: catalog, codec: codec).writeCatalog()
+        }
+    }
+
+    /// Brings back into their rows the values of binary attributes `index` reads that the
+    /// file keeps in the blob tree: an indexed attribute is never a blob slot (its index
+    /// key is computed from the row), so a value stored outside the row while the
+    /// attribute was not indexed would otherwise read as nil (SPEC.md §3.8).
+    private func inlineBlobs(
+        readBy index: PageFileIndex, of info: PageFileCatalog.EntityInfo, writer: inout PageFileWriter
+    ) throws {
+        let layout = info.entity.layout
+        let names = Dictionary(
+            index.slots.compactMap { slot -> (Int, String)? in
+                guard let attribute = layout.attributeBySlot[slot],
+                    attribute.attributeType == .binaryDataAttributeType
+                        || attribute.attributeType == .transformableAttributeType
+                else { return nil }
+                return (slot, attribute.name)
+            }, uniquingKeysWith: { first, _ in first })
+        guard !names.isEmpty, let rows = try writer.transaction.tree(named: info.treeName) else { return }
+        var external: [StoreRow] = []
+        try rows.scan { key, value in
+            guard let primary = PageFileKey.rowKey(key) else {
+                throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
+            }
+            let decoded = try codec.decode(value, entity: info.entity)
+            if names.keys.contains(where: { $0 < decoded.values.count && decoded.values[$0] == .unresolved }) {
+                external.append(
+                    StoreRow(
+                        objectID: newObjectID(for: info.entity, key: primary), version: decoded.version,
+                        values: decoded.values))
+            }
+            return true
+        }
+        for var row in external {
+            for (slot, name) in names where row.values[slot] == .unresolved {
+                row.values[slot] = .binary(try writer.reader.blob(primaryKey: row.objectID.key, name: name))
+                try writer.removeBlob(primaryKey: row.objectID.key, name: name)
+            }
+            try writer.storeRow(row, info: info, externalizingBlobs: false)
         }
     }
 
