@@ -70,6 +70,23 @@ import Testing
         return try context.fetch(request)
     }
 
+    /// Which relationships derived values read through is the model's answer, known once
+    /// a coordinator uses it (a save asks on every inverse edit: no lock, no plan walk).
+    @Test func theModelKnowsTheRelationshipsDerivedValuesReadThrough() throws {
+        let model = Self.model()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let members = try #require(model.entitiesByName["Team"]?.relationshipsByName["members"])
+        let team = try #require(model.entitiesByName["Member"]?.relationshipsByName["team"])
+        #expect(coordinator.derivesValues(through: members) && coordinator.derivesValues(through: team))
+        let plain = TestStack.model
+        let other = NSPersistentStoreCoordinator(managedObjectModel: plain)
+        for entity in plain.entities {
+            for relationship in entity.relationshipsByName.values {
+                #expect(!other.derivesValues(through: relationship), "\(relationship.name)")
+            }
+        }
+    }
+
     @Test(arguments: storeTypes) func valuesAreComputedAtSaveAndFollowChanges(type: String) throws {
         let (coordinator, directory) = try Self.coordinator(type)
         defer { try? FileManager.default.removeItem(at: directory) }

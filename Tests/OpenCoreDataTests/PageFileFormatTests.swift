@@ -150,7 +150,8 @@ import Testing
     }
 
     /// The catalog record's bytes for the people model (SPEC.md §3.1): its lines, sorted,
-    /// with one to-one line per to-one with an inverse (T8).
+    /// with one to-one line per to-one with an inverse (T8) and the line saying the file
+    /// maintains the indexes listed (T3).
     @Test func catalogRecordIsPinned() throws {
         let url = try PageFileFixtures.temporaryURL()
         let coordinator = try PageFileFixtures.coordinator(PageFileFixtures.peopleModel, url)
@@ -161,7 +162,8 @@ import Testing
             try transaction.tree(named: "store.meta")?.value(forKey: Array("index-catalog".utf8)) ?? []
         }
         let expected = [
-            "index.Person.age\tindex\t2", "index.Person.byName\tindex\t1,0", "rel.Person.team\treference\t4",
+            "index-catalog\tmaintained\t1", "index.Person.age\tindex\t2", "index.Person.byName\tindex\t1,0",
+            "rel.Person.team\treference\t4",
             "rows.Person\tto-one\t4|rows.Team", "unique.Person.email\tunique\t3",
         ].joined(separator: "\n")
         #expect(String(decoding: catalog, as: UTF8.self) == expected)

@@ -160,3 +160,31 @@ final class SlotValuesItem: NSManagedObject {
         #expect(try names("count BETWEEN {0, 100}").count == 20)
     }
 }
+
+@Suite struct RelationshipStoreValueTests {
+    /// Each relationship form a slot holds (an object, a set, an ordered array, nil) gives
+    /// its stored IDs by case, ordered ones in order; the switch names every case.
+    @Test func relationshipSlotsGiveTheirIDsByCase() throws {
+        let context = try TestStack.freshContext()
+        try context.performAndWait {
+            let project = NSEntityDescription.insertNewObject(forEntityName: "Project", into: context)
+            let tasks = (0..<3).map { _ in NSEntityDescription.insertNewObject(forEntityName: "Task", into: context) }
+            let ordered = [tasks[2], tasks[0], tasks[1]]
+            project.setValue(NSOrderedSet(array: ordered), forKey: "tasks")
+            let member = NSEntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+            project.setValue(Set([member]), forKey: "members")
+            let layout = project.layout
+            let tasksSlot = try #require(layout.slotsByName["tasks"])
+            let membersSlot = try #require(layout.slotsByName["members"])
+            #expect(try project.storeValue(slot: tasksSlot, mapping: [:]) == .objectIDs(ordered.map(\.objectID)))
+            #expect(try project.storeValue(slot: membersSlot, mapping: [:]) == .objectIDs([member.objectID]))
+            let taskSlot = try #require(tasks[0].layout.slotsByName["project"])
+            #expect(try tasks[0].storeValue(slot: taskSlot, mapping: [:]) == .objectID(project.objectID))
+            project.setValue(nil, forKey: "tasks")
+            #expect(try project.storeValue(slot: tasksSlot, mapping: [:]) == .objectIDs([]))
+            try context.save()
+            context.refresh(project, mergeChanges: false)
+            #expect((project.value(forKey: "tasks") as? NSOrderedSet)?.count == 0)
+        }
+    }
+}

@@ -51,17 +51,27 @@ struct RelationshipLinks {
         for slot in object.layout.relationshipSlots where slot < values.count {
             var members: [NSManagedObject]
             var identities: Set<ObjectIdentifier> = []
-            switch values[slot] {
-            case let destination as NSManagedObject: members = [destination]
-            case let set as Set<NSManagedObject>: members = Array(set)
-            case let array as [NSManagedObject]: members = array
-            case let value:
-                guard let unresolved = UnresolvedRelationship.from(value), let ids = unresolved.objectIDs else {
+            // By case, and for a boxed value the Swift collections before the class: on
+            // Linux, casting a set to a class bridges the whole set to an NSSet first.
+            switch values.storage[slot] {
+            case .object(let destination): members = [destination]
+            case .objects(let set): members = Array(set)
+            case .orderedObjects(let array): members = array
+            case .unresolved(let unresolved):
+                guard let ids = unresolved.objectIDs else {
                     members = []
                     break
                 }
                 identities.insert(ObjectIdentifier(unresolved))
                 members = ids.compactMap { object.managedObjectContext?.registry[$0] }
+            case .other(let box):
+                switch box.value {
+                case let set as Set<NSManagedObject>: members = Array(set)
+                case let array as [NSManagedObject]: members = array
+                case let destination as NSManagedObject: members = [destination]
+                default: members = []
+                }
+            case .null, .int16, .int32, .int64, .double, .bool, .string, .date, .uuid, .data: members = []
             }
             for member in members {
                 destinations[ObjectIdentifier(member)] = member

@@ -398,9 +398,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// Whether a derived attribute reads through `relationship`: a save must then list it
-    /// as the context holds it (the derived values are computed from the request).
+    /// as the context holds it (the derived values are computed from the request). The
+    /// model answers it, computed once when it froze: asked on every inverse edit.
     func derivesValues(through relationship: NSRelationshipDescription) -> Bool {
-        lock.withLock { derivedPlan?.dependencies.contains { $0.relationship === relationship } ?? false }
+        relationship.isReadByDerivedAttribute
     }
 
     /// Splits a save by store and applies it.

@@ -100,6 +100,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         }
         frozenEntitiesByName = byName
         classToEntity = byClass
+        NSRelationshipDescription.noteDerivedDependencies(of: self)
         frozen = true
         ClassEntityRegistry.register(byClass)
     }

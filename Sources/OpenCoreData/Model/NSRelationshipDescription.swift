@@ -35,6 +35,19 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
     /// Whether this relationship holds any number of destinations.
     open var isToMany: Bool { maxCount != 1 }
 
+    /// Whether a derived attribute of the model reads through this relationship: a save
+    /// must then list it as the context holds it. Set once when the model freezes, before
+    /// any coordinator uses it, and only read after, so the hot path takes no lock.
+    private(set) var isReadByDerivedAttribute = false
+
+    /// Records what ``isReadByDerivedAttribute`` says for every relationship of `model`:
+    /// those its derived attributes read through (none when the plan is refused, as a
+    /// store is then never added).
+    static func noteDerivedDependencies(of model: NSManagedObjectModel) {
+        guard let plan = try? DerivedAttributePlan(model: model, storeType: "") else { return }
+        for dependency in plan.dependencies { dependency.relationship.isReadByDerivedAttribute = true }
+    }
+
     /// Creates a to-one relationship with no destination.
     public override init() {
         super.init()

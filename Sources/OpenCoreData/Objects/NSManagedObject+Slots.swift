@@ -295,34 +295,37 @@ extension NSManagedObject {
             return try attribute.storeValue(value)
         }
         guard let relationship = layout.relationshipBySlot[slot] else { return .null }
-        let stored = values.storage[slot]
-        if case .unresolved(let unresolved) = stored {
+        let toMany = relationship.isToMany
+        // Every case by name (no default): a new relationship form must say how it is stored.
+        switch values.storage[slot] {
+        case .unresolved(let unresolved):
             // Edits of a list the store computes are written through their inverse to-ones.
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = unresolved.applyingEdits(to: ids, mapping: map)
-            return relationship.isToMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
-        }
-        switch stored {
-        case .object(let destination) where !relationship.isToMany:
-            return .objectID(map[destination.objectID] ?? destination.objectID)
-        case .objects(let set) where relationship.isToMany:
-            return .objectIDs(set.map { map[$0.objectID] ?? $0.objectID })
-        case .null where !relationship.isToMany:
-            return .null
-        default:
-            break
-        }
-        if relationship.isToMany {
-            let objects: [NSManagedObject]
-            switch values[slot] {
-            case let set as Set<NSManagedObject>: objects = Array(set)
-            case let array as [NSManagedObject]: objects = array
-            default: objects = []
+            return toMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
+        case .object(let destination):
+            return toMany ? .objectIDs([]) : .objectID(map[destination.objectID] ?? destination.objectID)
+        case .objects(let set):
+            return toMany ? .objectIDs(set.map { map[$0.objectID] ?? $0.objectID }) : .null
+        case .orderedObjects(let array):
+            return toMany ? .objectIDs(array.map { map[$0.objectID] ?? $0.objectID }) : .null
+        case .null, .int16, .int32, .int64, .double, .bool, .string, .date, .uuid, .data:
+            return toMany ? .objectIDs([]) : .null
+        case .other(let box):
+            // A collection of a subclass (`Set<Person>`, `[Person]`) or a destination set
+            // through key-value coding as another type keeps its exact type in the box.
+            if toMany {
+                let objects: [NSManagedObject]
+                switch box.value {
+                case let set as Set<NSManagedObject>: objects = Array(set)
+                case let array as [NSManagedObject]: objects = array
+                default: objects = []
+                }
+                return .objectIDs(objects.map { map[$0.objectID] ?? $0.objectID })
             }
-            return .objectIDs(objects.map { map[$0.objectID] ?? $0.objectID })
+            guard let destination = box.value as? NSManagedObject else { return .null }
+            return .objectID(map[destination.objectID] ?? destination.objectID)
         }
-        guard let destination = values[slot] as? NSManagedObject else { return .null }
-        return .objectID(map[destination.objectID] ?? destination.objectID)
     }
 
     /// Values for this object from stored form (relationships left unresolved).

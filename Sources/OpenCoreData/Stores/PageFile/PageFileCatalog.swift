@@ -6,12 +6,17 @@
 //   <tree> TAB index|unique|reference TAB <fields, comma-separated>
 //   <tree> TAB join|join-ordered TAB <source row trees>|<destination row trees>|<mirror>
 //   <row tree> TAB to-one TAB <slot>|<destination row trees>
+//   index-catalog TAB maintained TAB 1
 //
 // one line each, sorted; a field is a slot, or `slot.element...` for an element of the
 // composite attribute in that slot (older readers skip such a line: not a number); the
 // mirror is the inverse's join tree, `ref:<slot>` for a to-one inverse in that slot of
 // the destination rows, or nothing. A to-one line names a to-one
-// with an inverse, whose reference must name an existing row.
+// with an inverse, whose reference must name an existing row. The `maintained` line says
+// the index and unique lines are exactly the trees the file keeps up to date: indexes are
+// not in the version hashes, so a model may drop or add one without migrating, and each
+// writable open reconciles the file with its model before any save (PageFileStore+IndexBuild).
+// A record without that line (older builds) vouches for no index.
 import Foundation
 import StorageEngine
 
@@ -78,18 +83,26 @@ struct PageFileCatalog {
     /// A catalog of no entities (a store not loaded yet).
     init() { storage = Storage(model: nil, path: "?") }
 
-    /// The catalog of `model`'s entities for the store file at `path` (named in errors).
-    init(model: NSManagedObjectModel, path: String) {
+    /// The catalog of `model`'s entities for the store file at `path` (named in errors),
+    /// leaving out the indexes whose lines are in `untrusted` (a read-only store's indexes
+    /// its file does not vouch for: fetches scan instead, and values of the attributes they
+    /// read may be in the blob tree).
+    init(model: NSManagedObjectModel, path: String, untrusted: Set<String> = []) {
         storage = Storage(model: model, path: path)
         for entity in model.entities {
             guard let name = entity.name else { continue }
             storage.entitiesByName[name] = entity
-            var indexes = PageFileIndex.indexes(of: entity)
+            let trusted = PageFileIndex.indexes(of: entity).filter {
+                $0.isReference || !untrusted.contains($0.recordLine)
+            }
+            // A read-only store never writes a unique tree: only the planner leaves untrusted ones out.
+            var indexes = trusted
             for position in indexes.indices {
                 indexes[position].ordinal = storage.indexTreeNames.count
                 storage.indexTreeNames.append(indexes[position].treeName)
             }
-            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: indexes)
+            // An attribute an untrusted index reads may still hold a value kept outside its row.
+            let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: trusted)
             storage.hasBlobSlots = storage.hasBlobSlots || !blobSlots.isEmpty
             storage.infoByEntity[ObjectIdentifier(entity)] = EntityInfo(
                 entity: entity, treeName: "rows.\(name)", indexes: indexes, blobSlots: blobSlots)
@@ -119,12 +132,14 @@ struct PageFileCatalog {
 
     // MARK: The catalog record
 
-    /// The catalog record's bytes: the sorted lines of every index and join tree.
+    /// The line saying the record's index and unique lines are the trees the file maintains.
+    static let maintainedLine = "index-catalog\tmaintained\t1"
+
+    /// The catalog record's bytes: the sorted lines of every index and join tree, and
+    /// ``maintainedLine``.
     var record: [UInt8] {
-        var lines = storage.infoByEntity.values.flatMap(\.indexes).map {
-            "\($0.treeName)\t\($0.isReference ? "reference" : $0.isUnique ? "unique" : "index")\t"
-                + $0.fields.map(\.recordText).joined(separator: ",")
-        }
+        var lines = storage.infoByEntity.values.flatMap(\.indexes).map(\.recordLine)
+        lines.append(Self.maintainedLine)
         lines += joinLines()
         lines += toOneLines()
         lines.sort()
@@ -193,6 +208,18 @@ struct PageFileCatalog {
             result[String(fields[0]), default: []].append((slot, parts[1].split(separator: ",").map(String.init)))
         }
         return result
+    }
+
+    /// The index and unique lines of a record that has ``maintainedLine`` (the indexes the
+    /// file keeps up to date), or nil for a record without it, which vouches for none.
+    static func maintainedIndexLines(inRecord record: String) -> Set<String>? {
+        let lines = record.split(separator: "\n")
+        guard lines.contains(Substring(maintainedLine)) else { return nil }
+        return Set(
+            lines.lazy.filter { line in
+                let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                return fields.count == 3 && (fields[1] == "index" || fields[1] == "unique")
+            }.map(String.init))
     }
 
     /// The indexes of `entityName` listed in a catalog record (read without the model).

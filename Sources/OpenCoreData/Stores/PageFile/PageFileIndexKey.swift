@@ -238,6 +238,12 @@ struct PageFileIndex: StoreUniquenessConstraint {
     /// The slots the index's key reads (a composite element's is its composite's slot).
     var slots: [Int] { fields.map(\.slot) }
 
+    /// The index's line in the catalog record (SPEC.md §3.1): tree, kind, fields.
+    var recordLine: String {
+        "\(treeName)\t\(isReference ? "reference" : isUnique ? "unique" : "index")\t"
+            + fields.map(\.recordText).joined(separator: ",")
+    }
+
     /// Whether every element orders (ranges and sorts can use it), not only equality.
     var isOrdered: Bool { !isReference && attributeTypes.allSatisfy(PageFileKey.isOrderable) }
 

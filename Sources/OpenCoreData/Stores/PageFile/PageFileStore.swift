@@ -33,7 +33,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// Posts other processes' saves (PageFileRemoteChangeWatcher.swift), when asked for.
     private var remoteChangeWatcher: PageFileRemoteChangeWatcher?
     /// The trees of the model's entities (empty until the store is loaded).
-    private(set) var catalog = PageFileCatalog()
+    var catalog = PageFileCatalog()
     /// The next primary key this process hands out; setting it raises it (it never goes back).
     var nextKey: Int64 {
         get { shared?.peekNextKey ?? 1 }
@@ -166,7 +166,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
                     if stored.metadata[ModelRecord.metadataKey] == nil, !isReadOnly {
                         try recordModel(model, in: database)
                     }
-                    if !isReadOnly { try buildMissingIndexes(in: database) }
+                    try settleIndexes(in: database, model: model, openElsewhere: shared.referenceCount > 1)
                     identifier = stored.metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 }
                 metadataChanged = false
