@@ -26,6 +26,10 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
     /// file shrinks (SPEC.md §2.13: the pages at its end move down, two meta flips, the
     /// file is cut), then more commits.
     case shrink
+    /// Rows appended in key order (full leaves), a fifth of them removed at random in one
+    /// transaction: the shrink packs the sparse tree into full leaves before it moves the
+    /// file's end down (SPEC.md §2.13 step 2), then more commits.
+    case packingShrink
     /// Transactions larger than the writer's memory (SPEC.md §2.4 step 7a, a 16-page spill
     /// limit): one spills several times, overwrites and removes keys on pages it spilled
     /// (read back and changed again), and commits; one spills and is rolled back; then
@@ -139,6 +143,16 @@ extension EngineHarness {
                 database, log, removals + (0..<12).filter { $0 % 3 != 0 }.map { ("blobs", bigEndianKey($0), nil) })
             try database.checkpoint()
             try commit(database, log, (0..<6).map { ("rows", bigEndianKey(1_000 + $0), [UInt8($0)]) })
+        case .packingShrink:
+            try commit(
+                database, log,
+                (0..<1_000).map { ("rows", bigEndianKey($0), Array(repeating: UInt8($0 % 251), count: 24)) })
+            try database.checkpoint()
+            var removed = Set<Int>()
+            while removed.count < 200 { removed.insert(random.int(in: 0...999)) }
+            try commit(database, log, removed.sorted().map { ("rows", bigEndianKey($0), nil as [UInt8]?) })
+            try database.checkpoint()
+            try commit(database, log, (0..<6).map { ("rows", bigEndianKey(2_000 + $0), [UInt8($0)]) })
         case .logReuse:
             try database.close()
             try runLogReuse(on: fileSystem, log: log, random: &random)

@@ -107,6 +107,7 @@ extension TransactionCore {
         }
         if leaf.insertCell(cell, at: index) {
             internalCheck(leaf.insertionOrderProblem(at: index))
+            writer.runHint = (leaf.number, index)
             if index == leaf.count - 1 && isRightmostPath(writer) { writer.appendHint = (tree, tree.version) }
             return !found
         }
@@ -143,8 +144,10 @@ extension TransactionCore {
         let source = leaf.copy()
         var cells = (0..<source.count).map { source.cellImage($0) }
         cells.insert(cell, at: index)
-        let split = splitPoint(cells, insertedAt: index, isLeaf: true)
+        let continuesRun = writer.runHint.map { $0.leaf == leaf.number && $0.index == index - 1 } ?? false
+        let split = splitPoint(cells, insertedAt: index, isLeaf: true, continuesRun: continuesRun)
         let right = writer.allocate(.leaf)
+        writer.runHint = index < split ? (leaf.number, index) : (right.number, index - split)
         let separator = withExtendedLifetime(source) {
             leaf.setCells(cells[0..<split])
             right.setCells(cells[split...])
@@ -160,12 +163,21 @@ extension TransactionCore {
     }
 
     /// Where to split `cells`: after all of them but the new one when it was appended,
-    /// before it when prepended, else at half the bytes.
-    private func splitPoint(_ cells: [CellImage], insertedAt index: Int, isLeaf: Bool) -> Int {
+    /// before it when prepended, right after it when it continues an ascending run inside
+    /// the leaf (`continuesRun`: the run's next keys then fill the left page, and the
+    /// cells after the run keep their own), else at half the bytes.
+    private func splitPoint(_ cells: [CellImage], insertedAt index: Int, isLeaf: Bool, continuesRun: Bool = false)
+        -> Int
+    {
         let minimum = isLeaf ? 1 : 1
         let maximum = isLeaf ? cells.count - 1 : cells.count - 2
         if index == cells.count - 1 { return maximum }
         if index == 0 && isLeaf { return 1 }
+        if continuesRun && isLeaf
+            && cells[...index].reduce(0, { $0 + $1.count + SlotArray.slotSize }) <= geometry.usable
+        {
+            return index + 1
+        }
         let total = cells.reduce(0) { $0 + $1.count + SlotArray.slotSize }
         var running = 0
         for (position, cell) in cells.enumerated() {
@@ -176,7 +188,7 @@ extension TransactionCore {
     }
 
     /// The shortest prefix of the right node's first key greater than the left's last (B2).
-    private func truncatedSeparator(left: UnsafeRawBufferPointer, right: UnsafeRawBufferPointer) -> [UInt8] {
+    func truncatedSeparator(left: UnsafeRawBufferPointer, right: UnsafeRawBufferPointer) -> [UInt8] {
         var common = 0
         let limit = min(left.count, right.count)
         while common < limit && left[common] == right[common] { common += 1 }
@@ -226,6 +238,7 @@ extension TransactionCore {
         internalCheck(writer.changeProblem(tree, catalog: catalog))
         guard key.count >= 1, key.count <= geometry.maximumKey, tree.root != 0 else { return false }
         writer.appendHint = nil
+        writer.runHint = nil
         let (index, found) = try descend(writer, root: tree.root, key: key)
         guard found else { return false }
         tree.version &+= 1

@@ -86,6 +86,7 @@ extension Database {
         for name in try transaction.treeNames() {
             if let tree = try core.tree(named: name) { trees.append(tree) }
         }
+        let packed = try packSparseTrees(trees, core, writer)
         var census = PageCensus()
         try core.takeCensus(of: core.catalog.root, into: &census)
         for tree in trees { try core.takeCensus(of: tree.root, into: &census) }
@@ -93,12 +94,31 @@ extension Database {
         // some again) and for the next free-list chain, which must not land at the end.
         let chainPages = freeList.count / geometry.freeListEntriesPerPage + 2
         let slack = 2 * census.branches + 2 * chainPages + 16
-        guard let (bound, end) = census.relocationBound(reusable: writer.reusable, slack: slack),
-            end + UInt64(Database.shrinkMinimumFreePages / 2) <= writer.pageCount
-        else { return false }
-        for tree in trees { try core.relocate(tree, from: bound) }
-        try core.relocate(core.catalog, from: bound)
+        if let (bound, end) = census.relocationBound(reusable: writer.reusable, slack: slack),
+            packed || end + UInt64(Database.shrinkMinimumFreePages / 2) <= writer.pageCount
+        {
+            for tree in trees { try core.relocate(tree, from: bound) }
+            try core.relocate(core.catalog, from: bound)
+        } else if !packed {
+            return false
+        }
         _ = try commit(core, direct: true)
         return true
+    }
+
+    /// Packs every sparse tree (``TreeFill/isSparse``) for which the reusable
+    /// pages suffice, so none lands past the end; returns whether any was packed.
+    private func packSparseTrees(_ trees: [TreeState], _ core: TransactionCore, _ writer: WriterState) throws
+        -> Bool
+    {
+        var packed = false
+        for tree in trees {
+            let fill = try core.fill(of: tree.root)
+            guard fill.isSparse, fill.packedLeaves + fill.branches + 16 <= writer.reusable.count
+            else { continue }
+            try core.pack(tree)
+            packed = true
+        }
+        return packed
     }
 }

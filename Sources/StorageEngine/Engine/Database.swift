@@ -39,7 +39,9 @@ public final class Database: @unchecked Sendable {
         public var pageSize: Int = 4_096
         /// What a returned commit survives.
         public var durability: Durability = .full
-        /// Bytes of pages kept in memory.
+        /// Bytes of pages kept in memory (at least 64 pages): pages read or committed
+        /// beyond it evict others (a clock sweep), so a database of any size reads
+        /// in bounded memory.
         public var cacheSize: Int = 256 << 20
         /// Log size in bytes past which a commit checkpoints.
         public var checkpointThreshold: Int = 8 << 20
@@ -353,6 +355,10 @@ public final class Database: @unchecked Sendable {
         stateLock.withLock { if poison == nil { poison = poisoned } }
         return poisoned
     }
+
+    /// How many pages the page cache holds now: at most ``Options/cacheSize`` over the
+    /// page size (64 at least).
+    public var cachedPageCount: Int { stateLock.withLock { store }.cachedPageCount }
 
     /// The id of the newest committed transaction.
     public var lastCommittedTransaction: UInt64 { stateLock.withLock { committed.transaction } }

@@ -67,6 +67,10 @@ final class WriterState {
     /// left that path in `pathPages`, all of it already copied: the next larger key can be
     /// appended without a descent.
     @exclusivity(unchecked) var appendHint: (tree: TreeState, version: Int)?
+    /// The leaf page and slot of the last put's cell: a put right after it in the same
+    /// leaf continues an ascending run (a sorted batch landing inside a tree), and a full
+    /// leaf then splits at the run instead of in half (SPEC.md B3).
+    @exclusivity(unchecked) var runHint: (leaf: UInt64, index: Int)?
     #if STORAGE_ENGINE_INTERNAL_CHECKS
         /// Pages freed in this transaction and not allocated again (F2: none is freed twice).
         @exclusivity(unchecked) var freedThisTransaction = Set<UInt64>()

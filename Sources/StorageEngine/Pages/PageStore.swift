@@ -248,6 +248,9 @@ final class PageStore: @unchecked Sendable {
     /// The log index, for a checkpoint (taken under the writer lock, so it cannot change).
     func logIndexSnapshot() -> [UInt64: UInt64] { lock.withLock { logIndex } }
 
+    /// How many pages the cache holds now (at most its capacity, from `cacheBytes`).
+    var cachedPageCount: Int { lock.withLock { cachedCount } }
+
     /// A cached copy of page `number`, if any.
     func cachedPage(_ number: UInt64) -> Page? {
         lock.withLock {

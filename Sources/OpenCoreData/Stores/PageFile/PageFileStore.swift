@@ -81,6 +81,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         {
             engineOptions.durability = mode
         }
+        engineOptions.cacheSize = try PageFileStore.cacheSize(options?[PageFileStoreCacheSizeOption])
         engineOptions.readOnly = isReadOnly
         engineOptions.multiProcess = !isReadOnly && PageFileStore.flag(options?[PageFileStoreMultiProcessOption])
         engineOptions.recoverToOlderState = PageFileStore.flag(options?[PageFileStoreRecoverToOlderStateOption])
