@@ -57,10 +57,18 @@ public struct Managed<Value>: ManagedStorage {
             return object.typedValue(slot: slot, as: Value.self)
         }
         set {
-            let (slot, isOptional) = ManagedPropertyNames.slot(of: storageKeyPath, in: object, valueType: Value.self)
+            let entry = ManagedPropertyNames.entry(of: storageKeyPath, in: object, valueType: Value.self)
+            let slot = entry.slot
             // The attribute's own type needs no conversion, check or inverse: stored as is,
             // in its typed case when it has one (chosen at compile time: no cast).
             if let typed = SlotValue.typed(newValue), object.storeTyped(typed, slot: slot) { return }
+            // A to-one's destination class (or its optional) is one object reference: read
+            // as such, with no cast through `Any` (checked once per key path and layout).
+            if entry.isToOneReference {
+                object.setManagedToOne(unsafeBitCast(newValue, to: NSManagedObject?.self), slot: slot)
+                return
+            }
+            let isOptional = entry.isOptional
             if !isOptional, object.storeCanonical(newValue, slot: slot) { return }
             // Only an optional Value needs the (costlier) dynamic cast that unwraps it.
             let value: Any? = isOptional ? dynamicCast(newValue, to: Any?.self) ?? nil : newValue
@@ -111,10 +119,15 @@ enum ManagedPropertyNames {
     /// Keeps every key path cached by identity alive, so its identifier stays unique.
     nonisolated(unsafe) private static var retained: [AnyObject] = []
 
-    /// A cached slot, and whether the property's type is an Optional.
+    /// A cached slot, and what the property's type is.
+    @usableFromInline
     struct Entry: Sendable {
-        let slot: Int
-        let isOptional: Bool
+        @usableFromInline let slot: Int
+        /// Whether the property's type is an Optional.
+        @usableFromInline let isOptional: Bool
+        /// Whether the slot is a to-one relationship and the property's type a managed
+        /// object class or its optional: a value of it is one object reference (or nil).
+        @usableFromInline let isToOneReference: Bool
     }
     private static let marker = Int.min + 7
 
@@ -123,8 +136,17 @@ enum ManagedPropertyNames {
     static func slot<Object: NSManagedObject, Storage: ManagedStorage, Value>(
         of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object, valueType: Value.Type
     ) -> (slot: Int, isOptional: Bool) {
+        let known = entry(of: storage, in: object, valueType: valueType)
+        return (known.slot, known.isOptional)
+    }
+
+    /// The cached entry of the property stored at `storage` in `object`'s entity.
+    @usableFromInline
+    static func entry<Object: NSManagedObject, Storage: ManagedStorage, Value>(
+        of storage: ReferenceWritableKeyPath<Object, Storage>, in object: Object, valueType: Value.Type
+    ) -> Entry {
         let cache = object.layout.managedSlots
-        if let known = cache.entry(for: ObjectIdentifier(storage)) { return (known.slot, known.isOptional) }
+        if let known = cache.entry(for: ObjectIdentifier(storage)) { return known }
         let name = name(of: storage, in: object)
         guard let slot = object.layout.slotsByName[name] else {
             preconditionFailure(
@@ -135,8 +157,13 @@ enum ManagedPropertyNames {
         retained.append(storage)
         lock.unlock()
         let isOptional = Value.self is ExpressibleByNilLiteral.Type
-        cache.store(Entry(slot: slot, isOptional: isOptional), for: ObjectIdentifier(storage))
-        return (slot, isOptional)
+        let isToOne = object.layout.relationshipBySlot[slot].map { !$0.isToMany } ?? false
+        let isReference =
+            Value.self is ManagedObjectReference.Type
+            && MemoryLayout<Value>.size == MemoryLayout<NSManagedObject?>.size
+        let entry = Entry(slot: slot, isOptional: isOptional, isToOneReference: isToOne && isReference)
+        cache.store(entry, for: ObjectIdentifier(storage))
+        return entry
     }
 
     static func name<Object: NSManagedObject, Storage: ManagedStorage>(
@@ -166,6 +193,12 @@ enum ManagedPropertyNames {
         preconditionFailure("OpenCoreData: could not find the @Managed property of \(type(of: object)) by reflection")
     }
 }
+
+/// A managed object class, or the optional of one: a value is one object reference
+/// (or nil), the layout of `NSManagedObject?`.
+protocol ManagedObjectReference {}
+extension NSManagedObject: ManagedObjectReference {}
+extension Optional: ManagedObjectReference where Wrapped: NSManagedObject {}
 
 /// Types with a zero value that a non-optional `@Managed` property reads while unset.
 protocol ManagedZeroValue {
@@ -261,6 +294,21 @@ extension NSManagedObject {
                 + "the value is fixed; readValue(forKey:) returns the value as stored)",
             once: "wrong type \(entity.name ?? "?").\(name) \(Value.self) \(held)")
         return substitute
+    }
+
+    /// Sets the to-one `slot` from a `@Managed` property to `destination`, keeping the
+    /// inverse (as ``setTypedValue(_:slot:)`` does for an object given as `Any`).
+    @usableFromInline
+    func setManagedToOne(_ destination: NSManagedObject?, slot: Int) {
+        if let destination, let relationship = layout.relationshipBySlot[slot] {
+            do {
+                try checkDestination(destination, relationship)
+            } catch {
+                preconditionFailure(
+                    "OpenCoreData: @Managed var \(layout.properties[slot].name): \(error.localizedDescription)")
+            }
+        }
+        setToOne(slot, destination)
     }
 
     /// Sets `slot` from a `@Managed` property (`value` already unwrapped when optional).

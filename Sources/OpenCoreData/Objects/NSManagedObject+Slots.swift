@@ -107,14 +107,31 @@ extension NSManagedObject {
     }
 
     func toOneObject(_ slot: Int) -> NSManagedObject? {
-        slotValue(slot) as? NSManagedObject
+        fireFaultIfNeeded(reading: slot)
+        // A resolved to-one is read in its case: no `Any` made and cast back per edit.
+        if slot < values.count {
+            switch values.storage[slot] {
+            case .object(let object): return object
+            case .null: return nil
+            default: break
+            }
+        }
+        return slotValue(slot) as? NSManagedObject
+    }
+
+    /// Sets `slot` to `value`, already in its case, without touching inverses, and records
+    /// the change (``storeSlot(_:_:)`` without an `Any` made).
+    func storeSlot(_ slot: Int, typed value: SlotValue) {
+        fireFaultIfNeeded()
+        guard slot < values.count else { return }
+        ObjectLifecycle.change(self, slot: slot, toTyped: value)
     }
 
     /// Sets a to-one relationship and keeps its inverse consistent.
     func setToOne(_ slot: Int, _ destination: NSManagedObject?) {
         let old = toOneObject(slot)
         if old === destination { return }
-        storeSlot(slot, destination)
+        storeSlot(slot, typed: destination.map(SlotValue.object) ?? .null)
         guard let inverseSlot = layout.inverseSlotBySlot[slot],
             let inverse = layout.relationshipBySlot[slot]?.inverseRelationship
         else { return }
@@ -244,14 +261,16 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         // The exact type first: a cast that fails would try bridging; the set is bound
         // straight from the slot, so no other binding keeps its storage referenced.
+        // The set is read in its case: no `Any` made and cast back (a cast that fails
+        // would try bridging), and bound straight from the slot, so no other binding keeps
+        // its storage referenced once the slot lets go of it.
         guard slot < values.count, managedObjectContext?.lifecycle.observer == nil,
-            values[slot].map({ type(of: $0) == Set<NSManagedObject>.self }) == true,
-            var set = values[slot] as? Set<NSManagedObject>
+            case .objects(var set) = values.storage[slot]
         else { return nil }
-        values[slot] = nil
+        values.storage[slot] = .null
         let changed = edit(&set)
-        values[slot] = set
-        if changed { ObjectLifecycle.change(self, slot: slot, to: set) }
+        values.storage[slot] = .objects(set)
+        if changed { ObjectLifecycle.change(self, slot: slot, toTyped: .objects(set)) }
         return changed
     }
 

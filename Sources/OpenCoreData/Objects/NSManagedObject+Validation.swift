@@ -42,19 +42,33 @@ extension NSManagedObject {
         for slot in layout.properties.indices {
             if layout.plainAttributeBySlot[slot] {
                 // The common case, checked without building anything: a value of the
-                // attribute's own type, or nil where nil is allowed.
-                if let type = NSManagedObject.dynamicType(of: values[slot]) {
-                    if let expected = layout.canonicalTypeBySlot[slot], type == expected { continue }
-                } else if layout.mayBeNilBySlot[slot] {
-                    continue
+                // attribute's own type (read from its case, no `Any` made), or nil where
+                // nil is allowed.
+                switch values.storage[slot] {
+                case .null:
+                    if layout.mayBeNilBySlot[slot] { continue }
+                case .other(let box):
+                    if let expected = layout.canonicalTypeBySlot[slot],
+                        ObjectIdentifier(type(of: box.value)) == expected
+                    {
+                        continue
+                    }
+                case let typed:
+                    if let expected = layout.canonicalTypeBySlot[slot], typed.typedCaseType == expected { continue }
                 }
             }
-            if let relationship = layout.relationshipBySlot[slot], Self.countIsUnchecked(relationship),
-                UnresolvedRelationship.from(values[slot]) != nil
-            {
-                // Any number of destinations is valid: loading them to count them would
-                // register every one as a fault.
-                continue
+            if let relationship = layout.relationshipBySlot[slot] {
+                // Any number of destinations is valid: counting them would copy a loaded
+                // list, and loading an unloaded one would register every one as a fault.
+                if Self.countIsUnchecked(relationship) { continue }
+                // A to-one naming an object is valid; nil is where the relationship is optional.
+                if !relationship.isToMany {
+                    switch values.storage[slot] {
+                    case .object: continue
+                    case .null where relationship.isOptional: continue
+                    default: break
+                    }
+                }
             }
             let value: Any? = layout.relationshipBySlot[slot] != nil ? slotValue(slot) : values[slot]
             errors.append(contentsOf: validationErrors(slot: slot, value: value))

@@ -101,6 +101,15 @@ enum StoreRelationshipIntegrity {
         var links: [LinkKey: Link] = [:]
         for change in changes {
             guard let inverse = change.relationship.inverseRelationship else { continue }
+            // A to-one whose inverse list the store derives from it: the to-one decides and the
+            // list always agrees, so a link it removed needs nothing, and a link it added only
+            // needs its destination to exist, which a row this save writes (and does not
+            // delete) does. One such link per inserted object is the common case of a save.
+            if !change.relationship.isToMany, access.derivesFromInverse(inverse) {
+                if !change.isAdded { continue }
+                let destination = replaced[change.destination] ?? change.destination
+                if written.contains(destination), deleted.isEmpty || !deleted.contains(destination) { continue }
+            }
             // A deleted row's no-action relationship leaves its destinations naming it, as
             // Core Data does (the model asked for it; verify() reports those links).
             if !change.isAdded, change.relationship.deleteRule == .noActionDeleteRule,

@@ -38,7 +38,8 @@ extension PageFileWriter {
         linkChanges = nil
         guard !changes.isEmpty else { return }
         // Upserts whose stored values won changed no row.
-        var written = Set(request.updatedRows.map(\.objectID))
+        var written = Set<NSManagedObjectID>(minimumCapacity: request.insertedRows.count + request.updatedRows.count)
+        for update in request.updatedRows { written.insert(update.objectID) }
         let valuesWin = StoreUniqueness.insertedValuesWin(request.mergePolicyType)
         for row in request.insertedRows {
             if let existingID = replaced[row.objectID] {

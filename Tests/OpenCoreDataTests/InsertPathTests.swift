@@ -1,0 +1,132 @@
+// The insert path's shortcuts give the answers of the paths they replace: a `@Managed`
+// to-one set without a cast through `Any` (observed or not, on inserted and stored
+// objects), validation read from typed slots, and a store's integrity pass that skips the
+// links of a to-one whose inverse list it derives.
+import Foundation
+import TestSupport
+import Testing
+
+@testable import OpenCoreData
+
+struct InsertPathTests {
+    /// Under an undo manager (the context observed), the typed to-one setter reports each
+    /// side's change: undo restores both sides, redo sets them again.
+    @Test func managedToOneSetterIsUndoneOnBothSides() throws {
+        let context = TestStack.context(try TestStack.coordinator())
+        let first = TCompany(context: context)
+        first.name = "First"
+        let second = TCompany(context: context)
+        second.name = "Second"
+        let employee = TEmployee(context: context)
+        employee.company = first
+        try context.save()
+        context.undoManager = UndoManager()
+        employee.company = second
+        #expect(first.employees.isEmpty)
+        #expect(second.employees == [employee])
+        context.processPendingChanges()
+        context.undo()
+        #expect(employee.company === first)
+        #expect(first.employees == [employee])
+        #expect(second.employees.isEmpty)
+        context.redo()
+        #expect(employee.company === second)
+        #expect(second.employees == [employee])
+        employee.company = nil
+        #expect(second.employees.isEmpty)
+        #expect(employee.changedValues().keys.contains("company"))
+    }
+
+    /// A subclass's inherited to-one and a to-one of another relationship (one-to-one) set
+    /// through `@Managed` keep their inverses; a stored object's set is a change of both.
+    @Test func managedToOneSetterKeepsInversesOfSubclassesAndOneToOne() throws {
+        let coordinator = try TestStack.coordinator()
+        let context = TestStack.context(coordinator)
+        let company = TCompany(context: context)
+        company.name = "Acme"
+        let manager = TManager(context: context)
+        manager.company = company
+        manager.ledCompany = company
+        #expect(company.employees == [manager])
+        #expect(company.ceo === manager)
+        try context.save()
+        let other = TManager(context: context)
+        other.ledCompany = company
+        #expect(company.ceo === other)
+        #expect(manager.ledCompany == nil)
+        #expect(manager.isUpdated)
+        #expect(company.isUpdated)
+        try context.save()
+        let reader = TestStack.context(coordinator)
+        let stored = try #require(try reader.fetch(TestStack.request("Company", TCompany.self)).first)
+        #expect(stored.ceo?.objectID == other.objectID)
+        #expect(stored.employees.map(\.objectID) == [manager.objectID])
+    }
+
+    /// Validation read from the typed slots still finds a value of the wrong type and
+    /// passes what is valid: an attribute of its own type, a to-one naming an object, a
+    /// loaded to-many of any size. (Required to-ones and counts: ValidationTests.)
+    @Test func validationFromTypedSlotsFindsWhatTheGeneralPathFinds() throws {
+        let context = TestStack.context(try TestStack.coordinator())
+        let employee = TEmployee(context: context)
+        employee.name = "Ada"
+        employee.setValue("not a number", forKey: "age")
+        #expect(throws: (any Error).self) { try employee.validateForInsert() }
+        employee.age = 3
+        try employee.validateForInsert()
+        let company = TCompany(context: context)
+        company.name = "Acme"
+        employee.company = company
+        try employee.validateForInsert()
+        try company.validateForInsert()
+        employee.setValue(nil, forKey: "name")
+        try employee.validateForInsert()
+    }
+}
+
+/// The one-to-many whose list the default store derives from the to-ones, across stores.
+struct InsertPathIntegrityTests {
+    typealias Fixtures = LinkedFixtures
+
+    /// Items inserted with their group, and moved between groups in a later save: both
+    /// sides agree and no row names another that is gone.
+    @Test(arguments: LinkedFixtures.storeTypes)
+    func toOnesInsertedAndMovedAgreeWithTheirLists(storeType: String) throws {
+        let coordinator = try Fixtures.coordinator(storeType)
+        let writer = Fixtures.context(coordinator)
+        let groups = ["a", "b"].map { Fixtures.insert("Group", $0, into: writer) }
+        let items = (0..<6).map { Fixtures.insert("Item", "i\($0)", into: writer) }
+        for (index, item) in items.enumerated() { item.setValue(groups[index % 2], forKey: "group") }
+        try writer.save()
+        for item in items.prefix(2) { item.setValue(groups[1], forKey: "group") }
+        try writer.save()
+        let reader = Fixtures.context(coordinator)
+        let a = try #require(try Fixtures.fetch("Group", "a", in: reader))
+        let b = try #require(try Fixtures.fetch("Group", "b", in: reader))
+        #expect(Fixtures.names(a.value(forKey: "items")) == ["i2", "i4"])
+        #expect(Fixtures.names(b.value(forKey: "items")) == ["i0", "i1", "i3", "i5"])
+        #expect(try Fixtures.problems(coordinator) == [])
+    }
+
+    /// A stale context links an item to a group another context deleted meanwhile: under
+    /// every policy that saves, the stored item names no deleted row.
+    @Test(arguments: LinkedFixtures.storeTypes)
+    func aToOneLinkedToAGroupDeletedMeanwhileNamesNoMissingRow(storeType: String) throws {
+        for policy in Fixtures.policies where policy != .errorMergePolicyType {
+            let coordinator = try Fixtures.coordinator(storeType)
+            let setup = Fixtures.context(coordinator)
+            Fixtures.insert("Item", "x", into: setup)
+            Fixtures.insert("Group", "g", into: setup)
+            try setup.save()
+            let stale = Fixtures.context(coordinator, policy)
+            let item = try #require(try Fixtures.fetch("Item", "x", in: stale))
+            let group = try #require(try Fixtures.fetch("Group", "g", in: stale))
+            let deleter = Fixtures.context(coordinator)
+            deleter.delete(try #require(try Fixtures.fetch("Group", "g", in: deleter)))
+            try deleter.save()
+            item.setValue(group, forKey: "group")
+            _ = try? stale.save()
+            #expect(try Fixtures.problems(coordinator) == [], "\(storeType), policy \(policy.rawValue)")
+        }
+    }
+}
