@@ -127,7 +127,8 @@ struct BatchInsertRowBuilder {
             let attributeType = layout.attributeTypeBySlot[slot]
             plans.append(
                 SlotPlan(
-                    canonical: layout.canonicalTypeBySlot[slot], attributeType: attributeType ?? .undefinedAttributeType,
+                    canonical: layout.canonicalTypeBySlot[slot],
+                    attributeType: attributeType ?? .undefinedAttributeType,
                     mayBeNil: layout.mayBeNilBySlot[slot]))
             if let attribute = layout.attributeBySlot[slot] {
                 guard !attribute.isTransient, let value = unwrapOptional(attribute.defaultValue) else {
