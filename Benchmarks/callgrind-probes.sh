@@ -15,7 +15,7 @@ probes=("$@")
 if [ ${#probes[@]} -eq 0 ]; then
   probes=(object-insert-10000 object-one-row-commit object-point-lookup object-range-fetch object-count-bool
           object-contains-scan object-update-1000
-          engine-point-lookup engine-one-row-commit)
+          engine-point-lookup engine-one-row-commit batch-insert-dictionaries batch-insert-handler)
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

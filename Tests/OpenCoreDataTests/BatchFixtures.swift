@@ -92,10 +92,11 @@ enum BatchFixtures {
     /// One model per process, as Core Data recommends.
     static let model = makeModel()
 
-    /// A coordinator with one store of `type` (a new file for the file stores), history on.
-    static func coordinator(_ type: String, url: URL? = nil, options extra: [AnyHashable: Any] = [:]) throws
-        -> NSPersistentStoreCoordinator
-    {
+    /// A coordinator of `model` with one store of `type` (a new file for the file stores),
+    /// history on.
+    static func coordinator(
+        _ type: String, model: NSManagedObjectModel = model, url: URL? = nil, options extra: [AnyHashable: Any] = [:]
+    ) throws -> NSPersistentStoreCoordinator {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         var options: [AnyHashable: Any] = [
             NSPersistentHistoryTrackingKey: true as NSNumber, PageFileStoreDurabilityOption: "off",

@@ -73,6 +73,35 @@ enum BatchBench {
         return (try context.execute(delete) as? NSBatchDeleteResult)?.result as? Int ?? -1
     }
 
+    /// Probe (ProbeWorkloads.swift): a batch insert of 20,000 dictionaries made before
+    /// the measured part, into a new store; instructions per row include the commit.
+    static func probeDictionaries(_ directory: URL) throws {
+        let dictionaries = (0..<20_000).map(dictionary)
+        let (coordinator, context) = try open(directory.appendingPathComponent("batch.store"))
+        try probeMeasuredBatchInsert(dictionaries, into: context)
+        for store in coordinator.persistentStores { try coordinator.remove(store) }
+    }
+
+    @inline(never)
+    static func probeMeasuredBatchInsert(_ dictionaries: [[String: Any]], into context: NSManagedObjectContext)
+        throws
+    {
+        try insert(dictionaries, into: context)
+    }
+
+    /// Probe: a handler-driven batch insert of 20,000 objects (the handler's own
+    /// NSNumber and NSDate making is counted too, as an app pays it).
+    static func probeHandler(_ directory: URL) throws {
+        let (coordinator, context) = try open(directory.appendingPathComponent("handled.store"))
+        try probeMeasuredBatchHandler(20_000, into: context)
+        for store in coordinator.persistentStores { try coordinator.remove(store) }
+    }
+
+    @inline(never)
+    static func probeMeasuredBatchHandler(_ count: Int, into context: NSManagedObjectContext) throws {
+        try insert(handling: count, into: context)
+    }
+
     /// The process's peak resident size so far, in bytes (`VmHWM` of /proc/self/status).
     static func peakResidentBytes() -> Double? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),

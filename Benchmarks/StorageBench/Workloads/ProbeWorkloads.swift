@@ -44,6 +44,8 @@ struct Probe: Sendable {
         Probe(name: "object-update-1000", operations: 1_000, run: ProbeRuns.update),
         Probe(name: "engine-point-lookup", operations: 10_000, run: ProbeRuns.enginePointLookup),
         Probe(name: "engine-one-row-commit", operations: 1_000, run: ProbeRuns.engineCommit),
+        Probe(name: "batch-insert-dictionaries", operations: 20_000, run: BatchBench.probeDictionaries),
+        Probe(name: "batch-insert-handler", operations: 20_000, run: BatchBench.probeHandler),
     ]
 }
 

@@ -78,13 +78,19 @@ final class BatchInsertRowSource {
 }
 
 /// Turns one object's values into a row of one entity.
+///
+/// Everything a row needs from the model is read once per request into plain arrays
+/// (``SlotPlan``, the default row, the required slots): a row then costs a key match, a
+/// type-identity check and a store value per given attribute, and one copy of the defaults.
 struct BatchInsertRowBuilder {
     let entity: NSEntityDescription
     private let layout: EntityLayout
     /// Every slot's stored default: attribute defaults, nil to-ones, empty to-manys.
     private let template: [StoreValue]
-    /// For each slot: a non-optional stored attribute without a default (must be given).
-    private let requiredBySlot: [Bool]
+    /// Non-optional stored attributes without a default (must be given), ascending.
+    private let requiredSlots: [Int]
+    /// For each slot: how a given value becomes its stored form.
+    private let plans: [SlotPlan]
     /// The given slots of the previous row, shared with the next row that gives the same
     /// ones (most do), so a row costs no new list.
     private var previousGiven: [Int] = []
@@ -95,19 +101,39 @@ struct BatchInsertRowBuilder {
     /// length and first bytes: every row names the same few keys, so a key costs a string
     /// comparison or two instead of a hashed lookup.
     private var recentKeys: [(key: String, slot: Int?)?]
+    /// A handler's dictionary read out, reused for every row.
+    private var handlerKeys: [Any] = []
+    private var handlerValues: [Any] = []
+
+    /// What the builder knows of one slot, read from the model once per request.
+    private struct SlotPlan {
+        /// The identity of the attribute's canonical Swift type (values of exactly that
+        /// type need no conversion); nil when it has none or the slot is no attribute.
+        let canonical: ObjectIdentifier?
+        /// The attribute's type (meaningful only with `canonical`).
+        let attributeType: NSAttributeType
+        /// Whether nil is a fine value (optional or transient).
+        let mayBeNil: Bool
+    }
 
     init(entity: NSEntityDescription) throws {
         self.entity = entity
         let layout = entity.layout
         self.layout = layout
         var template: [StoreValue] = []
-        var required: [Bool] = []
+        var required: [Int] = []
+        var plans: [SlotPlan] = []
         for (slot, property) in layout.properties.enumerated() {
-            required.append(false)
+            let attributeType = layout.attributeTypeBySlot[slot]
+            plans.append(
+                SlotPlan(
+                    canonical: layout.canonicalTypeBySlot[slot],
+                    attributeType: attributeType ?? .undefinedAttributeType,
+                    mayBeNil: layout.mayBeNilBySlot[slot]))
             if let attribute = layout.attributeBySlot[slot] {
                 guard !attribute.isTransient, let value = unwrapOptional(attribute.defaultValue) else {
                     template.append(.null)
-                    required[slot] = !attribute.isTransient && !attribute.isOptional
+                    if !attribute.isTransient && !attribute.isOptional { required.append(slot) }
                     continue
                 }
                 template.append(try Self.stored(value, attribute: attribute))
@@ -118,7 +144,8 @@ struct BatchInsertRowBuilder {
             }
         }
         self.template = template
-        self.requiredBySlot = required
+        self.requiredSlots = required
+        self.plans = plans
         var tableSize = 64
         while tableSize < 4 * layout.properties.count { tableSize *= 2 }
         recentKeys = Array(repeating: nil, count: tableSize)
@@ -137,15 +164,29 @@ struct BatchInsertRowBuilder {
     /// The row of an `NSDictionary` a handler filled in.
     mutating func row(from dictionary: NSDictionary) throws -> BatchInsertRow {
         var values = startRow()
-        for (rawKey, value) in dictionary {
-            guard let key = (rawKey as? String) ?? (rawKey as? NSString).map({ $0 as String }) else {
-                throw CoreDataError.make(
-                    NSManagedObjectValidationError,
-                    "\(subject): a key of type \(type(of: rawKey)) is not an attribute name")
+        #if canImport(Darwin)
+            for (rawKey, value) in dictionary { try place(value, forRawKey: rawKey, in: &values) }
+        #else
+            // swift-corelibs-foundation's iterator looks every key up again (hashing it);
+            // this reads the keys and values in one pass over the dictionary's storage.
+            handlerKeys.removeAll(keepingCapacity: true)
+            handlerValues.removeAll(keepingCapacity: true)
+            dictionary.getObjects(&handlerValues, andKeys: &handlerKeys, count: dictionary.count)
+            for index in handlerKeys.indices where index < handlerValues.count {
+                try place(handlerValues[index], forRawKey: handlerKeys[index], in: &values)
             }
-            try place(value, forKey: key, in: &values)
-        }
+        #endif
         return try finish(values)
+    }
+
+    /// As ``place(_:forKey:in:)`` for a key of a handler's `NSDictionary`.
+    private mutating func place(_ value: Any, forRawKey rawKey: Any, in values: inout [StoreValue]) throws {
+        guard let key = (rawKey as? NSString).map({ $0 as String }) ?? (rawKey as? String) else {
+            throw CoreDataError.make(
+                NSManagedObjectValidationError,
+                "\(subject): a key of type \(type(of: rawKey)) is not an attribute name")
+        }
+        try place(value, forKey: key, in: &values)
     }
 
     /// The next row's values before any is given: the template of defaults.
@@ -155,8 +196,8 @@ struct BatchInsertRowBuilder {
         return template
     }
 
-    /// Stores `value` in the slot of the attribute named `key` (a name the entity does not
-    /// have is ignored, as in Core Data) and notes the slot as given.
+    /// Stores `value` in the slot of the attribute named `key` (a transient attribute's
+    /// value is dropped) and notes the slot as given.
     @inline(__always)
     private mutating func place(_ value: Any, forKey key: String, in values: inout [StoreValue]) throws {
         guard let slot = try cachedSlot(forKey: key) else { return }
@@ -224,13 +265,14 @@ struct BatchInsertRowBuilder {
     ///   attribute is not optional.
     private func storedValue(_ value: Any, slot: Int, key: String) throws -> StoreValue {
         // Most values are of their attribute's own Swift type: no cast, no conversion.
-        if let expected = layout.canonicalTypeBySlot[slot], ObjectIdentifier(type(of: value)) == expected,
-            let type = layout.attributeTypeBySlot[slot], let stored = StoreValue(canonical: value, of: type)
+        let plan = plans[slot]
+        if let expected = plan.canonical, ObjectIdentifier(type(of: value)) == expected,
+            let stored = StoreValue(canonical: value, of: plan.attributeType)
         {
             return stored
         }
         guard let value = unwrapOptional(value), !(value is NSNull) else {
-            if !layout.mayBeNilBySlot[slot] { throw missing(key, given: true) }
+            if !plan.mayBeNil { throw missing(key, given: true) }
             return .null
         }
         guard let attribute = layout.attributeBySlot[slot] else { return .null }
@@ -254,7 +296,7 @@ struct BatchInsertRowBuilder {
 
     /// Checks the required attributes and makes the row.
     private mutating func finish(_ values: [StoreValue]) throws -> BatchInsertRow {
-        for slot in layout.attributeSlots where requiredBySlot[slot] {
+        for slot in requiredSlots {
             if case .null = values[slot] { throw missing(layout.properties[slot].name, given: false) }
         }
         scratch.sort()

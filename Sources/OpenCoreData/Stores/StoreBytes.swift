@@ -54,7 +54,13 @@ struct StoreByteWriter {
     /// Length-prefixed UTF-8, straight from the string (no intermediate array).
     mutating func string(_ value: String) {
         varint(value.utf8.count)
-        bytes.append(contentsOf: value.utf8)
+        utf8(value)
+    }
+
+    /// The UTF-8 bytes of `value`, copied at once from the string's own storage.
+    mutating func utf8(_ value: String) {
+        var value = value
+        value.withUTF8 { bytes.append(contentsOf: $0) }
     }
 }
 

@@ -72,7 +72,7 @@ extension StoreByteWriter {
             let count = text.utf8.count
             if compact, count < Int(PageFileRowCodec.smallIntegerBase - PageFileRowCodec.shortStringBase) {
                 byte(PageFileRowCodec.shortStringBase | UInt8(count))
-                bytes.append(contentsOf: text.utf8)
+                utf8(text)
             } else {
                 byte(Tag.string.rawValue)
                 string(text)

@@ -62,10 +62,24 @@ struct PageFileRowCodec {
         var writer = StoreByteWriter()
         // Room for typical rows (short strings, numbers) without regrowing.
         writer.bytes.reserveCapacity(16 + values.count * 12)
+        encode(values: values, version: version, layout: layout, externalToMany: externalToMany, into: &writer)
+        return writer.bytes
+    }
+
+    /// Appends the row bytes of `values` to `writer`, as ``encode(values:version:layout:externalToMany:)``
+    /// returns them: a batch insert encodes every row into one reused buffer.
+    static func encode(
+        values: [StoreValue], version: Int64, layout: EntityLayout, externalToMany: Bool,
+        into writer: inout StoreByteWriter
+    ) {
         writer.varint(UInt64(bitPattern: version))
-        for (slot, value) in values.enumerated() {
-            let transient = slot < layout.transientBySlot.count && layout.transientBySlot[slot]
-            let relationship = slot < layout.relationshipBySlot.count ? layout.relationshipBySlot[slot] : nil
+        // Read once per row, not per slot: the layout's tables are properties of a class.
+        let transients = layout.transientBySlot
+        let relationships = layout.relationshipBySlot
+        for slot in values.indices {
+            let value = values[slot]
+            let transient = slot < transients.count && transients[slot]
+            let relationship = slot < relationships.count ? relationships[slot] : nil
             if case .unresolved = value, !transient {
                 if externalToMany, relationship != nil {
                     writer.byte(Tag.externalToMany.rawValue)
@@ -77,10 +91,8 @@ struct PageFileRowCodec {
                     continue
                 }
             }
-            let declared = relationship?.destinationEntity
-            appendValue(transient ? .null : value, declaredEntity: declared, to: &writer)
+            appendValue(transient ? .null : value, declaredEntity: relationship?.destinationEntity, to: &writer)
         }
-        return writer.bytes
     }
 
     /// Appends one tagged value in its row form.

@@ -6,6 +6,8 @@
 //            written at once: nothing but the chunk (and the IDs, when asked for) is
 //            held in memory. A unique-key clash is an upsert under a trump policy
 //            (writer.upsert, the given attributes only), else 133021 for all of them.
+//            Rows with nothing to check (PageFileWriter+BatchInsert.swift) go straight
+//            to their bytes and index entries, without an object ID unless asked for.
 //   update   the matching rows patched on their encoded bytes, or decoded and updated
 //            by writer.update; a clash is 133021 (PageFileStore+BatchUpdate.swift)
 //   delete   rows without relationships removed from their bytes; others with
@@ -74,6 +76,9 @@ extension PageFileStore {
         var clashes: [StoreConstraintConflict] = []
         var chunk: [BatchInsertRow] = []
         chunk.reserveCapacity(Self.batchInsertChunk)
+        let info = try writer.info(for: entity)
+        let plain = writer.takesPlainRows(info)
+        var buffer = StoreByteWriter()
         var exhausted = false
         while !exhausted {
             chunk.removeAll(keepingCapacity: true)
@@ -82,6 +87,14 @@ extension PageFileStore {
             guard !chunk.isEmpty else { break }
             var key = try allocateKeys(chunk.count, in: writer.transaction)
             for pending in chunk {
+                if plain {
+                    try writer.insertPlainRow(pending.values, key: key, entity: entity, info: info, buffer: &buffer)
+                    outcome.count += 1
+                    if insert.returnsObjectIDs { outcome.objectIDs.append(newObjectID(for: entity, key: key)) }
+                    if tracksHistory { history.inserted.append(key) }
+                    key += 1
+                    continue
+                }
                 let row = StoreRow(objectID: newObjectID(for: entity, key: key), version: 1, values: pending.values)
                 key += 1
                 guard let clash = try writer.insert(row) else {
