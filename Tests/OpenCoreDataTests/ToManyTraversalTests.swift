@@ -1,6 +1,7 @@
 // Reading a to-many through its typed `@Managed` accessor and firing its destinations:
 // the typed set holds exactly the relationship's objects (sub-entity objects included),
-// a batch of faults loads each row under the ID its object already has. On every store.
+// a batch of faults loads each row under the ID its object already has, and a save's
+// validation of a set to-one does not register its destination. On every store.
 import Foundation
 import Testing
 
@@ -78,5 +79,26 @@ import Testing
             #expect(context.registeredObject(for: employee.objectID) === employee)
             #expect(!employee.isFault)
         }
+    }
+
+    @Test(arguments: TestStack.storeTypes)
+    func savingAnUpdateDoesNotRegisterTheToOnesDestination(_ type: String) throws {
+        let directory = try TestStack.scratchDirectory("to-many-traversal")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try Self.stack(type, employees: 5, in: directory)
+        let request = TestStack.request("Employee", TEmployee.self)
+        request.includesSubentities = false
+        let employees = try context.fetch(request)
+        #expect(employees.count == 5)
+        for employee in employees { employee.age += 1 }
+        try context.save()
+        #expect(
+            context.registeredObjects.allSatisfy { !($0 is TCompany) },
+            "the company was never read, so validating the set to-one did not register it")
+        // The to-one is still there, and still required where the model says so.
+        #expect(employees.allSatisfy { $0.company?.name == "C" })
+        context.reset()
+        let saved = try context.fetch(request)
+        #expect(saved.map(\.age).sorted() == (21...25).map(Int16.init))
     }
 }

@@ -49,12 +49,15 @@ extension NSManagedObject {
                     continue
                 }
             }
-            if let relationship = layout.relationshipBySlot[slot], Self.countIsUnchecked(relationship),
-                UnresolvedRelationship.from(values[slot]) != nil
+            if let relationship = layout.relationshipBySlot[slot],
+                let unresolved = UnresolvedRelationship.from(values[slot])
             {
                 // Any number of destinations is valid: loading them to count them would
                 // register every one as a fault.
-                continue
+                if Self.countIsUnchecked(relationship) { continue }
+                // A to-one naming its destination is set, which is all its rule asks: an
+                // update of a thousand employees registered their company per employee.
+                if !relationship.isToMany, unresolved.objectIDs?.isEmpty == false { continue }
             }
             let value: Any? = layout.relationshipBySlot[slot] != nil ? slotValue(slot) : values[slot]
             errors.append(contentsOf: validationErrors(slot: slot, value: value))
