@@ -167,23 +167,6 @@ enum ManagedPropertyNames {
     }
 }
 
-/// A set of managed objects of one class (`Set<Employee>`), made from a to-many's set.
-protocol ManagedObjectSet {
-    /// `objects` as a set of this type; nil when one is not of its element class.
-    static func members(of objects: Set<NSManagedObject>) -> Self?
-}
-
-extension Set: ManagedObjectSet where Element: NSManagedObject {
-    static func members(of objects: Set<NSManagedObject>) -> Set<Element>? {
-        var result = Set<Element>(minimumCapacity: objects.count)
-        for object in objects {
-            guard let member = object as? Element else { return nil }
-            result.insert(member)
-        }
-        return result
-    }
-}
-
 /// Types with a zero value that a non-optional `@Managed` property reads while unset.
 protocol ManagedZeroValue {
     static var managedZero: Any { get }
@@ -241,14 +224,6 @@ extension NSManagedObject {
     @usableFromInline
     func typedValueSlowly<Value>(slot: Int, as type: Value.Type) -> Value {
         let raw = publicValue(slot)
-        // A to-many read as `Set<Destination>`: built by class checks, not the runtime's
-        // generic cast of every element (a company's thousand employees per read).
-        if Value.self != Set<NSManagedObject>.self, slot < values.count,
-            case .objects(let objects) = values.storage[slot],
-            let setType = Value.self as? any ManagedObjectSet.Type, let set = setType.members(of: objects) as? Value
-        {
-            return set
-        }
         if let value = raw as? Value { return value }
         if raw == nil, let zero = (Value.self as? ManagedZeroValue.Type)?.managedZero as? Value { return zero }
         if let relationship = layout.relationshipBySlot[slot], relationship.isToMany,

@@ -55,21 +55,27 @@ struct PageFileRowReader {
     func completeRows(_ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
         var result: [StoreRow?] = []
         result.reserveCapacity(objectIDs.count)
-        var current: (entity: NSEntityDescription, info: PageFileCatalog.EntityInfo, tree: Tree?)?
+        // The entity's info (a large value) is read only when it changes, never copied per row.
+        var entity: NSEntityDescription?
+        var info: PageFileCatalog.EntityInfo?
+        var rows: Tree?
+        var hasBlobSlots = false
+        var hasExternalSlots = false
         for id in objectIDs {
-            let entity = id.entity
-            if current?.entity !== entity {
-                let info = try catalog.info(for: entity)
-                current = (entity, info, try transaction.tree(named: info.treeName))
+            if entity !== id.entity {
+                let found = try catalog.info(for: id.entity)
+                entity = id.entity
+                rows = try transaction.tree(named: found.treeName)
+                hasBlobSlots = !found.blobSlots.isEmpty
+                hasExternalSlots = !found.externalSlots.isEmpty
+                info = found
             }
-            guard let found = current, let tree = found.tree,
-                var row = try row(entity, key: id.key, in: tree, objectID: id)
-            else {
+            guard let tree = rows, var row = try row(id.entity, key: id.key, in: tree, objectID: id) else {
                 result.append(nil)
                 continue
             }
-            if !found.info.blobSlots.isEmpty { try resolveBlobs(&row, info: found.info) }
-            if !found.info.externalSlots.isEmpty { try resolveToMany(&row) }
+            if hasBlobSlots, let info { try resolveBlobs(&row, info: info) }
+            if hasExternalSlots { try resolveToMany(&row) }
             result.append(row)
         }
         return result
