@@ -158,6 +158,8 @@ final class SlotValuesItem: NSManagedObject {
         #expect(try names("name == %@", "renamed") == ["renamed"])
         #expect(try names("count == %lld", Int64(5)) == ["renamed"])
         #expect(try names("count BETWEEN {0, 100}").count == 20)
+        // Every index entry is the one its row's keys name, and none is left over.
+        try BatchFixtures.verify(coordinator, "after updates of one indexed attribute at a time")
     }
 }
 

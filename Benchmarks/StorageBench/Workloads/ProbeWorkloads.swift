@@ -42,6 +42,7 @@ struct Probe: Sendable {
         Probe(name: "object-count-bool", operations: 20, run: ProbeRuns.countBool),
         Probe(name: "object-contains-scan", operations: 20, run: ProbeRuns.containsScan),
         Probe(name: "object-update-1000", operations: 1_000, run: ProbeRuns.update),
+        Probe(name: "object-traverse", operations: 20_000, run: ProbeRuns.traverse),
         Probe(name: "engine-point-lookup", operations: 10_000, run: ProbeRuns.enginePointLookup),
         Probe(name: "engine-one-row-commit", operations: 1_000, run: ProbeRuns.engineCommit),
         Probe(name: "batch-insert-dictionaries", operations: 20_000, run: BatchBench.probeDictionaries),
@@ -239,6 +240,36 @@ enum ProbeRuns {
         guard people.count == count else { throw ProbeFailure(message: "update fetched \(people.count) of \(count)") }
         for person in people { person.age += 1 }
         try context.save()
+    }
+
+    static func traverse(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        // A first traversal, not counted: the property lookups' one-time costs.
+        _ = try traverseEveryCompany(context)
+        try probeMeasuredTraverse(context, expecting: 20_000)
+    }
+
+    @inline(never)
+    static func probeMeasuredTraverse(_ context: NSManagedObjectContext, expecting count: Int) throws {
+        let (read, ages) = try traverseEveryCompany(context)
+        guard read == count, ages > 0 else { throw ProbeFailure(message: "traverse read \(read) of \(count)") }
+    }
+
+    /// Every company fetched, each one's employees read through the to-many and an
+    /// attribute of each touched (every fault fires), the context reset after, as
+    /// peer-bench's app/traverse-to-many does it: the employees read and their ages' sum.
+    @inline(never)
+    static func traverseEveryCompany(_ context: NSManagedObjectContext) throws -> (read: Int, ages: Int) {
+        var read = 0
+        var ages = 0
+        for company in try context.fetch(NSFetchRequest<ProbeCompany>(entityName: "Company")) {
+            for person in company.employees {
+                ages += Int(person.age)
+                read += 1
+            }
+        }
+        context.reset()
+        return (read, ages)
     }
 
     static func engineKey(_ index: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) } }

@@ -347,6 +347,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store.
     func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
         try withStores {
+            // One store holds them all (a batch of faults, a prefetch step): asked once.
+            if let store = objectIDs.first?.persistentStore, objectIDs.allSatisfy({ $0.persistentStore === store }) {
+                var result = [StoreRow?](repeating: nil, count: objectIDs.count)
+                guard reads(store) else { return result }
+                let rows = try store.rows(for: objectIDs)
+                if rows.count == objectIDs.count { return rows }
+                for (position, row) in zip(result.indices, rows) { result[position] = row }
+                return result
+            }
             var result = [StoreRow?](repeating: nil, count: objectIDs.count)
             var positionsByStore: [ObjectIdentifier: (store: NSPersistentStore, positions: [Int])] = [:]
             for (position, id) in objectIDs.enumerated() {

@@ -61,11 +61,14 @@ extension NSManagedObject {
                 // Any number of destinations is valid: counting them would copy a loaded
                 // list, and loading an unloaded one would register every one as a fault.
                 if Self.countIsUnchecked(relationship) { continue }
-                // A to-one naming an object is valid; nil is where the relationship is optional.
+                // A to-one naming an object or its destination's ID is set, which is all its
+                // rule asks (resolving it would register the destination per source); nil is
+                // valid where the relationship is optional.
                 if !relationship.isToMany {
                     switch values.storage[slot] {
                     case .object: continue
                     case .null where relationship.isOptional: continue
+                    case .unresolved(let unresolved) where unresolved.objectIDs?.isEmpty == false: continue
                     default: break
                     }
                 }

@@ -27,13 +27,17 @@ struct PageFileRowReader {
         return row
     }
 
-    /// The row of `entity` with `key` in its row tree `rows` (looked up once by the caller).
-    func row(_ entity: NSEntityDescription, key: Int64, in rows: Tree) throws -> StoreRow? {
+    /// The row of `entity` with `key` in its row tree `rows` (looked up once by the caller),
+    /// under `objectID` when the caller has the row's ID already (else one is made).
+    func row(_ entity: NSEntityDescription, key: Int64, in rows: Tree, objectID: NSManagedObjectID? = nil) throws
+        -> StoreRow?
+    {
         try PageFileKey.withPrimary(key) { keyBytes in
             try rows.withValue(forKey: keyBytes) { bytes -> StoreRow in
                 let decoded = try codec.decode(bytes, entity: entity)
                 return StoreRow(
-                    objectID: codec.makeObjectID(entity, key), version: decoded.version, values: decoded.values)
+                    objectID: objectID ?? codec.makeObjectID(entity, key), version: decoded.version,
+                    values: decoded.values)
             }
         }
     }
@@ -42,6 +46,39 @@ struct PageFileRowReader {
     /// is none: a batch of faults or a prefetch step in one read.
     func rows(keys: [Int64], of entity: NSEntityDescription) throws -> [StoreRow?] {
         try keys.map { try completeRow(entity, key: $0) }
+    }
+
+    /// The rows of `objectIDs` (IDs of this store), whole, nil where there is none, each
+    /// under its given ID: a batch of faults in one read. An entity's info and row tree are
+    /// looked up once for a run of its IDs, not per row (a resolved to-many's batch is one
+    /// entity).
+    func completeRows(_ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+        var result: [StoreRow?] = []
+        result.reserveCapacity(objectIDs.count)
+        // The entity's info (a large value) is read only when it changes, never copied per row.
+        var entity: NSEntityDescription?
+        var info: PageFileCatalog.EntityInfo?
+        var rows: Tree?
+        var hasBlobSlots = false
+        var hasExternalSlots = false
+        for id in objectIDs {
+            if entity !== id.entity {
+                let found = try catalog.info(for: id.entity)
+                entity = id.entity
+                rows = try transaction.tree(named: found.treeName)
+                hasBlobSlots = !found.blobSlots.isEmpty
+                hasExternalSlots = !found.externalSlots.isEmpty
+                info = found
+            }
+            guard let tree = rows, var row = try row(id.entity, key: id.key, in: tree, objectID: id) else {
+                result.append(nil)
+                continue
+            }
+            if hasBlobSlots, let info { try resolveBlobs(&row, info: info) }
+            if hasExternalSlots { try resolveToMany(&row) }
+            result.append(row)
+        }
+        return result
     }
 
     /// The row of `entity` with `key` whole (blobs and to-manys resolved), or nil.

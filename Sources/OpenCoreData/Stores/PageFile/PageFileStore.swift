@@ -523,6 +523,9 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         do {
             return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
+                guard objectIDs.contains(where: { $0.persistentStore !== self }) else {
+                    return try reader.completeRows(objectIDs)
+                }
                 return try objectIDs.map { id -> StoreRow? in
                     guard id.persistentStore === self else { return nil }
                     return try reader.completeRow(id.entity, key: id.key)

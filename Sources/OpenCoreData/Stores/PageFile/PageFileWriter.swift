@@ -112,7 +112,7 @@ struct PageFileWriter {
         try releaseReplacedBlobs(
             of: stored, slots: changes.lazy.filter { $0.value != .unresolved }.map(\.slot), info: info)
         try storeRow(row, info: info)
-        try replaceIndexEntries(of: stored, with: row, info: info)
+        try replaceIndexEntries(of: stored, with: row, info: info, changedSlots: changes.map(\.slot))
         for change in changes {
             guard case .objectIDs(let destinations) = change.value,
                 let relationship = info.joinSlots.first(where: { $0.slot == change.slot })?.relationship
@@ -281,8 +281,14 @@ struct PageFileWriter {
     /// Moves the index entries of the stored row `old` to those of `new`, its update: an
     /// index whose key the update leaves as it was is not touched (an update of one
     /// attribute rewrites that attribute's indexes only).
-    mutating func replaceIndexEntries(of old: StoreRow, with new: StoreRow, info: PageFileCatalog.EntityInfo) throws {
-        for index in info.indexes {
+    ///
+    /// Only the indexes reading one of `changedSlots` are looked at (the other slots hold
+    /// the same values in both rows, so their keys are the same): an update of one
+    /// attribute builds no key of the others' indexes.
+    mutating func replaceIndexEntries(
+        of old: StoreRow, with new: StoreRow, info: PageFileCatalog.EntityInfo, changedSlots: [Int]
+    ) throws {
+        for index in info.indexes where index.fields.contains(where: { changedSlots.contains($0.slot) }) {
             let oldKey = index.key(for: old.values, primaryKey: old.objectID.key)
             let newKey = index.key(for: new.values, primaryKey: new.objectID.key)
             if oldKey == newKey { continue }
