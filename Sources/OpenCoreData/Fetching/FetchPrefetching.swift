@@ -95,11 +95,24 @@ extension NSManagedObjectContext {
             }
         }
         guard slot < source.values.count else { return [] }
-        switch source.values[slot] {
-        case let unresolved as UnresolvedRelationship:
+        // By the slot's case: no dynamic cast for the forms a relationship slot holds.
+        switch source.values.storage[slot] {
+        case .unresolved(let unresolved):
             if let ids = unresolved.objectIDs { return ids }
             guard let relationship = source.layout.relationshipBySlot[slot] else { return [] }
             return destinationIDs(of: relationship, for: source.objectID)
+        case .objects(let set): return set.map(\.objectID)
+        case .orderedObjects(let array): return array.map(\.objectID)
+        case .object(let object): return [object.objectID]
+        case .other(let box): return Self.destinationIDs(boxed: box.value)
+        default: return []
+        }
+    }
+
+    /// The destination IDs of a relationship value held in no case of its own (a set typed
+    /// by a subclass, say).
+    private static func destinationIDs(boxed value: Any) -> [NSManagedObjectID] {
+        switch value {
         // Collections first: casting a set to a class bridges it to an NSSet on Linux.
         case let set as Set<NSManagedObject>: return set.map(\.objectID)
         case let array as [NSManagedObject]: return array.map(\.objectID)

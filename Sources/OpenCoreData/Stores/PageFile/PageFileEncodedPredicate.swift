@@ -14,7 +14,9 @@ struct PageFileEncodedPredicate {
         case not(Node)
         case all([Node])
         case any([Node])
-        case clause(Clause)
+        /// The clause at this position of `clauses`: an index, so evaluating a row copies
+        /// (and retains) none of the clause's closures or tables.
+        case clause(Int)
     }
 
     /// `attribute op constant`.
@@ -28,22 +30,33 @@ struct PageFileEncodedPredicate {
     }
 
     private let root: Node
+    private let clauses: [Clause]
+    /// The one clause when the predicate is a single clause (the commonest scan), tested
+    /// without walking the tree.
+    private let onlyClause: Int?
 
     /// `predicate` for rows of `layout`; nil when it has a part this form does not cover
     /// (relationships, key paths, functions, non-constant right sides, modifiers).
     init?(_ predicate: NSPredicate, layout: EntityLayout) {
+        var clauses: [Clause] = []
         guard predicate.depth <= PredicateCompiler.maximumDepth,
-            let root = Self.node(predicate, layout: layout)
+            let root = Self.node(predicate, layout: layout, clauses: &clauses)
         else { return nil }
         self.root = root
+        self.clauses = clauses
+        if case .clause(let index) = root { onlyClause = index } else { onlyClause = nil }
     }
 
-    private static func node(_ predicate: NSPredicate, layout: EntityLayout) -> Node? {
-        if let comparison = predicate as? NSComparisonPredicate { return clause(comparison, layout: layout) }
+    private static func node(_ predicate: NSPredicate, layout: EntityLayout, clauses: inout [Clause]) -> Node? {
+        if let comparison = predicate as? NSComparisonPredicate {
+            guard let found = clause(comparison, layout: layout) else { return nil }
+            clauses.append(found)
+            return .clause(clauses.count - 1)
+        }
         if let compound = predicate as? NSCompoundPredicate {
             var nodes: [Node] = []
             for subpredicate in compound.subpredicates {
-                guard let node = node(subpredicate, layout: layout) else { return nil }
+                guard let node = node(subpredicate, layout: layout, clauses: &clauses) else { return nil }
                 nodes.append(node)
             }
             switch compound.compoundPredicateType {
@@ -54,12 +67,12 @@ struct PageFileEncodedPredicate {
         }
         switch predicate.content {
         case .value(let value): return .constant(value)
-        case .parsed(let tree): return node(tree, layout: layout)
+        case .parsed(let tree): return node(tree, layout: layout, clauses: &clauses)
         case .block, .invalid, .subclass: return nil
         }
     }
 
-    private static func clause(_ comparison: NSComparisonPredicate, layout: EntityLayout) -> Node? {
+    private static func clause(_ comparison: NSComparisonPredicate, layout: EntityLayout) -> Clause? {
         guard comparison.comparisonPredicateModifier == .direct,
             comparison.predicateOperatorType != .customSelector,
             case .keyPath(let key) = comparison.leftExpression.node,
@@ -71,14 +84,15 @@ struct PageFileEncodedPredicate {
             type: comparison.predicateOperatorType, options: comparison.options)
         guard let test = try? operation.prepared(right: constant) else { return nil }
         let encoded = PageFileEncodedClause(attribute: attribute, operation: operation, constant: constant)
-        return .clause(Clause(slot: slot, attribute: attribute, test: test, encoded: encoded))
+        return Clause(slot: slot, attribute: attribute, test: test, encoded: encoded)
     }
 
     /// Whether the row `bytes`, whose slots start at `offsets`, matches.
     ///
     /// - Throws: the predicate's evaluation error; `NSFileReadCorruptFileError` for a damaged value.
     func evaluate(_ bytes: UnsafeRawBufferPointer, offsets: [Int], codec: PageFileRowCodec) throws -> Bool {
-        try evaluate(root, bytes, offsets, codec)
+        if let onlyClause { return try evaluateClause(onlyClause, bytes, offsets, codec) }
+        return try evaluate(root, bytes, offsets, codec)
     }
 
     private func evaluate(_ node: Node, _ bytes: UnsafeRawBufferPointer, _ offsets: [Int], _ codec: PageFileRowCodec)
@@ -93,13 +107,19 @@ struct PageFileEncodedPredicate {
         case .any(let operands):
             for operand in operands where try evaluate(operand, bytes, offsets, codec) { return true }
             return false
-        case .clause(let clause):
-            // A row written before the entity gained this attribute holds no slot for it: nil.
-            guard clause.slot < offsets.count else { return try clause.test(nil) }
-            let offset = offsets[clause.slot]
-            if let found = clause.encoded?.evaluate(bytes, at: offset) { return found }
-            let value = try codec.decodeValue(bytes, at: offset, declaredEntity: nil)
-            return try clause.test(clause.attribute.attributeValue(value))
+        case .clause(let index): return try evaluateClause(index, bytes, offsets, codec)
         }
+    }
+
+    private func evaluateClause(
+        _ index: Int, _ bytes: UnsafeRawBufferPointer, _ offsets: [Int], _ codec: PageFileRowCodec
+    ) throws -> Bool {
+        let slot = clauses[index].slot
+        // A row written before the entity gained this attribute holds no slot for it: nil.
+        guard slot < offsets.count else { return try clauses[index].test(nil) }
+        let offset = offsets[slot]
+        if let found = clauses[index].encoded?.evaluate(bytes, at: offset) { return found }
+        let value = try codec.decodeValue(bytes, at: offset, declaredEntity: nil)
+        return try clauses[index].test(clauses[index].attribute.attributeValue(value))
     }
 }

@@ -146,6 +146,12 @@ enum PageFileQueryPlanner {
         guard PageFileKey.isOrderable(type) else { return nil }
         if type == .stringAttributeType, !comparison.options.subtracting(.normalized).isEmpty { return nil }
         let exactType = type != .stringAttributeType && type != .integer64AttributeType
+        // 64-bit integers beyond 2^53 share Float64 keys, but never with an integer constant
+        // within ±2^53 (exact as a Float64; rounding keeps the order), so their terms against
+        // such constants (a fetch by an integer id) are exact as well.
+        func isExact(_ values: [Any?]) -> Bool {
+            exactType || (type == .integer64AttributeType && values.allSatisfy { $0.map(isExactInteger) ?? false })
+        }
         // nil compares equal only to nil; a constant of another kind gives up on the index.
         func encode(_ value: Any?) -> [UInt8]? {
             guard let value else { return [PageFileKey.nullTag] }
@@ -157,7 +163,7 @@ enum PageFileQueryPlanner {
             guard let bytes = encode(constant) else { return nil }
             return SlotTerm(
                 field: field, term: .points([bytes]),
-                isExact: exactType || type == .stringAttributeType)
+                isExact: isExact([constant]) || type == .stringAttributeType)
         case .in:
             guard let elements = constants(constantExpression, count: nil) else { return nil }
             var points: [[UInt8]] = []
@@ -166,28 +172,30 @@ enum PageFileQueryPlanner {
                 points.append(bytes)
             }
             if points.isEmpty { return nil }
-            return SlotTerm(field: field, term: .points(points), isExact: exactType || type == .stringAttributeType)
+            return SlotTerm(
+                field: field, term: .points(points), isExact: isExact(elements) || type == .stringAttributeType)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard let constant = constants(constantExpression, count: 1)?.first, let value = constant,
                 let bytes = encodeConstant(value, for: type)
             else { return nil }
             let tag = [bytes[0]]
+            let exact = isExact([value])
             switch operatorType {
-            case .lessThan: return SlotTerm(field: field, term: .range(lower: tag, upper: bytes), isExact: exactType)
+            case .lessThan: return SlotTerm(field: field, term: .range(lower: tag, upper: bytes), isExact: exact)
             case .lessThanOrEqualTo:
                 return SlotTerm(
                     field: field, term: .range(lower: tag, upper: PageFileKey.successor(ofPrefix: bytes)),
-                    isExact: exactType)
+                    isExact: exact)
             case .greaterThan:
                 return SlotTerm(
                     field: field,
                     term: .range(
                         lower: PageFileKey.successor(ofPrefix: bytes), upper: PageFileKey.successor(ofPrefix: tag)),
-                    isExact: exactType)
+                    isExact: exact)
             default:
                 return SlotTerm(
                     field: field, term: .range(lower: bytes, upper: PageFileKey.successor(ofPrefix: tag)),
-                    isExact: exactType)
+                    isExact: exact)
             }
         case .between:
             guard let bounds = constants(constantExpression, count: 2), let low = bounds[0], let high = bounds[1],
@@ -195,7 +203,7 @@ enum PageFileQueryPlanner {
             else { return nil }
             return SlotTerm(
                 field: field, term: .range(lower: lowBytes, upper: PageFileKey.successor(ofPrefix: highBytes)),
-                isExact: exactType)
+                isExact: isExact([low, high]))
         case .beginsWith:
             guard type == .stringAttributeType, let constant = constants(constantExpression, count: 1)?.first,
                 let prefix = constant as? String, !prefix.isEmpty, !PageFileKey.isTruncated(prefix),
@@ -253,6 +261,18 @@ enum PageFileQueryPlanner {
             PageFileKey.appendNumber(number, to: &bytes)
         }
         return bytes
+    }
+
+    /// Whether `value` is an integer constant (not a floating-point one) within ±2^53.
+    private static func isExactInteger(_ value: Any) -> Bool {
+        let limit: Int64 = 1 << 53
+        switch value {
+        case is Bool, is Int32, is Int16, is Int8: return true
+        case let number as Int: return Int64(number).magnitude < limit
+        case let number as Int64: return number.magnitude < limit
+        case let number as UInt: return number < UInt(limit)
+        default: return false
+        }
     }
 
     /// A number constant as a Float64 when the conversion is exact for integers (|n| < 2^53).
