@@ -6,7 +6,9 @@ import Testing
 @Suite struct FaultInjectionTests {
     static let seed = SeededRandom.environmentSeed ?? 7
 
-    @Test(arguments: [CrashWorkload.smallCommits, .checkpoint, .vacuum, .bigTransaction, .logReuse, .shrink, .spill])
+    @Test(arguments: [
+        CrashWorkload.smallCommits, .checkpoint, .vacuum, .bigTransaction, .logReuse, .shrink, .spill, .editWalk,
+    ])
     func everyFaultSurfacesAndLosesNothing(workload: CrashWorkload) throws {
         for fault in SimulatedFileSystem.Fault.allCases {
             for persistent in [false, true] {
