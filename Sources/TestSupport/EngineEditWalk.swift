@@ -55,22 +55,20 @@ extension EngineHarness {
         func besideChange() throws {
             // A change the editor must notice: on its own tree, or on another one.
             let key = randomKey(&random)
-            if let beside, random.chance(0.5) {
+            func change(_ target: Tree, _ oracle: inout [[UInt8]: [UInt8]]) throws {
                 if random.chance(0.6) {
                     let value = randomValue(&random, pageSize: pageSize)
-                    try beside.setValue(value, forKey: key)
-                    besideEntries[key] = value
+                    try target.setValue(value, forKey: key)
+                    oracle[key] = value
                 } else {
-                    try beside.removeValue(forKey: key)
-                    besideEntries[key] = nil
+                    try target.removeValue(forKey: key)
+                    oracle[key] = nil
                 }
-            } else if random.chance(0.6) {
-                let value = randomValue(&random, pageSize: pageSize)
-                try tree.setValue(value, forKey: key)
-                entries[key] = value
+            }
+            if let beside, random.chance(0.5) {
+                try change(beside, &besideEntries)
             } else {
-                try tree.removeValue(forKey: key)
-                entries[key] = nil
+                try change(tree, &entries)
             }
         }
         if random.chance(0.5) {
