@@ -35,6 +35,11 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
     /// (read back and changed again), and commits; one spills and is rolled back; then
     /// smaller commits reuse the space and a spilling transaction removes most rows.
     case spill
+    /// Write cursors (TreeEditor) walking a loaded tree in transactions larger than the
+    /// writer's memory (a 16-page spill limit): values replaced by same-size, shorter,
+    /// longer and overflowing ones, runs of entries removed (leaves emptied and merged),
+    /// with puts and removals beside the walk; one walk rolled back.
+    case editWalk
 }
 
 /// Records the oracle after every acknowledged commit.
@@ -161,6 +166,10 @@ extension EngineHarness {
             try database.close()
             try runSpill(on: fileSystem, log: log, random: &random)
             return
+        case .editWalk:
+            try database.close()
+            try runEditWalk(on: fileSystem, log: log, random: &random)
+            return
         }
         try database.close()
     }
@@ -221,6 +230,35 @@ extension EngineHarness {
         } catch is RolledBack {}
         try commit(database, log, (20..<30).map { ("rows", bigEndianKey($0), [UInt8($0), 3]) })
         try commit(database, log, written.prefix(120).map { ($0.tree, $0.key, nil) })
+        try database.close()
+    }
+
+    /// ``CrashWorkload/editWalk``.
+    static func runEditWalk(on fileSystem: SimulatedFileSystem, log: CommitLog, random: inout SeededRandom) throws {
+        var options = crashOptions(fileSystem, durability: log.durability)
+        options.spillThreshold = 16 * 512
+        let database = try Database.open(at: "crash.db", options: options)
+        try commit(database, log, (0..<200).map { ("rows", bigEndianKey($0), randomValue(&random, pageSize: 512)) })
+        struct RolledBack: Error {}
+        for round in 0..<6 {
+            var next = log.current
+            var entries = next["rows", default: [:]]
+            var besideEntries = next["more", default: [:]]
+            do {
+                try database.write { transaction in
+                    try randomEditWalk(
+                        try transaction.openTree(named: "rows"), entries: &entries,
+                        beside: try transaction.openTree(named: "more"), besideEntries: &besideEntries,
+                        random: &random, pageSize: 512)
+                    if round == 3 { throw RolledBack() }
+                    next["rows"] = entries
+                    next["more"] = besideEntries
+                    log.inFlight = next
+                }
+                log.current = next
+                log.acknowledge()
+            } catch is RolledBack {}
+        }
         try database.close()
     }
 

@@ -110,6 +110,19 @@ public enum EngineHarness {
                         for _ in 0..<operations {
                             let name = random.pick(names)
                             let tree = try transaction.openTree(named: name)
+                            if random.chance(0.04) {
+                                // A write cursor's walk, with changes beside it (EngineEditWalk.swift).
+                                let besideName = random.pick(names.filter { $0 != name })
+                                var entries = pending[name] ?? [:]
+                                var besideEntries = pending[besideName] ?? [:]
+                                try randomEditWalk(
+                                    tree, entries: &entries, beside: try transaction.openTree(named: besideName),
+                                    besideEntries: &besideEntries, random: &random, pageSize: pageSize,
+                                    finishes: random.chance(0.9))
+                                pending[name] = entries
+                                pending[besideName] = besideEntries
+                                continue
+                            }
                             // Now and then a key at or near the longest the page size allows.
                             let key =
                                 random.chance(0.03)

@@ -25,7 +25,7 @@ import Testing
     }
 
     /// Normal durability may lose commits to a power loss, but never mixes states.
-    @Test(arguments: [CrashWorkload.smallCommits, .checkpoint, .bigTransaction, .logReuse, .spill])
+    @Test(arguments: [CrashWorkload.smallCommits, .checkpoint, .bigTransaction, .logReuse, .spill, .editWalk])
     func normalDurabilityRecoversSomeCommittedState(workload: CrashWorkload) throws {
         do {
             let recoveries = try EngineHarness.enumerateCrashPoints(workload, seed: Self.seed, durability: .normal)

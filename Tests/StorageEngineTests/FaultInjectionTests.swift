@@ -8,6 +8,7 @@ import Testing
 
     @Test(arguments: [
         CrashWorkload.smallCommits, .checkpoint, .vacuum, .bigTransaction, .logReuse, .shrink, .packingShrink, .spill,
+        .editWalk,
     ])
     func everyFaultSurfacesAndLosesNothing(workload: CrashWorkload) throws {
         for fault in SimulatedFileSystem.Fault.allCases {

@@ -6,7 +6,7 @@
 
 extension TransactionCore {
     /// Descends to `key`'s leaf, filling the writer's path; returns the leaf position.
-    private func descend(_ writer: WriterState, root: UInt64, key: UnsafeRawBufferPointer) throws -> (Int, Bool) {
+    func descend(_ writer: WriterState, root: UInt64, key: UnsafeRawBufferPointer) throws -> (Int, Bool) {
         writer.pathPages.removeAll(keepingCapacity: true)
         writer.pathIndices.removeAll(keepingCapacity: true)
         let key = SearchKey(key)
@@ -34,7 +34,7 @@ extension TransactionCore {
     }
 
     /// Copies every page of the path that a committed state reaches, top down.
-    private func makePathWritable(_ writer: WriterState, tree: TreeState) {
+    func makePathWritable(_ writer: WriterState, tree: TreeState) {
         for level in 0..<writer.pathPages.count {
             let page = writer.pathPages[level]
             if page.transaction == writer.transaction { continue }
@@ -116,13 +116,13 @@ extension TransactionCore {
     }
 
     /// Frees the overflow chain of `cell`, if its value has one.
-    private func freeOverflow(of cell: LeafCell, _ writer: WriterState) throws {
+    func freeOverflow(of cell: LeafCell, _ writer: WriterState) throws {
         guard cell.isOverflow else { return }
         for page in try overflowPages(first: cell.overflowPage, length: cell.valueLength) { writer.free(page) }
     }
 
     /// Writes `value` into a new overflow chain; returns its first page.
-    private func writeOverflow(_ writer: WriterState, _ value: UnsafeRawBufferPointer) -> UInt64 {
+    func writeOverflow(_ writer: WriterState, _ value: UnsafeRawBufferPointer) -> UInt64 {
         guard let base = value.baseAddress else { preconditionFailure("an overflowed value is longer than a cell") }
         let chunk = geometry.overflowPayload
         var pages: [Page] = []
@@ -139,7 +139,7 @@ extension TransactionCore {
     }
 
     /// Splits the path's full leaf around a new cell at `index`.
-    private func splitLeaf(_ writer: WriterState, tree: TreeState, index: Int, cell: CellImage) {
+    func splitLeaf(_ writer: WriterState, tree: TreeState, index: Int, cell: CellImage) {
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         let source = leaf.copy()
         var cells = (0..<source.count).map { source.cellImage($0) }
@@ -254,7 +254,7 @@ extension TransactionCore {
     }
 
     /// Restores fill bounds at `level` of the path after a removal (B3).
-    private func rebalance(_ writer: WriterState, tree: TreeState, level: Int) throws {
+    func rebalance(_ writer: WriterState, tree: TreeState, level: Int) throws {
         let node = writer.pathPages[level]
         if level == 0 {
             if node.count == 0 {

@@ -119,9 +119,15 @@ struct PageNotInMemory: Error {}
 
 extension TransactionCore {
     /// Page `number` as the writer sees it, if that needs no I/O (written by it or cached).
+    /// A page the writer spilled is not in memory: the cache may still hold an older
+    /// committed image under its number.
     /// - Throws: ``PageNotInMemory`` otherwise.
     func pageInMemory(_ number: UInt64) throws -> Page {
-        if let page = writer?.dirty[number] ?? store.cachedPage(number) { return page }
+        if let writer {
+            if let page = writer.dirty[number] { return page }
+            if writer.spilled.contains(number) { throw PageNotInMemory() }
+        }
+        if let page = store.cachedPage(number) { return page }
         throw PageNotInMemory()
     }
 }

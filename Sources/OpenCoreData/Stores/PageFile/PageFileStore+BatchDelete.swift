@@ -3,9 +3,10 @@
 // each matching row is found on its bytes (PageFileBatchMatcher), its index entries are
 // computed from the slots those indexes read, in the same visit, and row and entries are
 // removed; a row is decoded whole only for what needs its values (blobs, a history
-// tombstone). Entities with relationships, and deletes by object IDs or sorted fetches,
-// take the planned path: BatchDeletePlan's cascades and nullified inverses applied by
-// the save path (writer.save), which writes the history.
+// tombstone). The rows go in one walk of the row tree (a TreeEditor), the ordinary index
+// entries after them in one walk per index. Entities with relationships, and deletes by
+// object IDs or sorted fetches, take the planned path: BatchDeletePlan's cascades and
+// nullified inverses applied by the save path (writer.save), which writes the history.
 import Foundation
 import StorageEngine
 
@@ -70,11 +71,16 @@ extension PageFileStore {
             var keyValues = Array(repeating: StoreValue.null, count: layout.properties.count)
             // By position in `info.indexes`: an index copied per row costs its references.
             var entries: [(index: Int, key: [UInt8])] = []
+            // Ordinary indexes' entries of removed rows, removed after the rows in one walk per index.
+            var removedEntries = Array(repeating: PendingIndexKeys(), count: info.indexes.count)
+            // One walk of the row tree in key order: a row is read and removed where it stands.
+            let editor = try tree.makeEditor()
             for key in keys where remaining > 0 {
                 entries.removeAll(keepingCapacity: true)
                 var whole: StoreRow?
-                let found = try PageFileKey.withPrimary(key) { keyBytes in
-                    try tree.withValue(forKey: keyBytes) { bytes -> Bool in
+                let found = try PageFileKey.withPrimary(key) { keyBytes -> Bool? in
+                    guard try editor.seek(keyBytes) else { return nil }
+                    return try editor.withValue { bytes -> Bool in
                         if !matched {
                             guard try matcher.matches(bytes, primaryKey: key, offsets: &offsets) else { return false }
                         }
@@ -113,16 +119,24 @@ extension PageFileStore {
                     try writer.delete(row)
                 } else {
                     for entry in entries {
-                        try writer.removeIndexEntry(
-                            entry.key, of: info.indexes[entry.index], primaryKey: key, mayBePending: false)
+                        let index = info.indexes[entry.index]
+                        if index.isUnique {
+                            try writer.removeIndexEntry(entry.key, of: index, primaryKey: key, mayBePending: false)
+                        } else {
+                            removedEntries[entry.index].insert(entry.key)
+                        }
                     }
-                    try writer.removeEncodedRow(primaryKey: key, info: info)
+                    try editor.removeEntry()
                     if tracksHistory {
                         changes.append(.init(kind: .delete, entityName: entity.name ?? "", key: key))
                     }
                 }
                 outcome.count += 1
                 if delete.returnsObjectIDs { outcome.objectIDs.append(newObjectID(for: entity, key: key)) }
+            }
+            try editor.finish()
+            for (position, index) in info.indexes.enumerated() where !index.isUnique {
+                try writer.removeStoredIndexEntries(removedEntries[position], of: index)
             }
         }
         try writer.finish()

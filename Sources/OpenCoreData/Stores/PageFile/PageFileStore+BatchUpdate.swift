@@ -5,7 +5,9 @@
 //   per row        the changes come from BatchUpdateChanges' quick forms reading only the
 //                  slots they need (else from the evaluator on the decoded row); the row
 //                  is rewritten from its bytes with only the changed slots re-encoded and
-//                  its version raised; only the entries of indexes over changed slots move
+//                  its version raised, where it stands in one walk of the row tree (a
+//                  TreeEditor); only the entries of indexes over changed slots move, the
+//                  old ones removed after the rows in one walk per index
 //
 // An entity takes the general path (each row decoded, writer.update) when a patch could
 // not keep everything right: a unique index over a changed slot (a clash must be found
@@ -78,10 +80,15 @@ extension PageFileStore {
         var keyValues = Array(repeating: StoreValue.null, count: layout.properties.count)
         // By position in `moved`: an index copied per row costs its strings' and arrays' references.
         var entryChanges: [(index: Int, old: [UInt8]?, new: [UInt8]?)] = []
+        // The entries that move out, removed after the rows in one walk per index.
+        var removedEntries = Array(repeating: PendingIndexKeys(), count: moved.count)
+        // One walk of the row tree in key order: a row is read and rewritten where it stands.
+        let editor = try tree.makeEditor()
         for key in keys {
             entryChanges.removeAll(keepingCapacity: true)
-            let patched = try PageFileKey.withPrimary(key) { keyBytes in
-                try tree.withValue(forKey: keyBytes) { bytes -> [UInt8]? in
+            let patched = try PageFileKey.withPrimary(key) { keyBytes -> [UInt8]?? in
+                guard try editor.seek(keyBytes) else { return nil }
+                return try editor.withValue { bytes -> [UInt8]? in
                     if !matched {
                         guard try matcher.matches(bytes, primaryKey: key, offsets: &offsets) else { return nil }
                     }
@@ -106,12 +113,11 @@ extension PageFileStore {
             }
             guard let outer = patched else { throw matcher.missingRow(key) }
             guard let bytes = outer else { continue }
-            try writer.storeEncodedRow(bytes, primaryKey: key, info: info)
+            try editor.replaceValue(bytes)
             for entry in entryChanges {
-                // Each row is patched once: its stored entry is in the tree, never pending.
-                if let old = entry.old {
-                    try writer.removeIndexEntry(old, of: moved[entry.index], primaryKey: key, mayBePending: false)
-                }
+                // Each row is patched once: its stored entry is in the tree, never pending,
+                // and no entry added here is one that moves out (the primary key ends both).
+                if let old = entry.old { removedEntries[entry.index].insert(old) }
                 if let new = entry.new { try writer.addIndexEntry(new, of: moved[entry.index], primaryKey: key) }
             }
             outcome.count += 1
@@ -121,6 +127,10 @@ extension PageFileStore {
                 recorded.key = key
                 history?.changes.append(recorded)
             }
+        }
+        try editor.finish()
+        for (position, index) in moved.enumerated() {
+            try writer.removeStoredIndexEntries(removedEntries[position], of: index)
         }
     }
 

@@ -278,6 +278,18 @@ struct PageFileWriter {
         _ = try tree.removeValue(forKey: key)
     }
 
+    /// Removes the stored entries `keys` of the ordinary (not unique) `index` in one walk
+    /// of its tree in key order: a batch step's entries of rows it changed or removed,
+    /// none of them added by this writer.
+    mutating func removeStoredIndexEntries(_ keys: PendingIndexKeys, of index: PageFileIndex) throws {
+        precondition(!index.isUnique, "a unique entry is removed only while it is its row's own")
+        guard keys.count > 0, let tree = try indexTree(index) else { return }
+        let sorted = keys.sortedKeys()
+        try tree.edit { editor in
+            for key in sorted where try editor.seek(key) { try editor.removeEntry() }
+        }
+    }
+
     /// Moves the index entries of the stored row `old` to those of `new`, its update: an
     /// index whose key the update leaves as it was is not touched (an update of one
     /// attribute rewrites that attribute's indexes only).
@@ -311,21 +323,6 @@ struct PageFileWriter {
         let tree = try transaction.tree(named: index.treeName)
         indexTrees[index.ordinal] = tree
         return tree
-    }
-
-    /// Writes the encoded row `bytes` (SPEC.md §3.2) as the row `primaryKey` of the
-    /// entity of `info`: a batch update's patched row, its index entries the caller's.
-    mutating func storeEncodedRow(_ bytes: [UInt8], primaryKey: Int64, info: PageFileCatalog.EntityInfo) throws {
-        let tree = try rowTree(info)
-        try PageFileKey.withPrimary(primaryKey) { key in
-            try bytes.withUnsafeBytes { try tree.setValue($0, forKey: key) }
-        }
-    }
-
-    /// Removes the row `primaryKey` of the entity of `info` from its tree alone: a batch
-    /// delete's row without relationships or blobs, its index entries the caller's.
-    mutating func removeEncodedRow(primaryKey: Int64, info: PageFileCatalog.EntityInfo) throws {
-        _ = try rowTree(info).removeValue(forKey: PageFileKey.primary(primaryKey))
     }
 
     /// The clash of `row` with the row holding one of its unique keys, when that is

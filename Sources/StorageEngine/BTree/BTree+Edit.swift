@@ -1,0 +1,82 @@
+// Edits in place on a leaf the writer already holds (TreeEditor.swift): a value replaced
+// by one of another length without removing and inserting its cell, and the walk's
+// copy-on-write, split and merge steps taken once per leaf rather than once per entry.
+//
+// A value that grows takes its bytes from the free space below the cells: the cells
+// between the content start and the replaced one move down by the growth, and the slots
+// pointing at them follow; a value that shrinks leaves a hole after its cell, which
+// compaction reclaims like any other (SPEC.md §2.2).
+
+extension Page {
+    /// Replaces the inline value of leaf cell `index` with `value` (inline too), keeping
+    /// the cell's key and slot. Returns false, changing nothing, when the page lacks the
+    /// free bytes a longer value needs.
+    func replaceInlineValue(at index: Int, with value: UnsafeRawBufferPointer) -> Bool {
+        internalCheck(sharedWriteProblem)
+        internalCheck(slotProblem(index))
+        var offset = slot(index)
+        let old = leafCell(atOffset: offset)
+        internalCheck(!old.isOverflow, "§2.2: an in-place replace of an overflowed value")
+        let growth = value.count - old.valueLength
+        if growth > 0 {
+            if contiguousFree < growth {
+                guard growth <= size - PageHeader.size - liveBytes else { return false }
+                compact()
+                offset = slot(index)
+            }
+            // The cells below this one move down by `growth`; the header and key follow.
+            let start = contentStart
+            (bytes + start - growth).copyMemory(from: bytes + start, byteCount: offset - start)
+            for other in 0..<count {
+                let position = slot(other)
+                if position < offset { setSlot(other, position - growth) }
+            }
+            let keyLength = leafCell(atOffset: offset).keyLength
+            (bytes + offset - growth).copyMemory(from: bytes + offset, byteCount: LeafCell.headerSize + keyLength)
+            offset -= growth
+            setSlot(index, offset)
+            contentStart = start - growth
+        }
+        let cell = bytes + offset
+        cell.setU32(at: LeafCell.valueLengthOffset, value.count)
+        if let base = value.baseAddress {
+            (cell + LeafCell.headerSize + UnsafeRawPointer(cell).u16(at: LeafCell.keyLengthOffset)).copyMemory(
+                from: base, byteCount: value.count)
+        }
+        internalCheck(layoutProblem)
+        return true
+    }
+}
+
+extension TransactionCore {
+    /// Replaces the value of cell `index` of the leaf at the end of the writer's path (its
+    /// path already writable) with `value`, as a put of the same key would. Returns false
+    /// when the leaf split, which leaves the writer's path no longer leading to the key.
+    func replaceValue(
+        _ writer: WriterState, tree: TreeState, at index: Int, with value: UnsafeRawBufferPointer
+    ) throws -> Bool {
+        let leaf = writer.pathPages[writer.pathPages.count - 1]
+        let cell = leaf.leafCell(index)
+        let keyLength = cell.keyLength
+        if !cell.isOverflow && geometry.isInline(keyLength: keyLength, valueLength: value.count)
+            && leaf.replaceInlineValue(at: index, with: value)
+        {
+            return true
+        }
+        // The general case, as put takes it: the new cell built in scratch space replaces
+        // the old one, overflow chains written or freed, the leaf split when it is full.
+        var overflow: UInt64?
+        if !geometry.isInline(keyLength: keyLength, valueLength: value.count) {
+            overflow = writeOverflow(writer, value)
+        }
+        let image = CellImage(
+            base: writer.scratch,
+            count: LeafCell.write(writer.scratch, key: cell.key, value: value, overflowPage: overflow))
+        internalCheck(image.count <= geometry.maximumCell, "B1: a cell of \(image.count) bytes")
+        try freeOverflow(of: leaf.leafCell(index), writer)
+        leaf.removeCell(at: index)
+        if leaf.insertCell(image, at: index) { return true }
+        splitLeaf(writer, tree: tree, index: index, cell: image)
+        return false
+    }
+}
