@@ -325,6 +325,15 @@ struct PageFileWriter {
         return tree
     }
 
+    /// Writes the encoded row `bytes` (SPEC.md §3.2) as the row `primaryKey` of the
+    /// entity of `info`: a batch insert's row, its index entries the caller's.
+    mutating func storeEncodedRow(_ bytes: [UInt8], primaryKey: Int64, info: PageFileCatalog.EntityInfo) throws {
+        let tree = try rowTree(info)
+        try PageFileKey.withPrimary(primaryKey) { key in
+            try bytes.withUnsafeBytes { try tree.setValue($0, forKey: key) }
+        }
+    }
+
     /// The clash of `row` with the row holding one of its unique keys, when that is
     /// another row.
     ///
