@@ -45,7 +45,9 @@ import Testing
         #expect(!matches("(a|aa)*c", text))
         #expect(!matches("(a*)*$x", text))
         #expect(matches("(a+)+!", text))
-        #expect(Date().timeIntervalSince(start) < 5)
+        // A hang guard, not a speed target: backtracking these would take longer than the universe,
+        // while a loaded 2-core machine may take seconds.
+        #expect(Date().timeIntervalSince(start) < 60)
     }
 
     @Test func agreesWithICUOnRandomPatterns() {
