@@ -14,7 +14,7 @@ fi
 probes=("$@")
 if [ ${#probes[@]} -eq 0 ]; then
   probes=(object-insert-10000 object-one-row-commit object-point-lookup object-range-fetch object-count-bool
-          object-contains-scan object-update-1000 object-traverse
+          object-contains-scan object-update-1000 object-delete-in object-traverse
           engine-point-lookup engine-one-row-commit batch-insert-dictionaries batch-insert-handler)
 fi
 out=$(mktemp -d)

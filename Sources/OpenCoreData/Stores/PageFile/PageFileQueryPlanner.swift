@@ -266,6 +266,10 @@ enum PageFileQueryPlanner {
     /// Whether `value` is an integer constant (not a floating-point one) within ±2^53.
     private static func isExactInteger(_ value: Any) -> Bool {
         let limit: Int64 = 1 << 53
+        if let number = bridgedNumber(value) {
+            guard case .integer(let integer) = number else { return false }
+            return integer.magnitude < limit
+        }
         switch value {
         case is Bool, is Int32, is Int16, is Int8: return true
         case let number as Int: return Int64(number).magnitude < limit
@@ -275,9 +279,30 @@ enum PageFileQueryPlanner {
         }
     }
 
+    /// An `NSNumber` constant (an app's `IN %@` list of ids) as the integer or double the
+    /// evaluator compares it as (PredicateValue), read once without the cascade of bridging
+    /// casts a Swift number's cases would cost it; nil for any other value (a Swift number
+    /// is never bridged here: its dynamic type is not NSNumber).
+    private static func bridgedNumber(_ value: Any) -> PredicateValue? {
+        // Exactly NSNumber (not NSDecimalNumber, which keeps its own cases).
+        guard ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(NSNumber.self),
+            let number = value as? NSNumber
+        else { return nil }
+        let integer = number.int64Value
+        let double = number.doubleValue
+        return Double(integer) == double ? .integer(integer) : .double(double)
+    }
+
     /// A number constant as a Float64 when the conversion is exact for integers (|n| < 2^53).
     private static func exactDouble(_ value: Any) -> Double? {
         let limit: Int64 = 1 << 53
+        if let number = bridgedNumber(value) {
+            switch number {
+            case .integer(let integer): return integer.magnitude < limit ? Double(integer) : nil
+            case .double(let double): return double
+            default: return nil
+            }
+        }
         switch value {
         case let flag as Bool: return flag ? 1 : 0
         case let number as Int: return Int64(number).magnitude < limit ? Double(number) : nil

@@ -27,10 +27,7 @@ extension PageFileWriter {
             ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
         var result = StoreSaveResult()
         result.versions.reserveCapacity(request.updatedRows.count)
-        for deleted in request.deletedObjects {
-            guard let row = stored[deleted.objectID] else { continue }
-            try delete(row)
-        }
+        try delete(request.deletedObjects.compactMap { stored[$0.objectID] })
         var clashes: [StoreConstraintConflict] = []
         for update in request.updatedRows {
             // A second update of one row (a context may hold two objects of one ID after an
