@@ -62,34 +62,77 @@ struct ASCIIStringMatcher {
 
     /// `test` on a subject given as UTF-8 bytes; nil when they are not plain ASCII without CR.
     func test(_ test: Test, utf8 text: UnsafeRawBufferPointer) -> Bool? {
-        for byte in text where byte >= 0x80 || byte == Self.carriageReturn { return nil }
+        pattern.withUnsafeBytes { Self.test(test, pattern: $0, caseInsensitive: caseInsensitive, utf8: text) }
+    }
+
+    /// The folded pattern's bytes, for a holder that tests many subjects through
+    /// ``test(_:pattern:caseInsensitive:utf8:)`` without copying the matcher per subject.
+    var foldedPattern: [UInt8] { pattern }
+
+    /// Whether the matcher folds case.
+    var foldsCase: Bool { caseInsensitive }
+
+    /// `test` of the folded `pattern` on a subject given as UTF-8 bytes; nil when they are
+    /// not plain ASCII without CR.
+    static func test(
+        _ test: Test, pattern: UnsafeRawBufferPointer, caseInsensitive: Bool, utf8 text: UnsafeRawBufferPointer
+    ) -> Bool? {
+        guard isPlainASCII(text) else { return nil }
         switch test {
         case .equals:
-            return text.count == pattern.count && matches(text, at: 0)
+            return text.count == pattern.count && matches(pattern, caseInsensitive, text, at: 0)
         case .isPrefix:
-            return !pattern.isEmpty && text.count >= pattern.count && matches(text, at: 0)
+            return !pattern.isEmpty && text.count >= pattern.count && matches(pattern, caseInsensitive, text, at: 0)
         case .isSuffix:
-            return !pattern.isEmpty && text.count >= pattern.count && matches(text, at: text.count - pattern.count)
+            return !pattern.isEmpty && text.count >= pattern.count
+                && matches(pattern, caseInsensitive, text, at: text.count - pattern.count)
         case .isContained:
             guard let first = pattern.first, text.count >= pattern.count else { return false }
+            // The first byte in both cases (the pattern is folded to lower case), so the
+            // scan compares raw bytes and folds only where a match starts.
+            let other = caseInsensitive && first &- 0x61 < 26 ? first & 0xDF : first
             var start = 0
             let last = text.count - pattern.count
             while start <= last {
-                let byte = caseInsensitive ? Self.lowercased(text[start]) : text[start]
-                if byte == first && matches(text, at: start) { return true }
+                let byte = text[start]
+                if byte == first || byte == other, matches(pattern, caseInsensitive, text, at: start) { return true }
                 start += 1
             }
             return false
         }
     }
 
-    /// Whether the pattern's bytes equal `text`'s from `start` (folded); `text` is long enough.
+    /// Whether `text` holds no byte >= 0x80 and no CR, eight bytes at a time.
     @inline(__always)
-    private func matches(_ text: UnsafeRawBufferPointer, at start: Int) -> Bool {
+    private static func isPlainASCII(_ text: UnsafeRawBufferPointer) -> Bool {
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let carriageReturns = ones &* UInt64(carriageReturn)
+        var index = 0
+        while index + 8 <= text.count {
+            let word = UInt64(littleEndian: text.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let crossed = word ^ carriageReturns
+            // A zero byte of `crossed` is a CR in `word` (the classic has-zero-byte test).
+            if word & high != 0 || (crossed &- ones) & ~crossed & high != 0 { return false }
+            index += 8
+        }
+        while index < text.count {
+            let byte = text[index]
+            if byte >= 0x80 || byte == carriageReturn { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Whether the folded `pattern`'s bytes equal `text`'s from `start` (folded); `text` is long enough.
+    @inline(__always)
+    private static func matches(
+        _ pattern: UnsafeRawBufferPointer, _ caseInsensitive: Bool, _ text: UnsafeRawBufferPointer, at start: Int
+    ) -> Bool {
         var index = 0
         while index < pattern.count {
             let byte = text[start + index]
-            if (caseInsensitive ? Self.lowercased(byte) : byte) != pattern[index] { return false }
+            if (caseInsensitive ? lowercased(byte) : byte) != pattern[index] { return false }
             index += 1
         }
         return true

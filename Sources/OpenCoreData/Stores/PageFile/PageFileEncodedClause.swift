@@ -21,21 +21,29 @@ struct PageFileEncodedClause {
         case integerMember(Set<Int64>, nullIsMember: Bool)
         /// `==`, `!=`, orderings and BETWEEN of dates, by seconds since the reference date.
         case date(NSComparisonPredicate.Operator, Double, Double)
-        /// A string operator on a string attribute: the byte-level matcher for ASCII
-        /// subjects, the String test for the others, and the answer for nil.
-        case string(
-            ascii: (matcher: ASCIIStringMatcher, test: ASCIIStringMatcher.Test, negated: Bool)?,
-            text: (String) -> Bool, null: Bool)
+        /// A string operator on a string attribute: `strings`, unretained so that testing
+        /// a row copies nothing that is reference counted.
+        case string(Unmanaged<PageFileEncodedStringClause>)
     }
 
     private let test: Test
     private let attributeType: NSAttributeType
+    /// The string test `Test.string` refers to, kept alive by this reference.
+    private let strings: PageFileEncodedStringClause?
 
     /// The encoded form of `attribute operation constant`; nil when the shape is not covered.
     init?(attribute: NSAttributeDescription, operation: ComparisonOperation, constant: Any?) {
         attributeType = attribute.attributeType
-        guard let test = Self.test(attributeType, operation, PredicateValue(constant)) else { return nil }
+        let right = PredicateValue(constant)
+        if attributeType == .stringAttributeType, case .string(let pattern) = right {
+            guard let strings = Self.stringTest(operation, pattern) else { return nil }
+            self.strings = strings
+            test = .string(Unmanaged.passUnretained(strings))
+            return
+        }
+        guard let test = Self.test(attributeType, operation, right) else { return nil }
         self.test = test
+        strings = nil
     }
 
     private static func test(_ type: NSAttributeType, _ operation: ComparisonOperation, _ right: PredicateValue)
@@ -79,14 +87,14 @@ struct PageFileEncodedClause {
             guard kind == .equalTo || kind == .notEqualTo || operators.contains(kind) else { return nil }
             let seconds = date.timeIntervalSinceReferenceDate
             return seconds.isNaN ? nil : .date(kind, seconds, seconds)
-        case (_, .string(let pattern)) where type == .stringAttributeType:
-            return stringTest(operation, pattern)
         default: return nil
         }
     }
 
     /// `==`, `!=`, BEGINSWITH, ENDSWITH, CONTAINS and LIKE against a constant string.
-    private static func stringTest(_ operation: ComparisonOperation, _ pattern: String) -> Test? {
+    private static func stringTest(_ operation: ComparisonOperation, _ pattern: String)
+        -> PageFileEncodedStringClause?
+    {
         let options = operation.options
         let matcher = ASCIIStringMatcher(pattern: pattern, options: options)
         func ascii(_ test: ASCIIStringMatcher.Test, negated: Bool = false) -> (
@@ -103,15 +111,15 @@ struct PageFileEncodedClause {
                     options.folds ? FoldedString(subject, options: options).scalars == folded : subject == pattern
                 return equal != negated
             }
-            return .string(ascii: ascii(.equals, negated: negated), text: equals, null: negated)
+            return PageFileEncodedStringClause(ascii: ascii(.equals, negated: negated), text: equals, null: negated)
         case .beginsWith, .endsWith, .contains:
             let kind: ASCIIStringMatcher.Test =
                 operation.type == .beginsWith ? .isPrefix : operation.type == .endsWith ? .isSuffix : .isContained
             let search = StringSearch(kind, pattern: pattern, options: options)
-            return .string(ascii: ascii(kind), text: search.matches, null: false)
+            return PageFileEncodedStringClause(ascii: ascii(kind), text: search.matches, null: false)
         case .like:
             let like = LikePattern(pattern, options: options)
-            return .string(ascii: nil, text: like.matches, null: false)
+            return PageFileEncodedStringClause(ascii: nil, text: like.matches, null: false)
         default: return nil
         }
     }
@@ -147,15 +155,12 @@ struct PageFileEncodedClause {
             case .between: return seconds >= low && seconds <= high
             default: return Self.holds(kind, seconds, low)
             }
-        case .string(let ascii, let text, let null):
-            if tag == PageFileRowCodec.Tag.null.rawValue { return null }
-            guard let utf8 = try? PageFileRowCodec.stringBytes(bytes, at: offset) else { return nil }
-            if let (matcher, test, negated) = ascii, let found = matcher.test(test, utf8: utf8) {
-                return found != negated
+        case .string(let strings):
+            return strings._withUnsafeGuaranteedRef { strings in
+                if tag == PageFileRowCodec.Tag.null.rawValue { return strings.null }
+                guard let utf8 = try? PageFileRowCodec.stringBytes(bytes, at: offset) else { return nil }
+                return strings.evaluate(utf8: utf8)
             }
-            // A string that is not UTF-8 is damage: the decoded path names it.
-            guard let subject = StoreByteReader.validatedString(utf8) else { return nil }
-            return text(subject)
         }
     }
 

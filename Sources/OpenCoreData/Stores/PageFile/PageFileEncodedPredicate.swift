@@ -7,8 +7,9 @@
 // (and any error) is the compiled predicate's, clause by clause and in the same order.
 import Foundation
 
-/// A predicate compiled for the encoded rows of one entity.
-struct PageFileEncodedPredicate {
+/// A predicate compiled for the encoded rows of one entity: a class, so a scan that reaches
+/// it once per row copies one reference, not its node tree and clause table.
+final class PageFileEncodedPredicate {
     private indirect enum Node {
         case constant(Bool)
         case not(Node)

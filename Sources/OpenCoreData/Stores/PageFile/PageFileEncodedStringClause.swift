@@ -1,0 +1,49 @@
+// A string operator's test on a slot's encoded bytes, held by one object that the scan
+// reaches without retaining it: a scan tests every row, and copying a matcher's array
+// and closures per row (a retain and release each) cost more than the test itself.
+// ASCII subjects are answered byte by byte on the folded pattern's bytes, kept in memory
+// this object owns; any other subject takes the operator's own String test.
+import Foundation
+
+/// `==`, `!=`, BEGINSWITH, ENDSWITH, CONTAINS or LIKE of a constant string, on encoded rows.
+final class PageFileEncodedStringClause {
+    /// The byte-level test for ASCII subjects; nil when the pattern or operator has none.
+    private let asciiTest: ASCIIStringMatcher.Test?
+    /// The folded pattern's bytes (empty without an ASCII test), owned by this object.
+    private let pattern: UnsafeMutableRawBufferPointer
+    private let caseInsensitive: Bool
+    private let negated: Bool
+    /// The operator's answer for a non-ASCII subject.
+    private let text: (String) -> Bool
+    /// The answer for nil.
+    let null: Bool
+
+    init(
+        ascii: (matcher: ASCIIStringMatcher, test: ASCIIStringMatcher.Test, negated: Bool)?,
+        text: @escaping (String) -> Bool, null: Bool
+    ) {
+        let bytes = ascii?.matcher.foldedPattern ?? []
+        pattern = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+        pattern.copyBytes(from: bytes)
+        asciiTest = ascii?.test
+        caseInsensitive = ascii?.matcher.foldsCase ?? false
+        negated = ascii?.negated ?? false
+        self.text = text
+        self.null = null
+    }
+
+    deinit { pattern.deallocate() }
+
+    /// The answer for the string `utf8` (a slot's bytes); nil when the bytes are not UTF-8,
+    /// which is damage the decoded path names.
+    func evaluate(utf8: UnsafeRawBufferPointer) -> Bool? {
+        if let asciiTest,
+            let found = ASCIIStringMatcher.test(
+                asciiTest, pattern: UnsafeRawBufferPointer(pattern), caseInsensitive: caseInsensitive, utf8: utf8)
+        {
+            return found != negated
+        }
+        guard let subject = StoreByteReader.validatedString(utf8) else { return nil }
+        return text(subject)
+    }
+}
