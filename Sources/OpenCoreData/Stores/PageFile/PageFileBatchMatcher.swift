@@ -98,6 +98,10 @@ struct PageFileBatchMatcher {
         return try compiled.evaluate(record: view(try decodeRow(bytes, primaryKey)))
     }
 
+    /// Whether ``matches(_:primaryKey:offsets:)`` leaves the row's slot offsets in `offsets`
+    /// (it reads the encoded row).
+    var readsOffsets: Bool { encoded != nil }
+
     /// The index plan's error for a key its index lists but the row tree lacks.
     func missingRow(_ key: Int64) -> NSError {
         CoreDataError.make(

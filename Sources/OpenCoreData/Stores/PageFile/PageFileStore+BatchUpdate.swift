@@ -82,17 +82,21 @@ extension PageFileStore {
         var entryChanges: [(index: Int, old: [UInt8]?, new: [UInt8]?)] = []
         // The entries that move out, removed after the rows in one walk per index.
         var removedEntries = Array(repeating: PendingIndexKeys(), count: moved.count)
+        // Reused between rows: the patched row and the moved indexes' keys before the change.
+        var patchedRow = StoreByteWriter()
+        var before: [[UInt8]?] = []
         // One walk of the row tree in key order: a row is read and rewritten where it stands.
         let editor = try tree.makeEditor()
         for key in keys {
             entryChanges.removeAll(keepingCapacity: true)
-            let patched = try PageFileKey.withPrimary(key) { keyBytes -> [UInt8]?? in
+            let patched = try PageFileKey.withPrimary(key) { keyBytes -> Bool? in
                 guard try editor.seek(keyBytes) else { return nil }
-                return try editor.withValue { bytes -> [UInt8]? in
+                return try editor.withValue { bytes -> Bool in
                     if !matched {
-                        guard try matcher.matches(bytes, primaryKey: key, offsets: &offsets) else { return nil }
+                        guard try matcher.matches(bytes, primaryKey: key, offsets: &offsets) else { return false }
                     }
-                    try PageFileRowCodec.slotOffsets(bytes, into: &offsets)
+                    // The encoded predicate leaves the row's offsets behind; else they are found here.
+                    if matched || !matcher.readsOffsets { try PageFileRowCodec.slotOffsets(bytes, into: &offsets) }
                     let read = { (slot: Int) throws -> StoreValue in
                         slot < offsets.count
                             ? try codec.decodeValue(bytes, at: offsets[slot], declaredEntity: nil) : .null
@@ -102,18 +106,22 @@ extension PageFileStore {
                         changes = try update.changes.changes(for: row) { rows.view(of: row) }
                     }
                     for slot in keySlots { keyValues[slot] = try read(slot) }
-                    let before = moved.map { $0.key(for: keyValues, primaryKey: key) }
+                    before.removeAll(keepingCapacity: true)
+                    for position in moved.indices {
+                        before.append(moved[position].key(for: keyValues, primaryKey: key))
+                    }
                     for change in changes where change.slot < keyValues.count { keyValues[change.slot] = change.value }
-                    for (position, index) in moved.enumerated() {
-                        let after = index.key(for: keyValues, primaryKey: key)
+                    for position in moved.indices {
+                        let after = moved[position].key(for: keyValues, primaryKey: key)
                         if after != before[position] { entryChanges.append((position, before[position], after)) }
                     }
-                    return try Self.patched(bytes, offsets: offsets, changes: changes)
+                    try Self.patch(bytes, offsets: offsets, changes: changes, into: &patchedRow)
+                    return true
                 }
             }
-            guard let outer = patched else { throw matcher.missingRow(key) }
-            guard let bytes = outer else { continue }
-            try editor.replaceValue(bytes)
+            guard let patched else { throw matcher.missingRow(key) }
+            guard patched else { continue }
+            try patchedRow.bytes.withUnsafeBytes { try editor.replaceValue($0) }
             for entry in entryChanges {
                 // Each row is patched once: its stored entry is in the tree, never pending,
                 // and no entry added here is one that moves out (the primary key ends both).
@@ -134,13 +142,15 @@ extension PageFileStore {
         }
     }
 
-    /// The row `bytes` with its version raised and `changes` (ascending slots) in place of
-    /// their slots' values; every other slot's bytes are copied as they are.
+    /// Writes into `writer` (emptied first, its capacity kept for the next row) the row
+    /// `bytes` with its version raised and `changes` (ascending slots) in place of their
+    /// slots' values; every other slot's bytes are copied as they are.
     ///
     /// - Throws: `NSFileReadCorruptFileError` for a damaged row version.
-    static func patched(
-        _ bytes: UnsafeRawBufferPointer, offsets: [Int], changes: [(slot: Int, value: StoreValue)]
-    ) throws -> [UInt8] {
+    static func patch(
+        _ bytes: UnsafeRawBufferPointer, offsets: [Int], changes: [(slot: Int, value: StoreValue)],
+        into writer: inout StoreByteWriter
+    ) throws {
         var reader = StoreByteReader(row: bytes)
         let version = try reader.varint()
         // The limit a decoded row is held to (SPEC.md §3.2), so a forged version cannot wrap
@@ -148,24 +158,26 @@ extension PageFileStore {
         guard version <= UInt64(StoreCounterLimit.maximum) else {
             throw reader.damaged("its version \(version) is out of range (at most \(StoreCounterLimit.maximum))")
         }
-        var writer = StoreByteWriter()
+        writer.bytes.removeAll(keepingCapacity: true)
         writer.bytes.reserveCapacity(bytes.count + 16)
         writer.varint(version + 1)
-        let slotCount = max(offsets.count, (changes.last?.slot ?? -1) + 1)
-        var next = 0
-        for slot in 0..<slotCount {
-            if next < changes.count, changes[next].slot == slot {
-                PageFileRowCodec.appendValue(changes[next].value, declaredEntity: nil, to: &writer)
-                next += 1
-            } else if slot < offsets.count {
-                let end = slot + 1 < offsets.count ? offsets[slot + 1] : bytes.count
-                writer.bytes.append(contentsOf: bytes[offsets[slot]..<end])
-            } else {
-                // A row written before the entity gained this attribute holds no slot for it.
+        // The stored slots between two changes are copied in one run.
+        @inline(__always) func copyStored(from first: Int, to limit: Int) {
+            guard first < min(limit, offsets.count) else { return }
+            let end = limit < offsets.count ? offsets[limit] : bytes.count
+            writer.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offsets[first]..<end]))
+        }
+        var slot = 0
+        for change in changes {
+            copyStored(from: slot, to: change.slot)
+            // A row written before the entity gained this attribute holds no slot for it.
+            for _ in max(slot, offsets.count)..<max(change.slot, offsets.count) {
                 writer.byte(PageFileRowCodec.Tag.null.rawValue)
             }
+            PageFileRowCodec.appendValue(change.value, declaredEntity: nil, to: &writer)
+            slot = change.slot + 1
         }
-        return writer.bytes
+        copyStored(from: slot, to: offsets.count)
     }
 
     /// The rows of `info`'s entity matching the update, each decoded and updated by
