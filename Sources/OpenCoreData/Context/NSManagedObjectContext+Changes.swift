@@ -30,6 +30,10 @@ extension NSManagedObjectContext {
         // A fault whose row another save deleted loads as deleted (inaccessible): nothing more to do.
         if object.isDeleted { return }
         lifecycle.delete(object)
+        // An object an upsert superseded shares its row with the one registered for it
+        // now: the row goes, and the registered object with it (left, it would write the
+        // row back, say when a cascaded destination lets go of it).
+        if let registered = registry[object.objectID], registered !== object { delete(registered) }
     }
 
     /// Applies delete rules of deleted objects, posts

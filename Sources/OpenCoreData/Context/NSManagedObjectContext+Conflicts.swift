@@ -15,7 +15,16 @@ extension NSManagedObjectContext {
         mapping: [NSManagedObjectID: NSManagedObjectID]
     ) throws {
         let coordinator = persistentStoreCoordinator
+        // Two objects of one row (one an upsert superseded, NSManagedObjectContext+Save.swift)
+        // may both be in a save: a row it deletes is not also updated, nor deleted twice.
+        var deletedIDs: Set<NSManagedObjectID> = []
+        for object in deleted where !object.objectID.isTemporaryID {
+            if deletedIDs.insert(object.objectID).inserted {
+                request.deletedObjects.append((object.objectID, object.version))
+            }
+        }
         for object in updated where !object.objectID.isTemporaryID {
+            if !deletedIDs.isEmpty, deletedIDs.contains(object.objectID) { continue }
             var changes: [(slot: Int, value: StoreValue)] = []
             let listsFollowToOnes = object.objectID.persistentStore?.listsFollowInverseToOnes == true
             for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
@@ -34,9 +43,6 @@ extension NSManagedObjectContext {
             if changes.isEmpty { continue }
             request.updatedRows.append(
                 StoreRowUpdate(objectID: object.objectID, expectedVersion: object.version, changes: changes))
-        }
-        for object in deleted where !object.objectID.isTemporaryID {
-            request.deletedObjects.append((object.objectID, object.version))
         }
     }
 

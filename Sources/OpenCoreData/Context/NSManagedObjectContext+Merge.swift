@@ -96,6 +96,8 @@ extension NSManagedObjectContext {
     /// Merges `changes` (saved elsewhere) into this context; with `faultsInInserted`, the
     /// inserted objects are registered as faults and reported as inserted.
     func merge(_ changes: SavedChanges, faultsInInserted: Bool = false) {
+        // The changes name rows by the permanent IDs the parent's save gave them.
+        adoptDeliveredPermanentIDs()
         // Core Data moves a pinned context to the newest data on every merge, before the
         // merged objects are refreshed from it.
         advanceQueryGeneration()

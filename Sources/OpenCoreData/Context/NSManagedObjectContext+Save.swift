@@ -22,6 +22,7 @@ extension NSManagedObjectContext {
     }
 
     private func saveChanges() throws {
+        adoptDeliveredPermanentIDs()
         processPendingChanges()
         guard hasChanges else { return }
         let started = OpenCoreDataDebugLog.start()
@@ -62,6 +63,8 @@ extension NSManagedObjectContext {
         if OpenCoreDataDebugLog.isOn(1) {
             logSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, since: started)
         }
+        // Before the merges: they name the rows by their permanent IDs.
+        passPermanentIDsToChildren()
         notifyAutomaticMerging(changes)
         // An undo manager may bring a deleted object back with its values (undoing the
         // delete); its stack holds the objects until the actions go, so no cycle is lost.
@@ -73,15 +76,16 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Turns the objects an upsert left stale into faults, and every object whose loaded
-    /// relationships still hold the one registered for the row before (it is no longer
-    /// what the row's ID finds, so a change made through it, say the nullify of a
-    /// cascading delete, would write the row back).
-    private func refreshAfterUpserts(_ stale: [NSManagedObject]) {
+    /// Turns the objects an upsert left stale into faults (`keepingChanges`: those without
+    /// unsaved changes; the others read the rest of their rows again), and every object
+    /// whose loaded relationships still hold the one registered for the row before (it is
+    /// no longer what the row's ID finds, so a change made through it, say the nullify of
+    /// a cascading delete, would write the row back).
+    func refreshAfterUpserts(_ stale: [NSManagedObject], keepingChanges: Bool = false) {
         guard !stale.isEmpty else { return }
         let superseded = Set(stale.filter { registry[$0.objectID] !== $0 }.map(ObjectIdentifier.init))
         for object in stale where object.managedObjectContext === self && !object.isDeleted {
-            refresh(object, mergeChanges: false)
+            refresh(object, mergeChanges: keepingChanges)
         }
         guard !superseded.isEmpty else { return }
         func holds(_ value: Any?) -> Bool {
@@ -177,7 +181,7 @@ extension NSManagedObjectContext {
                 continue
             }
             if let registered = registry[existing], registered !== object { stale.append(registered) }
-            reassign(object, to: existing, forChildren: forChildren)
+            reassign(object, to: existing, forChildren: forChildren, upserted: true)
             stale.append(object)
         }
         return (result.versions, stale)

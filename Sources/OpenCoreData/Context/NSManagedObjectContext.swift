@@ -5,6 +5,7 @@
 // saves — to its coordinator's stores, or into its parent context. Its state is
 // touched only on its queue: run code there with perform/performAndWait.
 import Foundation
+import Synchronization
 
 /// How a context serializes access to itself.
 public enum NSManagedObjectContextConcurrencyType: UInt, Sendable {
@@ -49,6 +50,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The permanent IDs this context's saves gave objects a child still knows by their
     /// temporary IDs (a child's objects keep them after the parent saves, as in Core Data).
     var permanentIDsForChildren: [NSManagedObjectID: NSManagedObjectID] = [:]
+    /// IDs assigned since the children were last told (NSManagedObjectContext+ChildIDs.swift).
+    var permanentIDsToPass: [PermanentIDAdoption] = []
+    /// IDs the parent's saves assigned to objects this context knows by temporary IDs, not
+    /// yet adopted; filled on the parent's queue, taken on this context's.
+    let deliveredPermanentIDs = Mutex<[PermanentIDAdoption]>([])
 
     /// The context's name, for debugging and history.
     open var name: String?
@@ -344,6 +350,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let ids = try coordinator.obtainPermanentIDs(for: temporary.map(\.entity))
         let forChildren = tracksPermanentIDsForChildren()
         for (object, id) in zip(temporary, ids) { reassign(object, to: id, forChildren: forChildren) }
+        passPermanentIDsToChildren()
     }
 
     /// Whether reassigned IDs are recorded for children (asked once per batch of objects):
@@ -356,9 +363,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return true
     }
 
-    func reassign(_ object: NSManagedObject, to objectID: NSManagedObjectID, forChildren: Bool) {
+    /// Gives `object` `objectID` (`upserted`: an existing row's), recording it for the
+    /// children when `forChildren`.
+    func reassign(
+        _ object: NSManagedObject, to objectID: NSManagedObjectID, forChildren: Bool, upserted: Bool = false
+    ) {
         if forChildren, object.objectID.isTemporaryID, object.managedObjectContext === self {
             permanentIDsForChildren[object.objectID] = objectID
+            permanentIDsToPass.append(
+                PermanentIDAdoption(temporary: object.objectID, permanent: objectID, upserted: upserted))
         }
         if object.managedObjectContext === self { registry[object.objectID] = nil }
         object.setObjectID(objectID)

@@ -266,6 +266,8 @@ extension NSManagedObjectContext {
     func candidates(for request: NSFetchRequest<NSFetchRequestResult>, entity: NSEntityDescription) throws
         -> FetchCandidates
     {
+        // The rows come by their permanent IDs: objects known by temporary ones take them first.
+        adoptDeliveredPermanentIDs()
         let coordinator = try requireCoordinator()
         let plan = StoreFetchPlan(request, entity: entity, mayStopEarly: !chainHasChanges())
         let answer = try readingQueryGeneration { try coordinator.fetchRows(request, plan: plan) }
