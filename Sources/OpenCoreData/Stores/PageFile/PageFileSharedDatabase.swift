@@ -105,17 +105,35 @@ final class PageFileSharedDatabase: @unchecked Sendable {
         return PageFileSharedDatabase(database: database, path: "", isMultiProcess: false, isReadOnly: false)
     }
 
-    /// Gives up one reference; the last one closes the engine handle (checkpointing it).
+    /// Gives up one reference; the last one closes the engine handle (checkpointing it),
+    /// waiting for a writer still running on it (a save of a store removed meanwhile).
     func release() {
-        PageFileSharedDatabase.registryLock.lock()
-        defer { PageFileSharedDatabase.registryLock.unlock() }
-        let remaining = lock.withLock { () -> Int in
-            references -= 1
-            return references
+        let last = PageFileSharedDatabase.registryLock.withLock { () -> Bool in
+            let remaining = lock.withLock { () -> Int in
+                references -= 1
+                return references
+            }
+            guard remaining == 0 else { return false }
+            if PageFileSharedDatabase.registry[path] === self { PageFileSharedDatabase.registry[path] = nil }
+            return true
         }
-        guard remaining == 0 else { return }
-        if PageFileSharedDatabase.registry[path] === self { PageFileSharedDatabase.registry[path] = nil }
-        try? database.close()
+        guard last else { return }
+        // Outside the registry lock: an open of this file meanwhile waits as for a busy file.
+        // `close()` gives up with `busy` before closing anything when a writer holds the
+        // handle past its busy timeout; the files would stay open (and locked) until the
+        // handle is freed, and an open right after, a migration's above all, found the store
+        // busy (134090). Every other error comes after the files are closed.
+        while true {
+            do {
+                try database.close()
+                return
+            } catch let error as StorageError where error.code == .busy {
+                usleep(1_000)
+            } catch {
+                OpenCoreDataDebugLog.log(1, "closing \(path): \(error)")
+                return
+            }
+        }
     }
 
     /// How many stores share the handle now (tests).
