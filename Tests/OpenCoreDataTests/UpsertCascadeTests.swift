@@ -180,8 +180,12 @@ import Testing
                     }
                     return shelf
                 }
+                let temporary = child.performAndWait { fresh.objectID }
                 try saveChain()
                 try child.performAndWait {
+                    // The child's objects took the IDs the parent's save gave their rows.
+                    #expect(!fresh.objectID.isTemporaryID, "\(label)")
+                    #expect(child.object(with: temporary) === fresh, "\(label): an ID kept from before")
                     let book = try #require(try Fixtures.fetch("Item", "x", in: child))
                     Self.move(book, to: try #require(try Fixtures.fetch("Shelf", "b", in: child)), move)
                 }

@@ -53,4 +53,11 @@ extension NSManagedObjectContext {
         refreshAfterUpserts(stale, keepingChanges: true)
         passPermanentIDsToChildren()
     }
+
+    /// The permanent ID an object this child knew by `temporary` took, when nothing is
+    /// registered under `temporary` any more (an ID the app kept from before).
+    func adoptedPermanentID(for temporary: NSManagedObjectID) -> NSManagedObjectID? {
+        guard let parent, registry[temporary] == nil else { return nil }
+        return parent.performAndWait { parent.permanentIDsForChildren[temporary] }
+    }
 }

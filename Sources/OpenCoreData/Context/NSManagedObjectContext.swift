@@ -313,6 +313,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// on first access. Never fails; a fault whose row is gone reads as an empty object.
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
         ConcurrencyDebug.check(self, "NSManagedObjectContext.object(with:)")
+        if objectID.isTemporaryID, let permanent = adoptedPermanentID(for: objectID) {
+            return object(with: permanent)
+        }
         // One probe of the registry finds the object or registers the new fault (building
         // the key loads the ID's store, so it is built once).
         return registry.object(for: objectID.registryKey) {
@@ -329,6 +332,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///   parent context has the object.
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
         ConcurrencyDebug.check(self, "NSManagedObjectContext.existingObject(with:)")
+        if objectID.isTemporaryID, let permanent = adoptedPermanentID(for: objectID) {
+            return try existingObject(with: permanent)
+        }
         if let object = registry[objectID], !object.isFault { return object }
         guard let snapshot = try snapshot(for: objectID) else {
             throw CoreDataError.make(
