@@ -82,6 +82,24 @@ import Testing
         try setup.save()
     }
 
+    /// A child (merging automatically) of a context on `coordinator` saving under
+    /// `policy`, and a save of both.
+    private static func chain(_ coordinator: NSPersistentStoreCoordinator, _ policy: NSMergePolicyType)
+        -> (child: NSManagedObjectContext, save: () throws -> Void)
+    {
+        let parent = Fixtures.context(coordinator, policy)
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        child.automaticallyMergesChangesFromParent = true
+        return (
+            child,
+            {
+                try child.performAndWait { try child.save() }
+                try parent.performAndWait { try parent.save() }
+            }
+        )
+    }
+
     @Test(arguments: LinkedFixtures.storeTypes, Move.allCases)
     func aBookMovedOffAnUpsertedShelfSurvivesItsDelete(_ storeType: String, _ move: Move) throws {
         for policy in Self.policies {
@@ -118,14 +136,7 @@ import Testing
                 let label = "\(storeType) \(move) \(policy.rawValue) via \(handle)"
                 let coordinator = try Fixtures.coordinator(storeType)
                 try Self.setUp(coordinator)
-                let parent = Fixtures.context(coordinator, policy)
-                let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-                child.parent = parent
-                child.automaticallyMergesChangesFromParent = true
-                func saveChain() throws {
-                    try child.performAndWait { try child.save() }
-                    try parent.performAndWait { try parent.save() }
-                }
+                let (child, saveChain) = Self.chain(coordinator, policy)
                 let (earlier, fresh) = try child.performAndWait {
                     let earlier = try #require(try Fixtures.fetch("Shelf", "a", in: child))
                     #expect(Fixtures.names(earlier.value(forKey: "books")) == ["x", "y"])
@@ -165,14 +176,7 @@ import Testing
                 let setup = Fixtures.context(coordinator)
                 Fixtures.insert("Shelf", "b", into: setup)
                 try setup.save()
-                let parent = Fixtures.context(coordinator, policy)
-                let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-                child.parent = parent
-                child.automaticallyMergesChangesFromParent = true
-                func saveChain() throws {
-                    try child.performAndWait { try child.save() }
-                    try parent.performAndWait { try parent.save() }
-                }
+                let (child, saveChain) = Self.chain(coordinator, policy)
                 let fresh = child.performAndWait {
                     let shelf = Fixtures.insert("Shelf", "a", into: child)
                     for code in ["x", "y"] {
