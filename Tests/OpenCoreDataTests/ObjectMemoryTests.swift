@@ -123,6 +123,52 @@ import Testing
         fetched = Probes()
     }
 
+    /// A resolved to-many's faults wait in batches that hold them and the object whose
+    /// relationship it is: reset(), a merged delete and the context's deallocation free
+    /// them, fired or not.
+    @Test func batchesOfAResolvedToManyFreeTheirObjects() throws {
+        let coordinator = try TestStack.coordinator()
+        let writer = TestStack.context(coordinator)
+        _ = try Self.insertGraph(writer, round: 0, size: 6)
+        var probes = Probes()
+        let reader = TestStack.context(coordinator)
+        for fires in [false, true] {
+            let company = try #require(try reader.fetch(TestStack.request("Company", TCompany.self)).first)
+            let employees = Array(company.employees)
+            if fires { _ = employees[0].name }
+            probes.watch([company] + employees)
+            reader.reset()
+        }
+        #expect(probes.alive == 0, "\(probes.alive) of \(probes.count) objects alive after reset()")
+        // A member deleted by another save, merged before its batch fires.
+        var doomed = Probes()
+        do {
+            let company = try #require(try reader.fetch(TestStack.request("Company", TCompany.self)).first)
+            let employees = Array(company.employees)
+            let victim = try #require(employees.first { $0.objectID != company.ceo?.objectID })
+            doomed.watch([victim])
+            let id = victim.objectID
+            try writer.performAndWait {
+                writer.delete(try writer.existingObject(with: id))
+                try writer.save()
+            }
+            NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: [id]], into: [reader])
+        }
+        reader.reset()
+        #expect(doomed.alive == 0, "the merged delete's object is freed although its batch never fired")
+        // A context deallocated with a batch pending.
+        var pending = Probes()
+        do {
+            let context = TestStack.context(coordinator)
+            let company = try #require(try context.fetch(TestStack.request("Company", TCompany.self)).first)
+            pending.watch([company] + Array(company.employees))
+        }
+        #expect(pending.alive == 0, "\(pending.alive) of \(pending.count) objects alive with their context gone")
+        probes = Probes()
+        doomed = Probes()
+        pending = Probes()
+    }
+
     /// Objects a rollback takes out of the context (inserted since the last save) let go
     /// of the objects they name: related both ways, they kept each other, and the
     /// registered objects they named, alive after reset() (a failed save rolled back, in

@@ -29,6 +29,21 @@ import Testing
         return context
     }
 
+    /// Applies `change` to the employee named `name` in another context of `context`'s
+    /// coordinator and saves it.
+    static func saveElsewhere(
+        _ context: NSManagedObjectContext, changing name: String,
+        _ change: @escaping (TEmployee, NSManagedObjectContext) -> Void
+    ) throws {
+        let other = TestStack.context(try #require(context.persistentStoreCoordinator))
+        try other.performAndWait {
+            let request = TestStack.request("Employee", TEmployee.self)
+            request.predicate = TestStack.equals("name", name)
+            for employee in try other.fetch(request) { change(employee, other) }
+            try other.save()
+        }
+    }
+
     @Test(arguments: TestStack.storeTypes)
     func theTypedSetHoldsTheRelationshipsObjects(_ type: String) throws {
         let directory = try TestStack.scratchDirectory("to-many-traversal")
@@ -60,13 +75,7 @@ import Testing
         // another context before the batch fires.
         let employees = Array(company.employees)
         #expect(employees.count == 13 && employees.allSatisfy(\.isFault))
-        let other = TestStack.context(try #require(context.persistentStoreCoordinator))
-        let request = TestStack.request("Employee", TEmployee.self)
-        request.predicate = TestStack.equals("name", "E3")
-        try other.performAndWait {
-            for doomed in try other.fetch(request) { other.delete(doomed) }
-            try other.save()
-        }
+        try Self.saveElsewhere(context, changing: "E3") { doomed, other in other.delete(doomed) }
         let touched = try #require(employees.first { $0 is TManager })
         #expect(touched.age == 0 && (touched as? TManager)?.level == 3, "the manager's row, from its own tree")
         for employee in employees { _ = employee.age }
@@ -79,6 +88,52 @@ import Testing
             #expect(context.registeredObject(for: employee.objectID) === employee)
             #expect(!employee.isFault)
         }
+    }
+
+    @Test(arguments: TestStack.storeTypes)
+    func firedMembersHoldTheSourceInTheirToOneUnlessTheirRowNamesAnother(_ type: String) throws {
+        let directory = try TestStack.scratchDirectory("to-many-traversal")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try Self.stack(type, employees: 12, in: directory)
+        let company = try #require(try context.fetch(TestStack.request("Company", TCompany.self)).first)
+        let employees = Array(company.employees)
+        #expect(employees.count == 13)
+        // Another context moves E5 to a company of its own before the batch fires.
+        try Self.saveElsewhere(context, changing: "E5") { moved, other in
+            let elsewhere = TCompany(context: other)
+            elsewhere.name = "Elsewhere"
+            moved.company = elsewhere
+        }
+        #expect(employees.allSatisfy { $0.isFault })
+        // One member fires the batch: every member's row is loaded.
+        _ = employees[0].age
+        #expect(employees.allSatisfy { !$0.isFault })
+        for employee in employees where employee.name != "E5" {
+            #expect(!employee.hasFault(forRelationshipNamed: "company"), "\(employee.name ?? "?") holds its company")
+            #expect(employee.company === company)
+        }
+        let moved = try #require(employees.first { $0.name == "E5" })
+        #expect(moved.hasFault(forRelationshipNamed: "company"), "its row names another company")
+        #expect(moved.company?.name == "Elsewhere" && moved.company !== company)
+        #expect(!company.hasChanges && employees.allSatisfy { !$0.hasChanges })
+    }
+
+    @Test(arguments: TestStack.storeTypes)
+    func theTypedSetIsAValueItsReaderMayChange(_ type: String) throws {
+        let directory = try TestStack.scratchDirectory("to-many-traversal")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try Self.stack(type, employees: 6, in: directory)
+        let company = try #require(try context.fetch(TestStack.request("Company", TCompany.self)).first)
+        var copy = company.employees
+        let manager = try #require(copy.first { $0 is TManager })
+        copy.remove(manager)
+        copy.insert(TEmployee(context: context))
+        #expect(copy.count == 7 && company.employees.count == 7)
+        #expect(company.employees.contains(manager) && !company.hasChanges)
+        // A change through the relationship is seen by the next read, not by the earlier copy.
+        let held = company.employees
+        manager.company = nil
+        #expect(company.employees.count == 6 && held.count == 7 && held.contains(manager))
     }
 
     @Test(arguments: TestStack.storeTypes)

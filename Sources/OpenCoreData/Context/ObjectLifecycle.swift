@@ -307,6 +307,8 @@ final class ObjectLifecycle {
         deleted.remove(object)
         object.state.isListedUpdated = false
         object.managedObjectContext = nil
+        // A batch of faults it belongs to holds it: neither may keep the other alive.
+        object.pendingFault = nil
         noticeDeleted.insert(object)
         report(.invalidated, object)
     }
@@ -362,10 +364,11 @@ final class ObjectLifecycle {
     // MARK: Values from a store or parent
 
     /// The fault `object` loads `values` (stored form) of row version `version`.
-    func load(_ object: NSManagedObject, stored values: [StoreValue], version: Int64) {
+    /// `source`: a to-one of the row known to name a registered object (Faulting.swift).
+    func load(_ object: NSManagedObject, stored values: [StoreValue], version: Int64, source: ToOneSource? = nil) {
         checkLegal(.loaded, object)
         object.pendingFault = nil
-        object.values = object.layout.objectValues(fromStored: values)
+        object.values = object.layout.objectValues(fromStored: values, source: source)
         object.committed = object.values
         object.version = version
         object.state.isFault = false

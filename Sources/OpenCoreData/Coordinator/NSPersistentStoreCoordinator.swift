@@ -344,14 +344,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try withStores { reads(store) ? try store.row(for: objectID) : nil }
     }
 
-    /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store.
-    func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+    /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store;
+    /// references to the object of `named` may be given as `named` itself.
+    func rows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil) throws -> [StoreRow?] {
         try withStores {
             // One store holds them all (a batch of faults, a prefetch step): asked once.
             if let store = objectIDs.first?.persistentStore, objectIDs.allSatisfy({ $0.persistentStore === store }) {
                 var result = [StoreRow?](repeating: nil, count: objectIDs.count)
                 guard reads(store) else { return result }
-                let rows = try store.rows(for: objectIDs)
+                let rows = try named.map { try store.rows(for: objectIDs, naming: $0) } ?? store.rows(for: objectIDs)
                 if rows.count == objectIDs.count { return rows }
                 for (position, row) in zip(result.indices, rows) { result[position] = row }
                 return result

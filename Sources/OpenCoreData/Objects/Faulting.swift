@@ -28,15 +28,45 @@ enum PendingFault {
     case batch(FaultBatch)
 }
 
-/// The objects of one batch of a batched fetch result.
+/// The faults of one batch: of a batched fetch result, or of a resolved to-many.
+///
+/// It holds its members (not their IDs, which would cost a registry lookup each when it
+/// fires) until it fires; a member holds it through `pendingFault` until then, and every
+/// path that takes an object out of its context clears that.
 final class FaultBatch {
-    let objectIDs: [NSManagedObjectID]
+    /// The members, until the batch fires.
+    var objects: [NSManagedObject]
     /// The request's relationshipKeyPathsForPrefetching, loaded with the batch.
     let prefetchKeyPaths: [String]
+    /// For the members of a resolved to-many whose inverse is a to-one: the object whose
+    /// relationship it is, which that to-one of every member's row names (checked per row).
+    var source: ToOneSource?
 
-    init(objectIDs: [NSManagedObjectID], prefetchKeyPaths: [String]) {
-        self.objectIDs = objectIDs
+    init(objects: [NSManagedObject], prefetchKeyPaths: [String], source: ToOneSource? = nil) {
+        self.objects = objects
         self.prefetchKeyPaths = prefetchKeyPaths
+        self.source = source
+    }
+}
+
+/// A to-one of loaded rows that is known to name `destination` (a registered object):
+/// the slot is filled with the object itself, not with a relationship left to resolve.
+struct ToOneSource {
+    /// The to-one's slot.
+    let slot: Int
+    /// The object the to-one names.
+    let destination: NSManagedObject
+
+    /// The object the stored `value` names when it is `destination`; nil otherwise.
+    func destination(named value: StoreValue) -> NSManagedObject? {
+        guard case .objectID(let id) = value else { return nil }
+        let known = destination.objectID
+        guard
+            id === known
+                || (id.key == known.key && id.entity === known.entity && !id.isTemporaryID
+                    && !known.isTemporaryID && id.persistentStore === known.persistentStore)
+        else { return nil }
+        return destination
     }
 }
 
@@ -57,17 +87,25 @@ extension NSManagedObjectContext {
     /// Loads every still-faulted object of `batch` with one store call.
     private func fulfillBatch(_ batch: FaultBatch) {
         var waiting: [NSManagedObject] = []
-        for id in batch.objectIDs {
-            guard let object = registry[id], object.isFault else { continue }
+        waiting.reserveCapacity(batch.objects.count)
+        for object in batch.objects where object.isFault && object.managedObjectContext === self {
             if case .batch(let other) = object.pendingFault, other !== batch { continue }
             waiting.append(object)
         }
-        guard !waiting.isEmpty, let rows = try? loadRows(waiting.map(\.objectID)) else { return }
+        // The source only while it is still this context's object (not reset or invalidated since).
+        let source = batch.source.flatMap { $0.destination.managedObjectContext === self ? $0 : nil }
+        guard !waiting.isEmpty,
+            let rows = try? loadRows(waiting.map(\.objectID), naming: source?.destination.objectID)
+        else { return }
+        // Fired: a member whose row is gone looks it up on its own when it fires.
+        batch.objects = []
+        batch.source = nil
         var filled: [NSManagedObject] = []
+        filled.reserveCapacity(batch.prefetchKeyPaths.isEmpty ? 0 : waiting.count)
         for (object, row) in zip(waiting, rows) {
             guard let row else { continue }
-            fill(object, values: row.values, version: row.version)
-            filled.append(object)
+            lifecycle.load(object, stored: row.values, version: row.version, source: source)
+            if !batch.prefetchKeyPaths.isEmpty { filled.append(object) }
         }
         // The key paths were validated at fetch time; a store error here leaves the
         // destinations to load on access.
@@ -79,30 +117,49 @@ extension NSManagedObjectContext {
     /// reading every object of the relationship costs a store call per batch, not per
     /// object, as Core Data's batch faulting of a relationship does. Batches are bounded,
     /// so a very large relationship loads a slice at a time.
-    func batchFaults(_ objects: [NSManagedObject]) {
+    ///
+    /// `source`'s relationship `slot` is the to-many: when its inverse is a to-one, each
+    /// loaded row whose to-one names `source` gets `source` itself in that slot (no object
+    /// ID to look up when it is read).
+    func batchFaults(_ objects: [NSManagedObject], of source: NSManagedObject, slot: Int) {
         // A child context's faults fire through its parent, which may hold newer values.
         guard parent == nil, objects.count > 1 else { return }
         var waiting: [NSManagedObject] = []
+        waiting.reserveCapacity(objects.count)
         for object in objects where object.isFault && object.pendingFault == nil && !object.objectID.isTemporaryID {
             waiting.append(object)
         }
         guard waiting.count > 1 else { return }
+        var toOne: ToOneSource?
+        if !source.objectID.isTemporaryID, let inverseSlot = source.layout.inverseSlotBySlot[slot],
+            source.layout.relationshipBySlot[slot]?.inverseRelationship?.isToMany == false
+        {
+            toOne = ToOneSource(slot: inverseSlot, destination: source)
+        }
         var start = 0
         while start < waiting.count {
             let slice = waiting[start..<min(start + Self.relationshipFaultBatchLimit, waiting.count)]
-            let batch = FaultBatch(objectIDs: slice.map(\.objectID), prefetchKeyPaths: [])
+            let batch = FaultBatch(objects: Array(slice), prefetchKeyPaths: [], source: toOne)
             for object in slice { object.pendingFault = .batch(batch) }
             start += Self.relationshipFaultBatchLimit
         }
     }
 
+    /// The objects of `objectIDs`, registered as faults where not registered yet: one
+    /// registry probe each, the registry grown once.
+    func objects(with objectIDs: [NSManagedObjectID]) -> [NSManagedObject] {
+        registry.reserveCapacity(registry.count + objectIDs.count)
+        return objectIDs.map { object(with: $0) }
+    }
+
     /// The most faults of a resolved to-many that one store call loads.
     static let relationshipFaultBatchLimit = 1_024
 
-    /// The rows of `objectIDs` from the stores, in one call per store.
-    func loadRows(_ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+    /// The rows of `objectIDs` from the stores, in one call per store; references to the
+    /// object of `named` may be given as `named` itself.
+    func loadRows(_ objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil) throws -> [StoreRow?] {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
-        return try readingQueryGeneration { try coordinator.rows(for: objectIDs) }
+        return try readingQueryGeneration { try coordinator.rows(for: objectIDs, naming: named) }
     }
 
     /// A fault fired and its row is gone (see the file comment).
@@ -156,8 +213,7 @@ extension NSManagedObjectContext {
             while start < batchObjects.count {
                 let slice = batchObjects[start..<min(start + batchSize, batchObjects.count)]
                 let batch = FaultBatch(
-                    objectIDs: slice.map(\.objectID), prefetchKeyPaths: request.relationshipKeyPathsForPrefetching ?? []
-                )
+                    objects: Array(slice), prefetchKeyPaths: request.relationshipKeyPathsForPrefetching ?? [])
                 for object in slice { object.pendingFault = .batch(batch) }
                 start += batchSize
             }

@@ -200,6 +200,24 @@ protocol ManagedObjectReference {}
 extension NSManagedObject: ManagedObjectReference {}
 extension Optional: ManagedObjectReference where Wrapped: NSManagedObject {}
 
+/// `Set<Destination>` for a managed object class `Destination`: the type of a `@Managed`
+/// unordered to-many.
+protocol ManagedObjectSet {
+    /// `set` as a set of this type when every member is a `Destination`; nil otherwise.
+    static func reinterpreting(_ set: Set<NSManagedObject>) -> Self?
+}
+
+extension Set: ManagedObjectSet where Element: NSManagedObject {
+    static func reinterpreting(_ set: Set<NSManagedObject>) -> Set<Element>? {
+        for member in set where !(member is Element) { return nil }
+        // The same storage under the subclass's element type, shared, not copied: a set
+        // of class references is laid out, hashed (NSObject's `hash`, which subclasses
+        // inherit) and compared (`isEqual`) alike for every element class, and a
+        // mutation of either copy first copies the storage it shares.
+        return unsafeBitCast(set, to: Set<Element>.self)
+    }
+}
+
 /// Types with a zero value that a non-optional `@Managed` property reads while unset.
 protocol ManagedZeroValue {
     static var managedZero: Any { get }
@@ -256,6 +274,15 @@ extension NSManagedObject {
     /// ``typedValue(slot:as:)`` for relationships, nil values and conversions.
     @usableFromInline
     func typedValueSlowly<Value>(slot: Int, as type: Value.Type) -> Value {
+        // A to-many read as `Set<Destination>`: the resolved set handed out as it is, not
+        // cast member by member into a new set (which rehashed the whole relationship on
+        // every read).
+        if slot < layout.relationshipBySlot.count, layout.relationshipBySlot[slot]?.isToMany == true,
+            let setType = Value.self as? any ManagedObjectSet.Type, let set = resolvedObjectSet(slot),
+            let typed = setType.reinterpreting(set) as? Value
+        {
+            return typed
+        }
         let raw = publicValue(slot)
         if let value = raw as? Value { return value }
         if raw == nil, let zero = (Value.self as? ManagedZeroValue.Type)?.managedZero as? Value { return zero }

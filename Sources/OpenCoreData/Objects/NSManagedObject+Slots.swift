@@ -44,23 +44,36 @@ extension NSManagedObject {
         var objects: [NSManagedObject] = []
         if let context = managedObjectContext {
             let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
-            objects = ids.map { context.object(with: $0) }
-            if relationship.isToMany { context.batchFaults(objects) }
+            objects = context.objects(with: ids)
+            if relationship.isToMany { context.batchFaults(objects, of: self, slot: slot) }
         }
         objects = unresolved.applyingEdits(to: objects)
-        let resolved: Any?
+        // Stored in its case: no `Any` made and opened again.
+        let resolved: SlotValue
         if !relationship.isToMany {
-            resolved = objects.first
+            resolved = objects.first.map(SlotValue.object) ?? .null
         } else if relationship.isOrdered {
-            resolved = objects
+            resolved = .orderedObjects(objects)
         } else {
-            resolved = Set(objects)
+            resolved = .objects(Set(objects))
         }
-        values[slot] = resolved
-        if let stored = committed, UnresolvedRelationship.from(stored[slot]) === unresolved {
-            committed?[slot] = resolved
+        values.storage[slot] = resolved
+        if let stored = committed, slot < stored.count, case .unresolved(let kept) = stored.storage[slot],
+            kept === unresolved
+        {
+            committed?.storage[slot] = resolved
         }
-        return resolved
+        return resolved.anyValue
+    }
+
+    /// The unordered to-many `slot`'s set of objects, resolved first if need be; nil when
+    /// it holds another form (a value set through key-value coding).
+    func resolvedObjectSet(_ slot: Int) -> Set<NSManagedObject>? {
+        fireFaultIfNeeded(reading: slot)
+        guard slot < values.count else { return nil }
+        if case .unresolved = values.storage[slot] { _ = slotValue(slot) }
+        if case .objects(let set) = values.storage[slot] { return set }
+        return nil
     }
 
     /// Sets `slot` to `value` without touching inverses, and records the change.

@@ -33,8 +33,9 @@ enum StoredValueConversion {
 }
 
 extension EntityLayout {
-    /// The object values of `stored`, one per slot (a missing stored value reads as null).
-    func objectValues(fromStored stored: [StoreValue]) -> SlotValues {
+    /// The object values of `stored`, one per slot (a missing stored value reads as null);
+    /// a to-one `source` names holds that object, already resolved.
+    func objectValues(fromStored stored: [StoreValue], source: ToOneSource? = nil) -> SlotValues {
         var result: [SlotValue] = []
         result.reserveCapacity(storedValueConversions.count)
         for slot in storedValueConversions.indices {
@@ -58,7 +59,11 @@ extension EntityLayout {
                         SlotValue(slot < attributeBySlot.count ? attributeBySlot[slot]?.attributeValue(value) : nil))
                 }
             case .toOne:
-                result.append(Self.relationshipValue(value, empty: .null))
+                if let source, source.slot == slot, let destination = source.destination(named: value) {
+                    result.append(.object(destination))
+                } else {
+                    result.append(Self.relationshipValue(value, empty: .null))
+                }
             case .toMany(let ordered):
                 result.append(Self.relationshipValue(value, empty: ordered ? .orderedObjects([]) : .objects([])))
             case .none:

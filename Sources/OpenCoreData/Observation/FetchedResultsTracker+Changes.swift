@@ -96,7 +96,7 @@ extension FetchedResultsTracker {
             $0.isFault && $0.pendingFault == nil && $0.managedObjectContext === context && !$0.objectID.isTemporaryID
         }
         guard waiting.count > 1 else { return }
-        let batch = FaultBatch(objectIDs: waiting.map(\.objectID), prefetchKeyPaths: [])
+        let batch = FaultBatch(objects: waiting, prefetchKeyPaths: [])
         for object in waiting { object.pendingFault = .batch(batch) }
     }
 

@@ -132,6 +132,13 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try objectIDs.map { try row(for: $0) }
     }
 
+    /// ``rows(for:)``, where a reference in the rows to the object of `named` may be given
+    /// as `named` itself rather than a new ID (a resolved to-many's members all name the
+    /// object whose relationship it is).
+    func rows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID) throws -> [StoreRow?] {
+        try rows(for: objectIDs)
+    }
+
     /// The destinations of a to-many `relationship` of `objectID`, for rows that leave it `.unresolved`.
     open func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID)
         throws -> [NSManagedObjectID]

@@ -519,7 +519,23 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// The stored rows of `objectIDs` in one read, their to-many relationships resolved: a
     /// prefetch step or a batch of faults costs one store call, not one per object.
     public override func rows(for objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
-        let codec = self.codec
+        try rows(for: objectIDs, codec: codec)
+    }
+
+    /// ``rows(for:)`` decoding every reference to `named` as `named` itself: no object ID
+    /// made and freed again per row.
+    override func rows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID) throws -> [StoreRow?] {
+        guard named.persistentStore === self else { return try rows(for: objectIDs) }
+        let base = codec
+        let entity = named.entity
+        let key = named.key
+        let codec = PageFileRowCodec(
+            entityNamed: base.entityNamed,
+            makeObjectID: { $0 === entity && $1 == key ? named : base.makeObjectID($0, $1) })
+        return try rows(for: objectIDs, codec: codec)
+    }
+
+    private func rows(for objectIDs: [NSManagedObjectID], codec: PageFileRowCodec) throws -> [StoreRow?] {
         do {
             return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
