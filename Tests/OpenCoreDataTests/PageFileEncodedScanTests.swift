@@ -217,6 +217,9 @@ struct PageFileEncodedScanTests {
         var random = SeededRandom(environmentOr: 3_131)
         guard let layout = Self.model.entitiesByName["Person"]?.layout else { return }
         var offsets: [Int] = []
+        // A scan's reusable offsets, with room for fewer slots than most rows hold: rows
+        // past it take the growing path, the rest the pointer walk.
+        let slots = PageFileRowSlots(capacity: 3)
         for _ in 0..<3_000 {
             let values = (0..<6).map { Self.randomValue($0, &random) }
             var bytes = PageFileRowCodec.encode(values: values, version: 9, layout: layout)
@@ -245,10 +248,45 @@ struct PageFileEncodedScanTests {
                 try bytes.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) }
                 return offsets
             }
-            switch (expected, actual) {
-            case (.success(let a), .success(let b)): #expect(a == b, "\(bytes) (\(random.replayHint))")
-            case (.failure, .failure): break
-            default: Issue.record("checked \(expected) but quick \(actual) for \(bytes) (\(random.replayHint))")
+            let walked = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { try slots.walk($0) }
+                return Array(slots.offsets)
+            }
+            for (path, actual) in [("slotOffsets", actual), ("PageFileRowSlots", walked)] {
+                switch (expected, actual) {
+                case (.success(let a), .success(let b)): #expect(a == b, "\(path): \(bytes) (\(random.replayHint))")
+                case (.failure, .failure): break
+                default:
+                    Issue.record("checked \(expected) but \(path) \(actual) for \(bytes) (\(random.replayHint))")
+                }
+            }
+        }
+    }
+
+    /// Row-tree keys read by index (the scan's per-row check) agree with a plain reading of
+    /// SPEC.md §3.4 K1 on every key length, and damaged keys are refused alike.
+    @Test func rowKeysAgreeWithTheirEncoding() {
+        var random = SeededRandom(environmentOr: 4_242)
+        var keys: [Int64] = [0, -1, 1, 127, 128, 255, 256, -256, -257, .max, .min, 100_000]
+        for _ in 0..<2_000 { keys.append(Int64(bitPattern: random.next()) >> Int64(random.int(in: 0...63))) }
+        for key in keys {
+            let bytes = PageFileKey.primary(key)
+            bytes.withUnsafeBytes { buffer in
+                #expect(PageFileKey.rowKey(buffer) == key, "\(key)")
+                #expect(PageFileKey.isRowKey(buffer), "\(key)")
+                #expect(PageFileKey.primaryKey(buffer) == key, "\(key)")
+            }
+            // An index key ends in the primary key; a row key is nothing else.
+            ([0x30, 0x41, 0x00, 0x00] + bytes).withUnsafeBytes { buffer in
+                #expect(PageFileKey.primaryKey(buffer) == key, "\(key)")
+                #expect(PageFileKey.rowKey(buffer) == nil, "\(key)")
+                #expect(!PageFileKey.isRowKey(buffer), "\(key)")
+            }
+            var damaged = bytes
+            damaged[0] ^= 0x01
+            damaged.withUnsafeBytes { buffer in
+                #expect(PageFileKey.rowKey(buffer) == nil, "\(key)")
+                #expect(!PageFileKey.isRowKey(buffer), "\(key)")
             }
         }
     }

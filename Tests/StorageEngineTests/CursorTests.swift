@@ -50,6 +50,64 @@ import Testing
         try database.close()
     }
 
+    /// `scan(ranges:)` walks one cursor through many ranges, searching only the current leaf
+    /// when a range starts there: it must visit exactly what a separate scan of each range
+    /// visits, in that order, for sorted, unsorted, overlapping, empty and open ranges, in
+    /// a write transaction (pages without search tables) and after commit.
+    @Test func aScanOfManyRangesVisitsWhatSeparateScansVisit() throws {
+        let database = try Database.open(
+            at: "ranges.db", options: .init(pageSize: 512, durability: .off, fileSystem: SimulatedFileSystem()))
+        var random = SeededRandom(environmentOr: 77)
+        let hint = random.replayHint
+        func randomRanges() -> [(lower: [UInt8]?, upper: [UInt8]?)] {
+            var ranges: [(lower: [UInt8]?, upper: [UInt8]?)] = []
+            for _ in 0..<random.int(in: 0...40) {
+                let lower = random.chance(0.05) ? nil : EngineHarness.randomKey(&random)
+                var upper = random.chance(0.05) ? nil : EngineHarness.randomKey(&random)
+                if let low = lower, let high = upper, high.lexicographicallyPrecedes(low), random.chance(0.8) {
+                    upper = low + [UInt8(random.int(in: 0...255))]
+                }
+                ranges.append((lower, upper))
+            }
+            if random.chance(0.7) {
+                ranges.sort { ($0.lower ?? []).lexicographicallyPrecedes($1.lower ?? []) }
+            }
+            return ranges
+        }
+        func check(_ tree: Tree) throws {
+            for _ in 0..<150 {
+                let ranges = randomRanges()
+                var expected: [(Int, [UInt8])] = []
+                for (ordinal, range) in ranges.enumerated() {
+                    try tree.scan(from: range.lower, to: range.upper) { key, _ in
+                        expected.append((ordinal, Array(key)))
+                        return true
+                    }
+                }
+                let stop = random.chance(0.3) ? random.int(in: 0...max(expected.count, 1)) : Int.max
+                var visited: [(Int, [UInt8])] = []
+                try tree.scan(ranges: ranges) { ordinal, key, value in
+                    #expect(Array(value) == Array(key).reversed())
+                    visited.append((ordinal, Array(key)))
+                    return visited.count < stop
+                }
+                let wanted = Array(expected.prefix(stop))
+                #expect(visited.map(\.0) == wanted.map(\.0), "\(hint)")
+                #expect(visited.map(\.1) == wanted.map(\.1), "\(hint)")
+            }
+        }
+        try database.write { transaction in
+            let tree = try transaction.openTree(named: "t")
+            for _ in 0..<700 {
+                let key = EngineHarness.randomKey(&random)
+                try tree.setValue(key.reversed(), forKey: key)
+            }
+            try check(tree)
+        }
+        try database.read { transaction in try check(try #require(try transaction.tree(named: "t"))) }
+        try database.close()
+    }
+
     @Test func aCursorNoticesChangesToItsTree() throws {
         let database = try Database.open(
             at: "c.db", options: .init(pageSize: 512, durability: .off, fileSystem: SimulatedFileSystem()))

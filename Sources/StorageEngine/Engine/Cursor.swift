@@ -242,28 +242,72 @@ public final class Cursor {
                 more = try settleBackward()
             }
         } else {
-            var more = try lowerBound.map { try seek($0) } ?? first()
-            while more {
-                let leaf = pages[pages.count - 1]
-                var index = indices[indices.count - 1]
-                let count = leaf.count
-                while index < count {
-                    let cell = leaf.leafCell(index)
-                    let key = cell.key
-                    if let upperBound, upperBound.withUnsafeBytes({ compareKeys(key, $0) }) >= 0 { return }
-                    let proceed =
-                        cell.isOverflow
-                        ? try core.withValue(of: leaf, at: index) { try body(key, $0) }
-                        : try body(key, cell.inlineValue)
-                    if !proceed { return }
-                    guard version == state.version else {
-                        throw StorageError(.closed, "the tree changed during the walk")
-                    }
-                    index += 1
+            guard try lowerBound.map({ try seek($0) }) ?? first() else { return }
+            _ = try walkForward(to: upperBound, body)
+        }
+    }
+
+    /// Visits entries from the current one on while their keys are below `upper` (to the
+    /// end for nil), leaving the cursor on the first entry not visited; false when `body`
+    /// stopped the walk.
+    @inline(__always)
+    private func walkForward(
+        to upper: [UInt8]?, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Bool {
+        while true {
+            let leaf = pages[pages.count - 1]
+            var index = indices[indices.count - 1]
+            let count = leaf.count
+            while index < count {
+                let cell = leaf.leafCell(index)
+                let key = cell.key
+                if let upper, upper.withUnsafeBytes({ compareKeys(key, $0) }) >= 0 {
+                    indices[indices.count - 1] = index
+                    return true
                 }
-                indices[indices.count - 1] = count
-                more = try settleForward()
+                let proceed =
+                    cell.isOverflow
+                    ? try core.withValue(of: leaf, at: index) { try body(key, $0) }
+                    : try body(key, cell.inlineValue)
+                if !proceed { return false }
+                guard version == state.version else {
+                    throw StorageError(.closed, "the tree changed during the walk")
+                }
+                index += 1
             }
+            indices[indices.count - 1] = count
+            guard try settleForward() else { return true }
+        }
+    }
+
+    /// Visits the entries of each of `ranges` in turn, calling `body` with the range's
+    /// position in `ranges`. A range that starts on the leaf the cursor is on (the next
+    /// of many sorted, nearby ranges: an IN list's index points, a sorted set of row keys)
+    /// is found by a search of that leaf, not a descent from the root; any other range
+    /// seeks from the root, so the order of `ranges` never changes what is visited.
+    func visit(
+        ranges: [(lower: [UInt8]?, upper: [UInt8]?)],
+        _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        for (ordinal, range) in ranges.enumerated() {
+            guard try position(atOrAfter: range.lower) else { continue }
+            guard try walkForward(to: range.upper, { try body(ordinal, $0, $1) }) else { return }
+        }
+    }
+
+    /// Moves to the first entry whose key is >= `lower` (the first entry for nil), searching
+    /// only the current leaf when the key lies within it; false when there is none.
+    private func position(atOrAfter lower: [UInt8]?) throws -> Bool {
+        guard let lower else { return try first() }
+        return try lower.withUnsafeBytes { lower in
+            if isPositioned, version == state.version, let leaf = pages.last, leaf.isLeaf, leaf.count > 0,
+                compareKeys(leaf.leafCell(0).key, lower) <= 0,
+                compareKeys(leaf.leafCell(leaf.count - 1).key, lower) >= 0
+            {
+                indices[indices.count - 1] = leaf.leafLowerBound(SearchKey(lower)).index
+                return true
+            }
+            return try seek(raw: lower)
         }
     }
 

@@ -126,6 +126,24 @@ public struct Tree {
         try cursor.visit(from: lowerBound, to: upperBound, reverse: reverse, body)
     }
 
+    /// Visits, for each range of `ranges` in turn, the entries with `lower <= key < upper`
+    /// (either bound optional) in key order, calling `body` with the range's position in
+    /// `ranges`; stops when `body` returns false. One cursor serves every range: ranges
+    /// sorted by their lower bound, many starting on the leaf the previous one ended on
+    /// (an IN list's points, a sorted set of keys), cost a search of that leaf each rather
+    /// than a descent from the root. Overlapping or unsorted ranges visit what separate
+    /// scans would. The buffers are valid only inside `body`.
+    /// - Throws: What `body` throws, or ``StorageError`` as ``scan(from:to:reverse:_:)`` does.
+    /// - Complexity: O(log n) per range that starts on another leaf, plus the visited entries.
+    public func scan(
+        ranges: [(lower: [UInt8]?, upper: [UInt8]?)],
+        _ body: (_ range: Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try check()
+        let cursor = Cursor(core: core, state: state)
+        try cursor.visit(ranges: ranges, body)
+    }
+
     /// The entries with `lowerBound <= key < upperBound`, in order (or reverse), at most `limit`.
     /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page.
     public func entries(

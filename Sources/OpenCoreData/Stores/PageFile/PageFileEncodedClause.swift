@@ -7,7 +7,9 @@
 // very test on the decoded value, so the answer and any error stay the evaluator's.
 import Foundation
 
-/// The encoded-bytes form of one clause's test, for the shapes it covers.
+/// The encoded-bytes form of one clause's test, for the shapes it covers: a trivial value
+/// (its tables are reached unretained), so testing a row copies nothing reference counted.
+/// Valid while the objects its initializer added to `keepers` live.
 struct PageFileEncodedClause {
     private enum Test {
         /// `==` (`!=` when negated) an integer, on an integer or boolean attribute.
@@ -18,37 +20,38 @@ struct PageFileEncodedClause {
         case integerBetween(Int64, Int64)
         /// IN a list without string options, on an integer or boolean attribute: the
         /// members' integer keys, and whether nil is a member.
-        case integerMember(Set<Int64>, nullIsMember: Bool)
+        case integerMember(Unmanaged<PageFileIntegerMembers>, nullIsMember: Bool)
         /// `==`, `!=`, orderings and BETWEEN of dates, by seconds since the reference date.
         case date(NSComparisonPredicate.Operator, Double, Double)
-        /// A string operator on a string attribute: `strings`, unretained so that testing
-        /// a row copies nothing that is reference counted.
+        /// A string operator on a string attribute.
         case string(Unmanaged<PageFileEncodedStringClause>)
     }
 
     private let test: Test
     private let attributeType: NSAttributeType
-    /// The string test `Test.string` refers to, kept alive by this reference.
-    private let strings: PageFileEncodedStringClause?
 
-    /// The encoded form of `attribute operation constant`; nil when the shape is not covered.
-    init?(attribute: NSAttributeDescription, operation: ComparisonOperation, constant: Any?) {
+    /// The encoded form of `attribute operation constant`, its tables appended to `keepers`
+    /// (which the caller keeps as long as it uses the clause); nil when the shape is not covered.
+    init?(
+        attribute: NSAttributeDescription, operation: ComparisonOperation, constant: Any?,
+        keepers: inout [AnyObject]
+    ) {
         attributeType = attribute.attributeType
         let right = PredicateValue(constant)
         if attributeType == .stringAttributeType, case .string(let pattern) = right {
             guard let strings = Self.stringTest(operation, pattern) else { return nil }
-            self.strings = strings
+            keepers.append(strings)
             test = .string(Unmanaged.passUnretained(strings))
             return
         }
-        guard let test = Self.test(attributeType, operation, right) else { return nil }
+        guard let test = Self.test(attributeType, operation, right, keepers: &keepers) else { return nil }
         self.test = test
-        strings = nil
     }
 
-    private static func test(_ type: NSAttributeType, _ operation: ComparisonOperation, _ right: PredicateValue)
-        -> Test?
-    {
+    private static func test(
+        _ type: NSAttributeType, _ operation: ComparisonOperation, _ right: PredicateValue,
+        keepers: inout [AnyObject]
+    ) -> Test? {
         let integral = [
             .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
         ]
@@ -82,7 +85,9 @@ struct PageFileEncodedClause {
                 case nil: return nil
                 }
             }
-            return .integerMember(keys, nullIsMember: nullIsMember)
+            let members = PageFileIntegerMembers(keys)
+            keepers.append(members)
+            return .integerMember(Unmanaged.passUnretained(members), nullIsMember: nullIsMember)
         case (let kind, .date(let date)) where type == .dateAttributeType:
             guard kind == .equalTo || kind == .notEqualTo || operators.contains(kind) else { return nil }
             let seconds = date.timeIntervalSinceReferenceDate
@@ -145,7 +150,7 @@ struct PageFileEncodedClause {
         case .integerMember(let keys, let nullIsMember):
             if tag == PageFileRowCodec.Tag.null.rawValue { return nullIsMember }
             guard let value = integer(bytes, offset, tag) else { return nil }
-            return keys.contains(value)
+            return keys._withUnsafeGuaranteedRef { $0.keys.contains(value) }
         case .date(let kind, let low, let high):
             if tag == PageFileRowCodec.Tag.null.rawValue { return kind == .notEqualTo }
             guard let seconds = Self.dateSeconds(bytes, offset, tag), !seconds.isNaN else { return nil }
@@ -239,4 +244,11 @@ struct PageFileEncodedClause {
         }
         return nil
     }
+}
+
+/// The integer keys of an IN list, held once per scan and reached unretained.
+final class PageFileIntegerMembers {
+    let keys: Set<Int64>
+
+    init(_ keys: Set<Int64>) { self.keys = keys }
 }

@@ -32,6 +32,8 @@ final class PageFileEncodedPredicate {
 
     private let root: Node
     private let clauses: [Clause]
+    /// The tables the clauses' encoded tests reach unretained.
+    private let keepers: [AnyObject]
     /// The one clause when the predicate is a single clause (the commonest scan), tested
     /// without walking the tree.
     private let onlyClause: Int?
@@ -40,24 +42,30 @@ final class PageFileEncodedPredicate {
     /// (relationships, key paths, functions, non-constant right sides, modifiers).
     init?(_ predicate: NSPredicate, layout: EntityLayout) {
         var clauses: [Clause] = []
+        var keepers: [AnyObject] = []
         guard predicate.depth <= PredicateCompiler.maximumDepth,
-            let root = Self.node(predicate, layout: layout, clauses: &clauses)
+            let root = Self.node(predicate, layout: layout, clauses: &clauses, keepers: &keepers)
         else { return nil }
         self.root = root
         self.clauses = clauses
+        self.keepers = keepers
         if case .clause(let index) = root { onlyClause = index } else { onlyClause = nil }
     }
 
-    private static func node(_ predicate: NSPredicate, layout: EntityLayout, clauses: inout [Clause]) -> Node? {
+    private static func node(
+        _ predicate: NSPredicate, layout: EntityLayout, clauses: inout [Clause], keepers: inout [AnyObject]
+    ) -> Node? {
         if let comparison = predicate as? NSComparisonPredicate {
-            guard let found = clause(comparison, layout: layout) else { return nil }
+            guard let found = clause(comparison, layout: layout, keepers: &keepers) else { return nil }
             clauses.append(found)
             return .clause(clauses.count - 1)
         }
         if let compound = predicate as? NSCompoundPredicate {
             var nodes: [Node] = []
             for subpredicate in compound.subpredicates {
-                guard let node = node(subpredicate, layout: layout, clauses: &clauses) else { return nil }
+                guard let node = node(subpredicate, layout: layout, clauses: &clauses, keepers: &keepers) else {
+                    return nil
+                }
                 nodes.append(node)
             }
             switch compound.compoundPredicateType {
@@ -68,12 +76,14 @@ final class PageFileEncodedPredicate {
         }
         switch predicate.content {
         case .value(let value): return .constant(value)
-        case .parsed(let tree): return node(tree, layout: layout, clauses: &clauses)
+        case .parsed(let tree): return node(tree, layout: layout, clauses: &clauses, keepers: &keepers)
         case .block, .invalid, .subclass: return nil
         }
     }
 
-    private static func clause(_ comparison: NSComparisonPredicate, layout: EntityLayout) -> Clause? {
+    private static func clause(_ comparison: NSComparisonPredicate, layout: EntityLayout, keepers: inout [AnyObject])
+        -> Clause?
+    {
         guard comparison.comparisonPredicateModifier == .direct,
             comparison.predicateOperatorType != .customSelector,
             case .keyPath(let key) = comparison.leftExpression.node,
@@ -84,7 +94,8 @@ final class PageFileEncodedPredicate {
         let operation = ComparisonOperation(
             type: comparison.predicateOperatorType, options: comparison.options)
         guard let test = try? operation.prepared(right: constant) else { return nil }
-        let encoded = PageFileEncodedClause(attribute: attribute, operation: operation, constant: constant)
+        let encoded = PageFileEncodedClause(
+            attribute: attribute, operation: operation, constant: constant, keepers: &keepers)
         return Clause(slot: slot, attribute: attribute, test: test, encoded: encoded)
     }
 
@@ -92,13 +103,23 @@ final class PageFileEncodedPredicate {
     ///
     /// - Throws: the predicate's evaluation error; `NSFileReadCorruptFileError` for a damaged value.
     func evaluate(_ bytes: UnsafeRawBufferPointer, offsets: [Int], codec: PageFileRowCodec) throws -> Bool {
+        try offsets.withUnsafeBufferPointer { try evaluate(bytes, offsets: $0, codec: codec) }
+    }
+
+    /// Whether the row `bytes`, whose slots start at `offsets` (a scan's ``PageFileRowSlots``), matches.
+    ///
+    /// - Throws: the predicate's evaluation error; `NSFileReadCorruptFileError` for a damaged value.
+    @inline(__always)
+    func evaluate(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<Int>, codec: PageFileRowCodec)
+        throws -> Bool
+    {
         if let onlyClause { return try evaluateClause(onlyClause, bytes, offsets, codec) }
         return try evaluate(root, bytes, offsets, codec)
     }
 
-    private func evaluate(_ node: Node, _ bytes: UnsafeRawBufferPointer, _ offsets: [Int], _ codec: PageFileRowCodec)
-        throws -> Bool
-    {
+    private func evaluate(
+        _ node: Node, _ bytes: UnsafeRawBufferPointer, _ offsets: UnsafeBufferPointer<Int>, _ codec: PageFileRowCodec
+    ) throws -> Bool {
         switch node {
         case .constant(let value): return value
         case .not(let operand): return try !evaluate(operand, bytes, offsets, codec)
@@ -112,14 +133,24 @@ final class PageFileEncodedPredicate {
         }
     }
 
+    @inline(__always)
     private func evaluateClause(
-        _ index: Int, _ bytes: UnsafeRawBufferPointer, _ offsets: [Int], _ codec: PageFileRowCodec
+        _ index: Int, _ bytes: UnsafeRawBufferPointer, _ offsets: UnsafeBufferPointer<Int>, _ codec: PageFileRowCodec
     ) throws -> Bool {
         let slot = clauses[index].slot
         // A row written before the entity gained this attribute holds no slot for it: nil.
         guard slot < offsets.count else { return try clauses[index].test(nil) }
         let offset = offsets[slot]
         if let found = clauses[index].encoded?.evaluate(bytes, at: offset) { return found }
+        return try decodedTest(index, bytes, offset, codec)
+    }
+
+    /// The clause's prepared test on its slot's decoded value: out of line, so the encoded
+    /// tests above stay small where every row runs them.
+    @inline(never)
+    private func decodedTest(_ index: Int, _ bytes: UnsafeRawBufferPointer, _ offset: Int, _ codec: PageFileRowCodec)
+        throws -> Bool
+    {
         let value = try codec.decodeValue(bytes, at: offset, declaredEntity: nil)
         return try clauses[index].test(clauses[index].attribute.attributeValue(value))
     }

@@ -69,17 +69,34 @@ enum PageFileKey {
 
     /// The primary key that ends `bytes` (a row key or an index key), or nil when damaged.
     static func primaryKey(_ bytes: UnsafeRawBufferPointer) -> Int64? {
-        guard let length = primaryLength(bytes), let header = bytes.last else { return nil }
-        var value: UInt64 = header >= 0x80 ? 0 : ~0
-        for byte in bytes[(bytes.count - length + 1)..<(bytes.count - 1)] { value = value << 8 | UInt64(byte) }
+        guard let length = primaryLength(bytes) else { return nil }
+        return primaryKey(bytes, length: length)
+    }
+
+    /// The primary key of `length` bytes (its ``primaryLength(_:)``) ending `bytes`: a loop
+    /// over indices, which a scan runs per row (iterating a slice of the buffer cost more
+    /// than the rest of the key's check).
+    @inline(__always)
+    private static func primaryKey(_ bytes: UnsafeRawBufferPointer, length: Int) -> Int64 {
+        let end = bytes.count - 1
+        var value: UInt64 = bytes[end] >= 0x80 ? 0 : ~0
+        var index = bytes.count - length + 1
+        while index < end {
+            value = value << 8 | UInt64(bytes[index])
+            index += 1
+        }
         return Int64(bitPattern: value)
     }
 
     /// The primary key of a row-tree key: nil unless `bytes` is exactly one.
     static func rowKey(_ bytes: UnsafeRawBufferPointer) -> Int64? {
-        guard primaryLength(bytes) == bytes.count else { return nil }
-        return primaryKey(bytes)
+        guard let length = primaryLength(bytes), length == bytes.count else { return nil }
+        return primaryKey(bytes, length: length)
     }
+
+    /// Whether `bytes` is exactly one row-tree key (what a count checks of each row's key).
+    @inline(__always)
+    static func isRowKey(_ bytes: UnsafeRawBufferPointer) -> Bool { primaryLength(bytes) == bytes.count }
 
     /// The fixed 8-byte key of a sequence number (history records, the next-key record).
     static func sequence(_ value: Int64) -> [UInt8] {

@@ -12,8 +12,20 @@ extension PageFileRowCodec {
     /// - Throws: `NSFileReadCorruptFileError` when the bytes are not a valid row.
     static func slotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int]) throws {
         offsets.removeAll(keepingCapacity: true)
-        if quickSlotOffsets(bytes, into: &offsets) { return }
-        // Damaged (or unusual): walk again with the checked reader, which names the damage.
+        // Every value takes at least one byte: a row has at most `bytes.count` slots.
+        let found = withUnsafeTemporaryAllocation(of: Int.self, capacity: max(bytes.count, 1)) { scratch in
+            guard let base = scratch.baseAddress,
+                let count = quickSlotOffsets(bytes, into: base, capacity: scratch.count)
+            else { return false }
+            offsets.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<count]))
+            return true
+        }
+        if found { return }
+        try checkedSlotOffsets(bytes, into: &offsets)
+    }
+
+    /// The walk that names the damage the quick walk stopped at.
+    private static func checkedSlotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int]) throws {
         offsets.removeAll(keepingCapacity: true)
         var reader = StoreByteReader(row: bytes)
         _ = try reader.varint()  // the row version
@@ -23,48 +35,63 @@ extension PageFileRowCodec {
         }
     }
 
-    /// ``slotOffsets(_:into:)`` in one tight loop; false, at the first thing it does not
-    /// expect, to let the checked walk report it. It is every scanned row's cost.
-    private static func quickSlotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int]) -> Bool {
+    /// ``slotOffsets(_:into:)`` in one tight loop writing at most `capacity` offsets to
+    /// `offsets`: the slot count, or nil at the first thing it does not expect (or past
+    /// `capacity` slots), to let the checked walk report it. It is every scanned row's cost.
+    @inline(__always)
+    static func quickSlotOffsets(
+        _ bytes: UnsafeRawBufferPointer, into offsets: UnsafeMutablePointer<Int>, capacity: Int
+    ) -> Int? {
         let end = bytes.count
         var offset = 0
-        @inline(__always) func varint(_ offset: inout Int) -> Int? { StoreByteReader.length(in: bytes, at: &offset) }
+        var count = 0
+        @inline(__always) func varint(_ offset: inout Int) -> Int? {
+            // Most varints of a row (lengths, small keys) are one byte.
+            if offset < end, bytes[offset] < 0x80 {
+                offset += 1
+                return Int(bytes[offset - 1])
+            }
+            return StoreByteReader.length(in: bytes, at: &offset)
+        }
         @inline(__always) func skip(_ length: Int, _ offset: inout Int) -> Bool {
             guard length <= end - offset else { return false }
             offset += length
             return true
         }
-        guard varint(&offset) != nil else { return false }  // the row version
+        guard varint(&offset) != nil else { return nil }  // the row version
         while offset < end {
+            guard count < capacity else { return nil }
             let raw = bytes[offset]
-            offsets.append(offset)
+            offsets[count] = offset
+            count += 1
             offset += 1
             if raw >= smallIntegerBase { continue }
             if raw >= shortStringBase {
-                guard skip(Int(raw - shortStringBase), &offset) else { return false }
+                guard skip(Int(raw - shortStringBase), &offset) else { return nil }
                 continue
             }
-            guard let tag = Tag(rawValue: raw) else { return false }
-            switch tag {
-            case .null, .booleanFalse, .booleanTrue, .externalBinary, .externalToMany: continue
-            case .integer, .wholeSecondDate: guard varint(&offset) != nil else { return false }
-            case .double, .date: guard skip(8, &offset) else { return false }
-            case .float: guard skip(4, &offset) else { return false }
-            case .uuid: guard skip(16, &offset) else { return false }
-            case .string, .decimal, .binary, .uri:
-                guard let length = varint(&offset), skip(length, &offset) else { return false }
-            case .objectID:
-                guard let length = varint(&offset), skip(length, &offset), varint(&offset) != nil else { return false }
-            case .objectIDs:
-                guard let references = varint(&offset), references <= end - offset else { return false }
+            // By tag number (`Tag`): `Tag(rawValue:)` is a call per value here.
+            switch raw {
+            case 0, 4, 5, 14, 0x11: continue  // nil, false, true, external binary, external to-many
+            case 1, 0x10: guard varint(&offset) != nil else { return nil }  // integer, whole-second date
+            case 2, 8: guard skip(8, &offset) else { return nil }  // double, date
+            case 3: guard skip(4, &offset) else { return nil }  // float
+            case 10: guard skip(16, &offset) else { return nil }  // UUID
+            case 6, 7, 9, 11:  // string, decimal, binary, URI
+                guard let length = varint(&offset), skip(length, &offset) else { return nil }
+            case 12:  // reference
+                guard let length = varint(&offset), skip(length, &offset), varint(&offset) != nil else { return nil }
+            case 13:  // references
+                guard let references = varint(&offset), references <= end - offset else { return nil }
                 for _ in 0..<references {
                     guard let length = varint(&offset), skip(length, &offset), varint(&offset) != nil else {
-                        return false
+                        return nil
                     }
                 }
+            default: return nil
             }
         }
-        return offset == end
+        return offset == end ? count : nil
     }
 
     /// Moves `reader` past one tagged value.

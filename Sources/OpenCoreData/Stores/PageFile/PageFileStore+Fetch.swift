@@ -99,13 +99,13 @@ extension PageFileStore {
         _ = try predicate.compiled(for: entity.frozenLayoutIfAny)
         guard let encoded = PageFileEncodedPredicate(predicate, layout: entity.layout) else { return nil }
         var total = 0
-        var offsets: [Int] = []
+        let slots = PageFileRowSlots(capacity: entity.layout.attributeBySlot.count)
         try rows.scan { key, value in
-            guard PageFileKey.rowKey(key) != nil else {
+            guard PageFileKey.isRowKey(key) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
             }
-            try PageFileRowCodec.slotOffsets(value, into: &offsets)
-            if try encoded.evaluate(value, offsets: offsets, codec: codec) { total += 1 }
+            try slots.walk(value)
+            if try encoded.evaluate(value, offsets: slots.offsets, codec: codec) { total += 1 }
             return true
         }
         return total
@@ -196,7 +196,20 @@ extension PageFileStore {
         // Rows the predicate rejects are read slot by slot in their encoded form, never decoded:
         // by the encoded predicate when it covers the predicate, else by the compiled one on a view.
         let direct = evaluates ? predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) } : nil
-        var offsets: [Int] = []
+        let slots = PageFileRowSlots(capacity: entity.layout.attributeBySlot.count)
+        if plan == nil, !readsBlobs, let direct {
+            // The commonest scan in a loop of its own: the walk, the test and, for a match,
+            // the caller's call, with nothing else captured or checked per row.
+            try rows.scan { key, value in
+                guard let primary = PageFileKey.rowKey(key) else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
+                }
+                try slots.walk(value)
+                if try direct.evaluate(value, offsets: slots.offsets, codec: codec) { try found(value, primary, nil) }
+                return true
+            }
+            return
+        }
         var encoded: PageFileEncodedRowView?
         if direct == nil, let views,
             predicate.map({ PageFileEncodedRowView.canEvaluate($0, layout: entity.layout) }) == true
@@ -215,8 +228,8 @@ extension PageFileStore {
             } else if exact || compiled == nil {
                 try match(value, primary)
             } else if let direct {
-                try PageFileRowCodec.slotOffsets(value, into: &offsets)
-                if try direct.evaluate(value, offsets: offsets, codec: codec) { try match(value, primary) }
+                try slots.walk(value)
+                if try direct.evaluate(value, offsets: slots.offsets, codec: codec) { try match(value, primary) }
             } else if let encoded, let compiled {
                 try encoded.reset(bytes: value, primaryKey: primary)
                 let matches = try compiled.evaluate(record: encoded)
@@ -227,29 +240,36 @@ extension PageFileStore {
             }
         }
         if let plan, let index {
+            // One cursor walks all of the plan's ranges (an IN list's thousands of points
+            // each found near the last), and another the sorted candidate rows.
             var keys: [Int64] = []
-            for range in plan.ranges {
-                try index.scan(from: range.lower, to: range.upper) { key, _ in
-                    if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
-                    return true
-                }
+            try index.scan(ranges: plan.ranges) { _, key, _ in
+                if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
+                return true
             }
             keys.sort()
-            var previous: Int64?
-            for key in keys where key != previous {
-                previous = key
-                let found = try PageFileKey.withPrimary(key) { keyBytes -> Bool in
-                    try rows.withValue(forKey: keyBytes) { value -> Bool in
-                        try consider(value, primary: key, exact: plan.isExact)
-                        return true
-                    } ?? false
-                }
-                guard found else {
-                    throw CoreDataError.make(
-                        NSFileReadCorruptFileError,
-                        "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
-                            + "(run storage-bench check)")
-                }
+            var candidates: [Int64] = []
+            candidates.reserveCapacity(keys.count)
+            for key in keys where key != candidates.last { candidates.append(key) }
+            var rowRanges: [(lower: [UInt8]?, upper: [UInt8]?)] = []
+            rowRanges.reserveCapacity(candidates.count)
+            for key in candidates {
+                let bytes = PageFileKey.primary(key)
+                // Exactly the row key: nothing sorts between a key and the key followed by 0.
+                rowRanges.append((bytes, bytes + [0]))
+            }
+            var next = 0
+            try rows.scan(ranges: rowRanges) { ordinal, _, value in
+                guard ordinal == next else { return false }
+                try consider(value, primary: candidates[ordinal], exact: plan.isExact)
+                next += 1
+                return true
+            }
+            guard next == candidates.count else {
+                throw CoreDataError.make(
+                    NSFileReadCorruptFileError,
+                    "the store's index \(plan.index.treeName) lists row \(candidates[next]), which does not exist "
+                        + "(run storage-bench check)")
             }
             return
         }

@@ -159,19 +159,23 @@ struct PageFileWriter {
     }
 
     /// Removes the stored `rows` as ``delete(_:)`` does each, but their ordinary index
-    /// entries in one walk of each index tree in key order (a save deleting thousands of
-    /// rows pays no descent per entry). The walks run before a row whose deletion reads an
-    /// index (the sources of an inverse to-many), and at the end.
+    /// entries in one walk of each index tree in key order, and the rows in one walk of
+    /// each row tree (a save deleting thousands of rows pays no descent per entry). The
+    /// walks run before a row whose deletion reads an index (the sources of an inverse
+    /// to-many), and at the end.
     mutating func delete(_ rows: [StoreRow]) throws {
         // By index ordinal: no dictionary entry, index copy or key set made per entry.
         var deferred = Array(repeating: PendingIndexKeys(), count: pendingIndexKeys.count)
         var deferredIndexes: [PageFileIndex?] = Array(repeating: nil, count: pendingIndexKeys.count)
+        var deferredRows: [ObjectIdentifier: (info: PageFileCatalog.EntityInfo, keys: [Int64])] = [:]
         func flush(_ writer: inout PageFileWriter) throws {
             for ordinal in deferred.indices where deferred[ordinal].count > 0 {
                 guard let index = deferredIndexes[ordinal] else { continue }
                 try writer.removeStoredIndexEntries(deferred[ordinal], of: index)
                 deferred[ordinal] = PendingIndexKeys()
             }
+            for (info, keys) in deferredRows.values { try writer.removeStoredRows(keys, info: info) }
+            deferredRows = [:]
         }
         for row in rows {
             let info = try info(for: row.objectID.entity)
@@ -186,13 +190,28 @@ struct PageFileWriter {
                     deferred[index.ordinal].insert(key)
                 }
             }
-            try deleteRemainder(of: row, info: info)
+            try deleteRemainder(of: row, info: info, removingRow: false)
+            deferredRows[ObjectIdentifier(info.entity), default: (info, [])].keys.append(row.objectID.key)
         }
         try flush(&self)
     }
 
-    /// The parts of a row's deletion after its index entries: blobs, join entries, links, the row.
-    private mutating func deleteRemainder(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
+    /// Removes the rows with primary keys `keys` from the row tree of `info` in one walk in
+    /// key order; a key with no row is skipped, as a single removal would skip it.
+    private mutating func removeStoredRows(_ keys: [Int64], info: PageFileCatalog.EntityInfo) throws {
+        let tree = try rowTree(info)
+        try tree.edit { editor in
+            for key in keys.sorted() where try PageFileKey.withPrimary(key, { try editor.seek($0) }) {
+                try editor.removeEntry()
+            }
+        }
+    }
+
+    /// The parts of a row's deletion after its index entries: blobs, join entries, links, and
+    /// the row unless the caller removes it later (`removingRow` false).
+    private mutating func deleteRemainder(
+        of row: StoreRow, info: PageFileCatalog.EntityInfo, removingRow: Bool = true
+    ) throws {
         if !info.blobSlots.isEmpty { try removeBlobs(of: row, info: info) }
         let recording = linkChanges != nil
         if !info.joinSlots.isEmpty {
@@ -200,7 +219,7 @@ struct PageFileWriter {
             if recording { linkChanges?.append(contentsOf: removed) }
         }
         if recording { try noteDeletedLinks(of: row, info: info) }
-        _ = try rowTree(info).removeValue(forKey: PageFileKey.primary(row.objectID.key))
+        if removingRow { _ = try rowTree(info).removeValue(forKey: PageFileKey.primary(row.objectID.key)) }
     }
 
     /// Appends `record` as the next history record.

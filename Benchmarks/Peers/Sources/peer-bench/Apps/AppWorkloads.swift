@@ -197,7 +197,8 @@ struct AppContains: AppWorkload {
         defer { try? opened.close() }
         let expected = try opened.fetch(firstNameContaining: "AR").count
         let perQuery = try medianLatency(count: 11) { _ in
-            let matches = try opened.fetch(firstNameContaining: "AR")
+            try opened.fetch(firstNameContaining: "AR")
+        } checking: { matches in
             guard matches.count == expected, expected > 0,
                 matches.allSatisfy({ $0.firstName.lowercased().contains("ar") })
             else { throw BenchError(message: "contains-ci: wrong matches") }

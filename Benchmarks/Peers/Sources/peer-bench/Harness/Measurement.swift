@@ -121,6 +121,24 @@ func medianPerOperation(count: Int, batch: Int, _ operation: (Int) throws -> Voi
     return median(samples)
 }
 
+/// Times each of `count` runs of `operation` separately and returns the median, checking
+/// each run's result with `check` outside the timed part: a check as costly as the work
+/// (25,000 strings lowercased) would add the same time to every side and pull the ratios
+/// towards 1.
+func medianLatency<Result>(
+    count: Int, _ operation: (Int) throws -> Result, checking check: (Result) throws -> Void
+) throws -> Double {
+    var samples: [Double] = []
+    samples.reserveCapacity(count)
+    for index in 0..<count {
+        let start = nowNanoseconds()
+        let result = try operation(index)
+        samples.append(Double(nowNanoseconds() - start) / 1e9)
+        try check(result)
+    }
+    return median(samples)
+}
+
 /// Times each of `count` runs of `operation` separately and returns the median, for
 /// operations long enough (a commit, a query, an open) to time one at a time.
 func medianLatency(count: Int, _ operation: (Int) throws -> Void) rethrows -> Double {

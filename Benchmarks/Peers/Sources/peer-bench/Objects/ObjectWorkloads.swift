@@ -135,7 +135,8 @@ struct NonIndexedContains: ObjectWorkload {
         defer { try? opened.close() }
         _ = try opened.fetch(lastNameContaining: "SON")
         let perQuery = try medianLatency(count: 11) { _ in
-            let matches = try opened.fetch(lastNameContaining: "SON")
+            try opened.fetch(lastNameContaining: "SON")
+        } checking: { matches in
             guard !matches.isEmpty, matches.allSatisfy({ $0.lastName.lowercased().contains("son") }) else {
                 throw BenchError(message: "contains-ci: wrong matches")
             }
