@@ -194,6 +194,12 @@ struct BatchInsertRowBuilder {
 
     /// As ``place(_:forKey:in:)`` for a key of a handler's `NSDictionary`.
     private mutating func place(_ value: Any, forRawKey rawKey: Any, in values: inout [StoreValue]) throws {
+        // corelibs' getObjects gives keys already bridged to String: taken as they are.
+        let opened = canonicalStoreValueAndType(rawKey).stored
+        if case .string(let key)? = opened {
+            try place(value, forKey: key, in: &values)
+            return
+        }
         guard let key = (rawKey as? NSString).map({ $0 as String }) ?? (rawKey as? String) else {
             throw CoreDataError.make(
                 NSManagedObjectValidationError,
@@ -286,10 +292,19 @@ struct BatchInsertRowBuilder {
     private func storedValue(_ value: Any, slot: Int, key: String) throws -> StoreValue {
         // Most values are of their attribute's own Swift type: no cast, no conversion.
         let plan = plans[slot]
-        if let expected = plan.canonical, ObjectIdentifier(type(of: value)) == expected,
-            let stored = StoreValue(canonical: value, of: plan.attributeType)
+        let opened = canonicalStoreValueAndType(value)
+        if let expected = plan.canonical, opened.type == expected, let stored = opened.stored { return stored }
+        // A number (a handler's NSNumber) is neither optional nor NSNull: no protocol
+        // conformance lookups to find that out. Only NSNumber itself: a Swift number
+        // would bridge to one and be converted as a number rather than as itself.
+        if opened.type == ObjectIdentifier(NSNumber.self), let number = value as? NSNumber,
+            let attribute = layout.attributeBySlot[slot]
         {
-            return stored
+            do {
+                return try Self.stored(number, attribute: attribute)
+            } catch {
+                throw mismatch(key, underlying: error)
+            }
         }
         guard let value = unwrapOptional(value), !(value is NSNull) else {
             if !plan.mayBeNil { throw missing(key, given: true) }
