@@ -23,7 +23,7 @@ struct BatchInsertRow {
 /// handlers run there as they do in Core Data.
 final class BatchInsertRowSource {
     private var builder: BatchInsertRowBuilder
-    private let produce: (inout BatchInsertRowBuilder) throws -> BatchInsertRow?
+    private let produce: (inout BatchInsertRowBuilder, inout BatchInsertRow) throws -> Bool
 
     /// The rows of `request`'s objects or handler, for `entity` (resolved in the store's model).
     ///
@@ -33,33 +33,36 @@ final class BatchInsertRowSource {
         builder = try BatchInsertRowBuilder(entity: entity)
         if let objects = request.objectsToInsert {
             var index = 0
-            produce = { builder in
-                guard index < objects.count else { return nil }
+            produce = { builder, row in
+                guard index < objects.count else { return false }
                 defer { index += 1 }
-                return try builder.row(from: objects[index])
+                try builder.fill(&row, from: objects[index])
+                return true
             }
         } else if let handler = request.dictionaryHandler {
             var finished = false
-            produce = { builder in
-                guard !finished else { return nil }
+            produce = { builder, row in
+                guard !finished else { return false }
                 let dictionary = NSMutableDictionary()
                 if handler(dictionary) {
                     finished = true
-                    return nil
+                    return false
                 }
-                return try builder.row(from: dictionary)
+                try builder.fill(&row, from: dictionary)
+                return true
             }
         } else if let handler = request.managedObjectHandler {
             var finished = false
             let objectClass = entity.layout.objectClass
-            produce = { builder in
-                guard !finished else { return nil }
+            produce = { builder, row in
+                guard !finished else { return false }
                 let object = objectClass.init(entity: entity, insertInto: nil)
                 if handler(object) {
                     finished = true
-                    return nil
+                    return false
                 }
-                return try builder.row(from: object)
+                try builder.fill(&row, from: object)
+                return true
             }
         } else {
             throw CoreDataError.make(
@@ -73,7 +76,17 @@ final class BatchInsertRowSource {
     /// - Throws: as ``BatchInsertRowBuilder``: 1550 for an unknown key, a relationship or a
     ///   value of the wrong type; 1570 for a missing required attribute.
     func next() throws -> BatchInsertRow? {
-        try produce(&builder)
+        var row = BatchInsertRow(values: [], givenSlots: [])
+        return try produce(&builder, &row) ? row : nil
+    }
+
+    /// Makes `row` the next row, reusing its storage when it holds the previous call's row
+    /// (a store writing each row before it asks for the next allocates nothing per row);
+    /// false when there are no more.
+    ///
+    /// - Throws: as ``next()``.
+    func next(into row: inout BatchInsertRow) throws -> Bool {
+        try produce(&builder, &row)
     }
 }
 
@@ -152,20 +165,20 @@ struct BatchInsertRowBuilder {
         scratch.reserveCapacity(layout.attributeSlots.count)
     }
 
-    /// The row of a dictionary keyed by attribute name.
-    mutating func row(from dictionary: [String: Any]) throws -> BatchInsertRow {
-        var values = startRow()
+    /// Makes `row` the row of a dictionary keyed by attribute name.
+    mutating func fill(_ row: inout BatchInsertRow, from dictionary: [String: Any]) throws {
+        startRow(&row)
         for (key, value) in dictionary {
-            try place(value, forKey: key, in: &values)
+            try place(value, forKey: key, in: &row.values)
         }
-        return try finish(values)
+        try finish(&row)
     }
 
-    /// The row of an `NSDictionary` a handler filled in.
-    mutating func row(from dictionary: NSDictionary) throws -> BatchInsertRow {
-        var values = startRow()
+    /// Makes `row` the row of an `NSDictionary` a handler filled in.
+    mutating func fill(_ row: inout BatchInsertRow, from dictionary: NSDictionary) throws {
+        startRow(&row)
         #if canImport(Darwin)
-            for (rawKey, value) in dictionary { try place(value, forRawKey: rawKey, in: &values) }
+            for (rawKey, value) in dictionary { try place(value, forRawKey: rawKey, in: &row.values) }
         #else
             // swift-corelibs-foundation's iterator looks every key up again (hashing it);
             // this reads the keys and values in one pass over the dictionary's storage.
@@ -173,14 +186,20 @@ struct BatchInsertRowBuilder {
             handlerValues.removeAll(keepingCapacity: true)
             dictionary.getObjects(&handlerValues, andKeys: &handlerKeys, count: dictionary.count)
             for index in handlerKeys.indices where index < handlerValues.count {
-                try place(handlerValues[index], forRawKey: handlerKeys[index], in: &values)
+                try place(handlerValues[index], forRawKey: handlerKeys[index], in: &row.values)
             }
         #endif
-        return try finish(values)
+        try finish(&row)
     }
 
     /// As ``place(_:forKey:in:)`` for a key of a handler's `NSDictionary`.
     private mutating func place(_ value: Any, forRawKey rawKey: Any, in values: inout [StoreValue]) throws {
+        // corelibs' getObjects gives keys already bridged to String: taken as they are.
+        let opened = canonicalStoreValueAndType(rawKey).stored
+        if case .string(let key)? = opened {
+            try place(value, forKey: key, in: &values)
+            return
+        }
         guard let key = (rawKey as? NSString).map({ $0 as String }) ?? (rawKey as? String) else {
             throw CoreDataError.make(
                 NSManagedObjectValidationError,
@@ -189,11 +208,17 @@ struct BatchInsertRowBuilder {
         try place(value, forKey: key, in: &values)
     }
 
-    /// The next row's values before any is given: the template of defaults.
-    private mutating func startRow() -> [StoreValue] {
+    /// Sets `row`'s values to the template of defaults before any is given: a row this
+    /// builder filled before has only the slots it was given set back, in place.
+    private mutating func startRow(_ row: inout BatchInsertRow) {
         position += 1
         scratch.removeAll(keepingCapacity: true)
-        return template
+        if row.values.count == template.count {
+            for slot in row.givenSlots where slot < template.count { row.values[slot] = template[slot] }
+        } else {
+            row.values = template
+        }
+        row.givenSlots = []
     }
 
     /// Stores `value` in the slot of the attribute named `key` (a transient attribute's
@@ -205,22 +230,23 @@ struct BatchInsertRowBuilder {
         scratch.append(slot)
     }
 
-    /// The row of a managed object (in no context) a handler filled in: the attributes it set.
-    mutating func row(from object: NSManagedObject) throws -> BatchInsertRow {
+    /// Makes `row` the row of a managed object (in no context) a handler filled in: the
+    /// attributes it set.
+    mutating func fill(_ row: inout BatchInsertRow, from object: NSManagedObject) throws {
         object.fireFaultIfNeeded()
-        var values = startRow()
+        startRow(&row)
         for slot in object.dirtySlots.indices where object.dirtySlots[slot] {
             let name = layout.properties[slot].name
             guard try self.slot(forKey: name) != nil else { continue }
             do {
-                values[slot] = try object.storeValue(slot: slot, mapping: [:])
+                row.values[slot] = try object.storeValue(slot: slot, mapping: [:])
             } catch {
                 throw mismatch(name, underlying: error)
             }
-            if case .null = values[slot], !layout.mayBeNilBySlot[slot] { throw missing(name, given: true) }
+            if case .null = row.values[slot], !layout.mayBeNilBySlot[slot] { throw missing(name, given: true) }
             scratch.append(slot)
         }
-        return try finish(values)
+        try finish(&row)
     }
 
     /// The slot of `key`, through ``recentKeys``.
@@ -266,10 +292,19 @@ struct BatchInsertRowBuilder {
     private func storedValue(_ value: Any, slot: Int, key: String) throws -> StoreValue {
         // Most values are of their attribute's own Swift type: no cast, no conversion.
         let plan = plans[slot]
-        if let expected = plan.canonical, ObjectIdentifier(type(of: value)) == expected,
-            let stored = StoreValue(canonical: value, of: plan.attributeType)
+        let opened = canonicalStoreValueAndType(value)
+        if let expected = plan.canonical, opened.type == expected, let stored = opened.stored { return stored }
+        // A number (a handler's NSNumber) is neither optional nor NSNull: no protocol
+        // conformance lookups to find that out. Only NSNumber itself: a Swift number
+        // would bridge to one and be converted as a number rather than as itself.
+        if opened.type == ObjectIdentifier(NSNumber.self), let number = value as? NSNumber,
+            let attribute = layout.attributeBySlot[slot]
         {
-            return stored
+            do {
+                return try Self.stored(number, attribute: attribute)
+            } catch {
+                throw mismatch(key, underlying: error)
+            }
         }
         guard let value = unwrapOptional(value), !(value is NSNull) else {
             if !plan.mayBeNil { throw missing(key, given: true) }
@@ -294,14 +329,14 @@ struct BatchInsertRowBuilder {
         return try attribute.storeValue(value)
     }
 
-    /// Checks the required attributes and makes the row.
-    private mutating func finish(_ values: [StoreValue]) throws -> BatchInsertRow {
+    /// Checks the required attributes and notes the given slots.
+    private mutating func finish(_ row: inout BatchInsertRow) throws {
         for slot in requiredSlots {
-            if case .null = values[slot] { throw missing(layout.properties[slot].name, given: false) }
+            if case .null = row.values[slot] { throw missing(layout.properties[slot].name, given: false) }
         }
         scratch.sort()
         if scratch != previousGiven { previousGiven = scratch }
-        return BatchInsertRow(values: values, givenSlots: previousGiven)
+        row.givenSlots = previousGiven
     }
 
     /// "batch insert of Item, object 3" (counting from 0).

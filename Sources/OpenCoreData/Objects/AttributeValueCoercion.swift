@@ -232,6 +232,17 @@ private func openedCanonicalStoreValue(_ value: Any) -> StoreValue? {
     _openExistential(value, do: canonicalStoreValue)
 }
 
+/// `value`'s type and, when that is a canonical attribute type, its stored form: one
+/// opening of the existential serves both the identity check and the conversion (a batch
+/// insert's value of its attribute's own type), with no dynamic type lookup apart.
+func canonicalStoreValueAndType(_ value: Any) -> (type: ObjectIdentifier, stored: StoreValue?) {
+    _openExistential(value, do: typedCanonicalStoreValue)
+}
+
+private func typedCanonicalStoreValue<Value>(_ value: Value) -> (type: ObjectIdentifier, stored: StoreValue?) {
+    (ObjectIdentifier(Value.self), canonicalStoreValue(value))
+}
+
 /// The stored form of a value of a canonical type, chosen by `Value` alone (each
 /// canonical type belongs to one attribute type); nil for any other type.
 private func canonicalStoreValue<Value>(_ value: Value) -> StoreValue? {

@@ -25,10 +25,19 @@ extension TransactionCore {
         return (index, found)
     }
 
-    /// Whether the writer's path ends at the tree's last leaf (no separator above bounds it).
-    private func isRightmostPath(_ writer: WriterState) -> Bool {
-        for level in 0..<(writer.pathPages.count - 1) where writer.pathIndices[level] != writer.pathPages[level].count {
-            return false
+    /// Whether `key`, which sorts after cell `index` of the leaf at the end of the writer's
+    /// path, sorts before the entry after that cell: the leaf's next cell, else the
+    /// nearest separator to the right on the path (none on the tree's rightmost path).
+    private func sortsBeforeNext(_ writer: WriterState, _ key: UnsafeRawBufferPointer, leaf: Page, after index: Int)
+        -> Bool
+    {
+        if index + 1 < leaf.count { return compareKeys(key, leaf.leafCell(index + 1).key) < 0 }
+        var level = writer.pathPages.count - 2
+        while level >= 0 {
+            let page = writer.pathPages[level]
+            let child = writer.pathIndices[level]
+            if child < page.count { return compareKeys(key, page.branchCell(child).key) < 0 }
+            level -= 1
         }
         return true
     }
@@ -87,11 +96,14 @@ extension TransactionCore {
         let index: Int
         let found: Bool
         if let hint = writer.appendHint, hint.tree === tree, hint.version == tree.version &- 1,
-            let last = writer.pathPages.last, last.count > 0, compareKeys(key, last.leafCell(last.count - 1).key) > 0
+            let last = writer.pathPages.last, hint.index < last.count,
+            compareKeys(key, last.leafCell(hint.index).key) > 0,
+            sortsBeforeNext(writer, key, leaf: last, after: hint.index)
         {
-            // Append fast path: the previous put left the rightmost path of this tree,
-            // already copied, and the key sorts after everything in it.
-            (index, found) = (last.count, false)
+            // Run fast path: the previous put left its path in this tree, already copied,
+            // and the key goes right after that put's cell (an append, or the next key of
+            // a sorted batch landing inside the tree).
+            (index, found) = (hint.index + 1, false)
         } else {
             (index, found) = try descend(writer, root: tree.root, key: key)
             makePathWritable(writer, tree: tree)
@@ -108,7 +120,7 @@ extension TransactionCore {
         if leaf.insertCell(cell, at: index) {
             internalCheck(leaf.insertionOrderProblem(at: index))
             writer.runHint = (leaf.number, index)
-            if index == leaf.count - 1 && isRightmostPath(writer) { writer.appendHint = (tree, tree.version) }
+            writer.appendHint = (tree, tree.version, index)
             return !found
         }
         splitLeaf(writer, tree: tree, index: index, cell: cell)

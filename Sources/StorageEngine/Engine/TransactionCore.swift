@@ -63,10 +63,11 @@ final class WriterState {
     @exclusivity(unchecked) var pathPages: [Page] = []
     /// `pathIndices[i]` is the child index taken from `pathPages[i]`.
     @exclusivity(unchecked) var pathIndices: [Int] = []
-    /// Set when the last put appended to the rightmost leaf of `tree` (at `version`) and
-    /// left that path in `pathPages`, all of it already copied: the next larger key can be
-    /// appended without a descent.
-    @exclusivity(unchecked) var appendHint: (tree: TreeState, version: Int)?
+    /// Set when the last put left its path in `tree` (at `version`) in `pathPages`, all of
+    /// it already copied, its cell at `index` of the leaf: a key sorting right after that
+    /// cell (before the next entry) is put without a descent — appends, and sorted runs
+    /// landing inside a tree.
+    @exclusivity(unchecked) var appendHint: (tree: TreeState, version: Int, index: Int)?
     /// The leaf page and slot of the last put's cell: a put right after it in the same
     /// leaf continues an ascending run (a sorted batch landing inside a tree), and a full
     /// leaf then splits at the run instead of in half (SPEC.md B3).

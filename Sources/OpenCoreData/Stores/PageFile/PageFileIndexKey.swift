@@ -267,21 +267,31 @@ struct PageFileIndex: StoreUniquenessConstraint {
     /// The index entry key of a row's `values`, or nil when the index holds no entry for it
     /// (a unique index skips rows with a nil in the key, as SQL does).
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
-        if isReference {
-            guard let slot = fields.first?.slot, slot < values.count else { return nil }
-            switch values[slot] {
-            case .objectID(let destination):
-                return PageFileKey.primary(destination.key) + PageFileKey.primary(primaryKey)
-            // A row checked without its model reads references as their keys.
-            case .integer(let destination): return PageFileKey.primary(destination) + PageFileKey.primary(primaryKey)
-            default: return nil
-            }
-        }
         var key = StoreByteWriter()
         key.bytes.reserveCapacity(32)
+        guard appendEntryValues(of: values, to: &key) else { return nil }
+        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &key.bytes) }
+        return key.bytes
+    }
+
+    /// Appends the part of a row's entry key before its primary key (all of a unique
+    /// entry's key) to `key`; false, with `key` perhaps partly written, when the index
+    /// holds no entry for the row.
+    func appendEntryValues(of values: [StoreValue], to key: inout StoreByteWriter) -> Bool {
+        if isReference {
+            guard let slot = fields.first?.slot, slot < values.count else { return false }
+            switch values[slot] {
+            case .objectID(let destination): PageFileKey.appendPrimary(destination.key, to: &key.bytes)
+            // A row checked without its model reads references as their keys.
+            case .integer(let destination): PageFileKey.appendPrimary(destination, to: &key.bytes)
+            default: return false
+            }
+            return true
+        }
+        let start = key.bytes.count
         if isUnique {
             // Exact bytes: equality only, and no two distinct numbers share a key.
-            guard StoreUniqueKey.appendKey(of: values, fields: fields, to: &key) else { return nil }
+            guard StoreUniqueKey.appendKey(of: values, fields: fields, to: &key) else { return false }
         } else {
             for field in fields {
                 let value = field.value(in: values)
@@ -292,17 +302,17 @@ struct PageFileIndex: StoreUniquenessConstraint {
                 }
             }
         }
-        if key.bytes.count > PageFileIndex.maximumValueBytes {
+        let length = key.bytes.count - start
+        if length > PageFileIndex.maximumValueBytes {
             // Too long for an engine key: a prefix and a 64-bit FNV-1a hash of the whole (SPEC.md §3.4 K4).
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in key.bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            key.bytes.removeLast(key.bytes.count - (PageFileIndex.maximumValueBytes - 8))
+            for byte in key.bytes[start...] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            key.bytes.removeLast(length - (PageFileIndex.maximumValueBytes - 8))
             for shift in stride(from: 56, through: 0, by: -8) {
                 key.byte(UInt8(truncatingIfNeeded: hash >> UInt64(shift)))
             }
         }
-        if !isUnique { PageFileKey.appendPrimary(primaryKey, to: &key.bytes) }
-        return key.bytes
+        return true
     }
 
     /// The indexes of `entity`: `isIndexed` attributes, `indexes` (compound) and

@@ -74,12 +74,17 @@ extension PageFileStore {
         var outcome = StoreBatchOutcome()
         var history = BatchInsertHistory(entityName: entity.name ?? "")
         var clashes: [StoreConstraintConflict] = []
-        var chunk: [BatchInsertRow] = []
-        chunk.reserveCapacity(Self.batchInsertChunk)
         let info = try writer.info(for: entity)
         let plain = writer.takesPlainRows(info)
-        var buffer = StoreByteWriter()
-        var exhausted = false
+        if plain {
+            try batchInsertPlainRows(
+                insert, info: info, writer: &writer, tracksHistory: tracksHistory, outcome: &outcome,
+                history: &history)
+        }
+        // Rows that may clash or store parts apart: a chunk of rows, each through insert(_:).
+        var chunk: [BatchInsertRow] = []
+        var exhausted = plain
+        if !plain { chunk.reserveCapacity(Self.batchInsertChunk) }
         while !exhausted {
             chunk.removeAll(keepingCapacity: true)
             while chunk.count < Self.batchInsertChunk, let row = try insert.rows.next() { chunk.append(row) }
@@ -87,14 +92,6 @@ extension PageFileStore {
             guard !chunk.isEmpty else { break }
             var key = try allocateKeys(chunk.count, in: writer.transaction)
             for pending in chunk {
-                if plain {
-                    try writer.insertPlainRow(pending.values, key: key, entity: entity, info: info, buffer: &buffer)
-                    outcome.count += 1
-                    if insert.returnsObjectIDs { outcome.objectIDs.append(newObjectID(for: entity, key: key)) }
-                    if tracksHistory { history.inserted.append(key) }
-                    key += 1
-                    continue
-                }
                 let row = StoreRow(objectID: newObjectID(for: entity, key: key), version: 1, values: pending.values)
                 key += 1
                 guard let clash = try writer.insert(row) else {
@@ -124,6 +121,41 @@ extension PageFileStore {
             try writer.recordHistory(history.record(author: insert.transactionAuthor, contextName: insert.contextName))
         }
         return outcome
+    }
+
+    /// The rows of `insert` for an entity the writer takes plain rows of: each encoded as
+    /// it comes into a chunk reused for the whole request (PageFileWriter+BatchInsert.swift),
+    /// the chunk given keys and written when full, the index entries written sorted.
+    private func batchInsertPlainRows(
+        _ insert: StoreBatchInsert, info: PageFileCatalog.EntityInfo, writer: inout PageFileWriter,
+        tracksHistory: Bool, outcome: inout StoreBatchOutcome, history: inout BatchInsertHistory
+    ) throws {
+        var row = BatchInsertRow(values: [], givenSlots: [])
+        var chunk = PageFilePlainRows(info: info)
+        var entries = Array(repeating: PageFileBatchIndexEntries(), count: info.indexes.count)
+        var exhausted = false
+        while !exhausted {
+            chunk.removeAll()
+            while chunk.count < Self.batchInsertChunk {
+                guard try insert.rows.next(into: &row) else {
+                    exhausted = true
+                    break
+                }
+                chunk.append(&row.values)
+            }
+            guard chunk.count > 0 else { break }
+            let first = try allocateKeys(chunk.count, in: writer.transaction)
+            try writer.writePlainRows(chunk, firstKey: first, info: info, entries: &entries)
+            outcome.count += chunk.count
+            let keys = first..<(first + Int64(chunk.count))
+            if insert.returnsObjectIDs {
+                for key in keys { outcome.objectIDs.append(newObjectID(for: insert.entity, key: key)) }
+            }
+            if tracksHistory { history.inserted.append(contentsOf: keys) }
+        }
+        for (position, index) in info.indexes.enumerated() where entries[position].count > 0 {
+            try entries[position].write(to: writer.transaction.openTree(named: index.treeName))
+        }
     }
 }
 
