@@ -184,12 +184,7 @@ enum ProbeRuns {
     static func probeMeasuredRangeFetch(_ context: NSManagedObjectContext, _ queries: Int) throws {
         var total = 0
         for query in 0..<queries {
-            let low = 18 + query % 50
-            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
-            request.predicate = NSPredicate(format: "age BETWEEN {%d, %d}", low, low + 5)
-            request.sortDescriptors = [NSSortDescriptor(key: "lastName", ascending: true)]
-            request.fetchLimit = 100
-            request.returnsObjectsAsFaults = false
+            let request = rangeRequest(query)
             for person in try context.fetch(request) { total += Int(person.age) }
         }
         guard total > 0 else { throw ProbeFailure(message: "range fetch returned nothing") }
@@ -227,17 +222,24 @@ enum ProbeRuns {
     static func probeMeasuredRangePrefetch(_ context: NSManagedObjectContext, _ queries: Int) throws {
         var named = 0
         for query in 0..<queries {
-            let low = 18 + query % 50
-            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
-            request.predicate = NSPredicate(format: "age BETWEEN {%d, %d}", low, low + 5)
-            request.sortDescriptors = [NSSortDescriptor(key: "lastName", ascending: true)]
-            request.fetchLimit = 100
-            request.returnsObjectsAsFaults = false
+            let request = rangeRequest(query)
             request.relationshipKeyPathsForPrefetching = ["company"]
             for person in try context.fetch(request) where person.company?.name != nil { named += 1 }
             context.reset()
         }
         guard named == queries * 100 else { throw ProbeFailure(message: "range prefetch named \(named)") }
+    }
+
+    /// The app's range query number `query`: an indexed BETWEEN, sorted by an unindexed
+    /// string, a limit, objects materialised.
+    static func rangeRequest(_ query: Int) -> NSFetchRequest<ProbePerson> {
+        let low = 18 + query % 50
+        let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+        request.predicate = NSPredicate(format: "age BETWEEN {%d, %d}", low, low + 5)
+        request.sortDescriptors = [NSSortDescriptor(key: "lastName", ascending: true)]
+        request.fetchLimit = 100
+        request.returnsObjectsAsFaults = false
+        return request
     }
 
     static func countBool(_ directory: URL) throws {
