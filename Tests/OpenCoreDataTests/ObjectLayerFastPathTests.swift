@@ -119,7 +119,7 @@ struct ObjectLayerFastPathTests {
             #expect(people.filter { predicate.evaluate(with: $0) }.count == expected)
         }
         // More formats than the cache keeps: every one still parses with its own arguments.
-        for index in 0..<(PredicateTokenCache.limit + 20) {
+        for index in 0..<(PredicateFormatCache.limit + 20) {
             let predicate = NSPredicate(format: "age > %d AND name != 'x\(index)'", 30)
             #expect(people.filter { predicate.evaluate(with: $0) }.count == 1)
         }

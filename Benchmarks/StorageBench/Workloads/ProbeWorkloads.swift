@@ -39,6 +39,8 @@ struct Probe: Sendable {
         Probe(name: "object-one-row-commit", operations: 500, run: ProbeRuns.oneRowCommit),
         Probe(name: "object-point-lookup", operations: 2_000, run: ProbeRuns.pointLookup),
         Probe(name: "object-range-fetch", operations: 200, run: ProbeRuns.rangeFetch),
+        Probe(name: "object-fetch-by-id", operations: 2_000, run: ProbeRuns.fetchByID),
+        Probe(name: "object-range-prefetch", operations: 200, run: ProbeRuns.rangePrefetch),
         Probe(name: "object-count-bool", operations: 20, run: ProbeRuns.countBool),
         Probe(name: "object-contains-scan", operations: 20, run: ProbeRuns.containsScan),
         Probe(name: "object-update-1000", operations: 1_000, run: ProbeRuns.update),
@@ -182,15 +184,62 @@ enum ProbeRuns {
     static func probeMeasuredRangeFetch(_ context: NSManagedObjectContext, _ queries: Int) throws {
         var total = 0
         for query in 0..<queries {
-            let low = 18 + query % 50
-            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
-            request.predicate = NSPredicate(format: "age BETWEEN {%d, %d}", low, low + 5)
-            request.sortDescriptors = [NSSortDescriptor(key: "lastName", ascending: true)]
-            request.fetchLimit = 100
-            request.returnsObjectsAsFaults = false
+            let request = rangeRequest(query)
             for person in try context.fetch(request) { total += Int(person.age) }
         }
         guard total > 0 else { throw ProbeFailure(message: "range fetch returned nothing") }
+    }
+
+    /// peer-bench's app/fetch-by-id: objects materialised, the context reset after each fetch.
+    static func fetchByID(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        var random = SplitMix(seed: 5)
+        let ids = (0..<2_000).map { _ in Int64(random.next() % 20_000) }
+        try probeMeasuredFetchByID(context, ids)
+    }
+
+    @inline(never)
+    static func probeMeasuredFetchByID(_ context: NSManagedObjectContext, _ ids: [Int64]) throws {
+        var found = 0
+        for id in ids {
+            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+            request.predicate = NSPredicate(format: "id == %lld", id)
+            request.returnsObjectsAsFaults = false
+            if let person = try context.fetch(request).first, person.id == id { found += 1 }
+            context.reset()
+        }
+        guard found == ids.count else { throw ProbeFailure(message: "fetch by id found \(found) of \(ids.count)") }
+    }
+
+    /// peer-bench's app/range-prefetch-company: the range fetch with its people's companies
+    /// prefetched and read, the context reset after each query.
+    static func rangePrefetch(_ directory: URL) throws {
+        let context = try loaded(20_000, at: directory)
+        try probeMeasuredRangePrefetch(context, 200)
+    }
+
+    @inline(never)
+    static func probeMeasuredRangePrefetch(_ context: NSManagedObjectContext, _ queries: Int) throws {
+        var named = 0
+        for query in 0..<queries {
+            let request = rangeRequest(query)
+            request.relationshipKeyPathsForPrefetching = ["company"]
+            for person in try context.fetch(request) where person.company?.name != nil { named += 1 }
+            context.reset()
+        }
+        guard named == queries * 100 else { throw ProbeFailure(message: "range prefetch named \(named)") }
+    }
+
+    /// The app's range query number `query`: an indexed BETWEEN, sorted by an unindexed
+    /// string, a limit, objects materialised.
+    static func rangeRequest(_ query: Int) -> NSFetchRequest<ProbePerson> {
+        let low = 18 + query % 50
+        let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+        request.predicate = NSPredicate(format: "age BETWEEN {%d, %d}", low, low + 5)
+        request.sortDescriptors = [NSSortDescriptor(key: "lastName", ascending: true)]
+        request.fetchLimit = 100
+        request.returnsObjectsAsFaults = false
+        return request
     }
 
     static func countBool(_ directory: URL) throws {

@@ -16,30 +16,56 @@ struct PredicateParser {
 
     private let tokens: [PredicateToken]
     private var index = 0
-    private let arguments: [Any]
-    private var argumentIndex = 0
+    let arguments: [Any]
+    var argumentIndex = 0
     private var depth = 0
+    /// Whether placeholders become template markers instead of consuming arguments
+    /// (PredicateTemplate.swift).
+    let buildsTemplate: Bool
+    /// The placeholders met so far, by argument ordinal, when building a template.
+    var placeholders: [PredicateTemplate.Placeholder] = []
 
-    private init(tokens: [PredicateToken], arguments: [Any]) {
+    private init(tokens: [PredicateToken], arguments: [Any], buildsTemplate: Bool = false) {
         self.tokens = tokens
         self.arguments = arguments
+        self.buildsTemplate = buildsTemplate
     }
 
-    /// Parses a whole predicate format.
+    /// Parses a whole predicate format: a format parsed before binds `arguments` into its
+    /// cached template (PredicateFormatCache.swift) instead of being parsed again.
     static func parsePredicate(_ format: String, arguments: [Any]) throws -> NSPredicate {
         try explained(format) {
-            var parser = PredicateParser(tokens: try PredicateTokenCache.tokens(of: format), arguments: arguments)
-            let predicate = try parser.parseOr()
-            try parser.expectEnd()
-            // Expressions are held to the bound as they are built; the comparisons, NOTs and
-            // compounds above them add levels too, and a taller tree would neither evaluate nor print.
-            guard predicate.depth <= PredicateCompiler.maximumDepth else {
-                throw PredicateLanguageError(
-                    .malformedFormat(position: 0),
-                    "the predicate nests deeper than \(PredicateCompiler.maximumDepth) levels")
-            }
-            return predicate
+            let parsed = try PredicateFormatCache.entry(of: format)
+            if let template = parsed.template, let bound = template.bind(arguments) { return bound }
+            return try parsePredicate(tokens: parsed.tokens, arguments: arguments)
         }
+    }
+
+    /// Parses the tokens of a whole predicate format, binding `arguments`, without the cache.
+    static func parsePredicate(tokens: [PredicateToken], arguments: [Any]) throws -> NSPredicate {
+        var parser = PredicateParser(tokens: tokens, arguments: arguments)
+        return try parser.parseWholePredicate()
+    }
+
+    /// The template of a predicate format's tokens; nil when the format is malformed or a
+    /// placeholder sits where its argument shapes the tree (see PredicateTemplate.swift).
+    static func template(of tokens: [PredicateToken]) -> PredicateTemplate? {
+        var parser = PredicateParser(tokens: tokens, arguments: [], buildsTemplate: true)
+        guard let tree = try? parser.parseWholePredicate() else { return nil }
+        return PredicateTemplate(tree: tree, placeholders: parser.placeholders)
+    }
+
+    private mutating func parseWholePredicate() throws -> NSPredicate {
+        let predicate = try parseOr()
+        try expectEnd()
+        // Expressions are held to the bound as they are built; the comparisons, NOTs and
+        // compounds above them add levels too, and a taller tree would neither evaluate nor print.
+        guard predicate.depth <= PredicateCompiler.maximumDepth else {
+            throw PredicateLanguageError(
+                .malformedFormat(position: 0),
+                "the predicate nests deeper than \(PredicateCompiler.maximumDepth) levels")
+        }
+        return predicate
     }
 
     /// Parses a whole expression format.
@@ -53,33 +79,9 @@ struct PredicateParser {
         }
     }
 
-    /// Runs `parse`, rewriting its error to name the format and show where it went wrong:
-    /// `Unable to parse the format string "age >> 3" at position 5 (near ">> 3"): ...`.
-    private static func explained<T>(_ format: String, _ parse: () throws -> T) throws -> T {
-        do {
-            return try parse()
-        } catch let error as PredicateLanguageError {
-            guard let position = error.position else { throw error }
-            let scalars = Array(format.unicodeScalars)
-            func text(_ slice: ArraySlice<Unicode.Scalar>) -> String {
-                var view = String.UnicodeScalarView()
-                view.append(contentsOf: slice)
-                return String(view)
-            }
-            let shown = scalars.count <= 120 ? format : text(scalars.prefix(117)) + "..."
-            let start = min(position, scalars.count)
-            let near =
-                start < scalars.count
-                ? " (near \"" + text(scalars[start..<min(scalars.count, start + 20)]) + "\")" : " (at the end)"
-            throw PredicateLanguageError(
-                error.kind,
-                "Unable to parse the format string \"\(shown)\" at position \(position)\(near): \(error.message)")
-        }
-    }
-
     // MARK: Tokens
 
-    private var current: PredicateToken { tokens[min(index, tokens.count - 1)] }
+    var current: PredicateToken { tokens[min(index, tokens.count - 1)] }
 
     private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
 
@@ -116,27 +118,6 @@ struct PredicateParser {
         guard case .end = current.kind else {
             throw error("unexpected \(describe(current)) after a complete predicate")
         }
-    }
-
-    private func describe(_ token: PredicateToken) -> String {
-        switch token.kind {
-        case .identifier(let word, _): "'\(word)'"
-        case .collectionOperator(let name): "'\(name)'"
-        case .variable(let name): "'$\(name)'"
-        case .string(let text): "string \"\(text)\""
-        case .integer(let value): "number \(value)"
-        case .double(let value): "number \(value)"
-        case .placeholder(let letters): "'%\(letters)'"
-        case .symbol(let symbol): "'\(symbol)'"
-        case .end: "end of the format"
-        }
-    }
-
-    private func error(_ reason: String, at position: Int? = nil) -> PredicateLanguageError {
-        let position = position ?? current.position
-        return PredicateLanguageError(
-            .malformedFormat(position: position), reason
-        )
     }
 
     private mutating func enter() throws {
@@ -256,21 +237,23 @@ struct PredicateParser {
         return negate ? NSCompoundPredicate(type: .not, subpredicates: [comparison]) : comparison
     }
 
+    /// The comparison operators, by symbol and by keyword: built once, not per comparison.
+    private static let operatorSymbols: [String: NSComparisonPredicate.Operator] = [
+        "==": .equalTo, "=": .equalTo, "!=": .notEqualTo, "<>": .notEqualTo, "<": .lessThan,
+        "<=": .lessThanOrEqualTo, "=<": .lessThanOrEqualTo, ">": .greaterThan, ">=": .greaterThanOrEqualTo,
+        "=>": .greaterThanOrEqualTo,
+    ]
+    private static let operatorWords: [String: NSComparisonPredicate.Operator] = [
+        "BETWEEN": .between, "IN": .in, "CONTAINS": .contains, "BEGINSWITH": .beginsWith, "ENDSWITH": .endsWith,
+        "LIKE": .like, "MATCHES": .matches,
+    ]
+
     private mutating func parseOperator() -> NSComparisonPredicate.Operator? {
-        let symbols: [String: NSComparisonPredicate.Operator] = [
-            "==": .equalTo, "=": .equalTo, "!=": .notEqualTo, "<>": .notEqualTo, "<": .lessThan,
-            "<=": .lessThanOrEqualTo, "=<": .lessThanOrEqualTo, ">": .greaterThan, ">=": .greaterThanOrEqualTo,
-            "=>": .greaterThanOrEqualTo,
-        ]
-        let words: [String: NSComparisonPredicate.Operator] = [
-            "BETWEEN": .between, "IN": .in, "CONTAINS": .contains, "BEGINSWITH": .beginsWith, "ENDSWITH": .endsWith,
-            "LIKE": .like, "MATCHES": .matches,
-        ]
-        if case .symbol(let symbol) = current.kind, let type = symbols[symbol] {
+        if case .symbol(let symbol) = current.kind, let type = Self.operatorSymbols[symbol] {
             advance()
             return type
         }
-        if let word = keyword(current), let type = words[word] {
+        if let word = keyword(current), let type = Self.operatorWords[word] {
             advance()
             return type
         }
@@ -353,6 +336,8 @@ struct PredicateParser {
         try enter()
         defer { leave() }
         let operand = try parseUnary()
+        // A number argument negates into a constant: the tree depends on the argument.
+        try refuseInTemplate(operand)
         if case .constant(let value) = operand.node {
             switch value {
             case let number as Int64: return NSExpression(forConstantValue: number == .min ? -Double(number) : -number)
@@ -376,6 +361,8 @@ struct PredicateParser {
                 default: throw error("expected a key after '.', found \(describe(current))")
                 }
                 advance()
+                // `%K.name` joins the argument's key path: the tree depends on the argument.
+                try refuseInTemplate(expression)
                 switch expression.node {
                 case .keyPath(let path): expression = NSExpression(forKeyPath: path + "." + key)
                 case .evaluatedObject: expression = NSExpression(forKeyPath: key)
@@ -500,6 +487,7 @@ struct PredicateParser {
         case "FUNCTION":
             try expectSymbol("(", "after FUNCTION")
             let arguments = try parseExpressionList(closedBy: ")", "to close the argument list")
+            if arguments.count >= 2 { try refuseInTemplate(arguments[1]) }
             guard arguments.count >= 2, case .constant(let selector as String) = arguments[1].node else {
                 throw error("FUNCTION needs a receiver and a selector name string", at: position)
             }
@@ -509,6 +497,8 @@ struct PredicateParser {
             try expectSymbol("(", "after CAST")
             let arguments = try parseExpressionList(closedBy: ")", "to close the argument list")
             guard arguments.count == 2 else { throw error("CAST takes a value and a type name", at: position) }
+            // A cast of constant arguments folds into a constant: the tree depends on them.
+            for argument in arguments { try refuseInTemplate(argument) }
             // A cast of constants is a constant: that is how dates, data and UUIDs print and re-parse.
             if case .constant(let value) = arguments[0].node, case .constant(let type) = arguments[1].node {
                 do {
@@ -562,39 +552,5 @@ struct PredicateParser {
         }
         try expectSymbol(closer, place)
         return elements
-    }
-
-    private mutating func placeholder(_ letters: String, at position: Int) throws -> NSExpression {
-        if letters == "%" { throw error("'%%' (a literal percent sign) can only appear inside a string", at: position) }
-        guard argumentIndex < arguments.count else {
-            throw PredicateLanguageError(
-                .missingArgument(position: position),
-                "no argument for '%\(letters)'")
-        }
-        let argument = unwrapOptional(arguments[argumentIndex])
-        argumentIndex += 1
-        switch letters {
-        case "K":
-            guard let key = argument as? String ?? (argument as? NSString).map({ String(describing: $0) }), !key.isEmpty
-            else {
-                throw error("'%K' needs a key path string argument", at: position)
-            }
-            return NSExpression(forKeyPath: key)
-        case "@":
-            if let expression = argument as? NSExpression { return expression }
-            return NSExpression(forConstantValue: argument)
-        case "c":
-            guard let argument else { return NSExpression(forConstantValue: nil) }
-            return NSExpression(forConstantValue: "\(argument)")
-        default:
-            let value = PredicateValue(argument)
-            guard value.isNumber || argument == nil else {
-                throw error("'%\(letters)' needs a number argument, got a \(value.kindName)", at: position)
-            }
-            if ["f", "lf", "e", "g"].contains(letters), let double = value.doubleValue {
-                return NSExpression(forConstantValue: double)
-            }
-            return NSExpression(forConstantValue: argument)
-        }
     }
 }

@@ -69,6 +69,12 @@ extension EntityLayout {
 
     /// The field `keyPath` names and its attribute (the element's for a composite element).
     func keyField(named keyPath: String) -> (StoreKeyField, NSAttributeDescription)? {
+        // An attribute's own name, what nearly every predicate and sort names, is one
+        // lookup: no split into steps.
+        if !keyPath.utf8.contains(UInt8(ascii: ".")) {
+            guard let slot = slotsByName[keyPath], let attribute = attributeBySlot[slot] else { return nil }
+            return (StoreKeyField(slot: slot, elementPath: []), attribute)
+        }
         let steps = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard let head = steps.first, let slot = slotsByName[head], var attribute = attributeBySlot[slot] else {
             return nil

@@ -266,6 +266,7 @@ enum PageFileQueryPlanner {
     /// Whether `value` is an integer constant (not a floating-point one) within ±2^53.
     private static func isExactInteger(_ value: Any) -> Bool {
         let limit: Int64 = 1 << 53
+        if let integer = plainInteger(value) { return integer.magnitude < limit }
         if let number = bridgedNumber(value) {
             guard case .integer(let integer) = number else { return false }
             return integer.magnitude < limit
@@ -293,9 +294,20 @@ enum PageFileQueryPlanner {
         return Double(integer) == double ? .integer(integer) : .double(double)
     }
 
+    /// An `Int` or `Int64` constant (what `%d` and `%lld` bring), recognized by its exact
+    /// type before the cascade of casts below: each cast that fails costs a runtime
+    /// search. The cascade answers the same for these two types.
+    private static func plainInteger(_ value: Any) -> Int64? {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == ObjectIdentifier(Int.self), let number = value as? Int { return Int64(number) }
+        if type == ObjectIdentifier(Int64.self), let number = value as? Int64 { return number }
+        return nil
+    }
+
     /// A number constant as a Float64 when the conversion is exact for integers (|n| < 2^53).
     private static func exactDouble(_ value: Any) -> Double? {
         let limit: Int64 = 1 << 53
+        if let integer = plainInteger(value) { return integer.magnitude < limit ? Double(integer) : nil }
         if let number = bridgedNumber(value) {
             switch number {
             case .integer(let integer): return integer.magnitude < limit ? Double(integer) : nil
