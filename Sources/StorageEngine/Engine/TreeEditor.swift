@@ -211,7 +211,8 @@ public final class TreeEditor {
 
     private func remember(_ key: UnsafeRawBufferPointer) {
         self.key.removeAll(keepingCapacity: true)
-        self.key.append(contentsOf: key)
+        // As typed bytes: one copy, where raw bytes would be appended one at a time.
+        key.withMemoryRebound(to: UInt8.self) { self.key.append(contentsOf: $0) }
         positioned = true
     }
 
