@@ -26,9 +26,14 @@ enum BatchWriteProbes {
         return try BatchBench.open(url)
     }
 
-    static func probeUpdate(_ directory: URL) throws {
+    static func probeUpdate(_ directory: URL) throws { try probe(directory, probeMeasuredBatchUpdate) }
+
+    static func probeDelete(_ directory: URL) throws { try probe(directory, probeMeasuredBatchDelete) }
+
+    /// Runs `measured` on a loaded store, then closes it.
+    private static func probe(_ directory: URL, _ measured: (NSManagedObjectContext) throws -> Void) throws {
         let (coordinator, context) = try loaded(directory)
-        try probeMeasuredBatchUpdate(context)
+        try measured(context)
         for store in coordinator.persistentStores { try coordinator.remove(store) }
     }
 
@@ -36,12 +41,6 @@ enum BatchWriteProbes {
     static func probeMeasuredBatchUpdate(_ context: NSManagedObjectContext) throws {
         let changed = try BatchBench.update(context)
         guard changed == updated else { throw ProbeFailure(message: "batch update changed \(changed) of \(updated)") }
-    }
-
-    static func probeDelete(_ directory: URL) throws {
-        let (coordinator, context) = try loaded(directory)
-        try probeMeasuredBatchDelete(context)
-        for store in coordinator.persistentStores { try coordinator.remove(store) }
     }
 
     @inline(never)
