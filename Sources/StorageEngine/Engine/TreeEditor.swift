@@ -211,8 +211,7 @@ public final class TreeEditor {
 
     private func remember(_ key: UnsafeRawBufferPointer) {
         self.key.removeAll(keepingCapacity: true)
-        // As typed bytes: one copy, where raw bytes would be appended one at a time.
-        key.withMemoryRebound(to: UInt8.self) { self.key.append(contentsOf: $0) }
+        self.key.append(contentsOf: key)
         positioned = true
     }
 
