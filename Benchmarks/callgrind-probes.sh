@@ -16,7 +16,8 @@ if [ ${#probes[@]} -eq 0 ]; then
   probes=(object-insert-10000 object-one-row-commit object-point-lookup object-range-fetch object-fetch-by-id
           object-range-prefetch object-count-bool
           object-contains-scan object-update-1000 object-delete-in object-traverse
-          engine-point-lookup engine-one-row-commit batch-insert-dictionaries batch-insert-handler)
+          engine-point-lookup engine-one-row-commit batch-insert-dictionaries batch-insert-handler
+          batch-update-15 batch-delete-15)
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -50,6 +50,8 @@ struct Probe: Sendable {
         Probe(name: "engine-one-row-commit", operations: 1_000, run: ProbeRuns.engineCommit),
         Probe(name: "batch-insert-dictionaries", operations: 20_000, run: BatchBench.probeDictionaries),
         Probe(name: "batch-insert-handler", operations: 20_000, run: BatchBench.probeHandler),
+        Probe(name: "batch-update-15", operations: BatchWriteProbes.updated, run: BatchWriteProbes.probeUpdate),
+        Probe(name: "batch-delete-15", operations: BatchWriteProbes.deleted, run: BatchWriteProbes.probeDelete),
     ]
 }
 

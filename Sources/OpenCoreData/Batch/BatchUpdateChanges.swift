@@ -20,11 +20,9 @@ struct BatchUpdateChanges {
     private let layout: EntityLayout
     /// The changed attributes, in slot order.
     private let entries: [(slot: Int, attribute: NSAttributeDescription, source: Source)]
-    /// Each entry's quick form, or nil when it has none (then ``quickChanges(reading:into:)``
-    /// declines every row).
-    private let quickForms: [BatchUpdateQuickForm]?
-    /// The slots the quick forms read, ascending.
-    let quickReadSlots: [Int]
+    /// Each changed slot with its entry's quick form, by ascending slot; nil when some
+    /// entry has none (then every row's changes come from ``changes(for:view:)``).
+    let quickFormsBySlot: [(slot: Int, form: BatchUpdateQuickForm)]?
 
     /// Whether some value is computed per row (rows then need a view to evaluate on).
     let readsRows: Bool
@@ -85,36 +83,19 @@ struct BatchUpdateChanges {
         entries.sort { $0.slot < $1.slot }
         self.entries = entries
         readsRows = entries.contains { if case .expression = $0.source { true } else { false } }
-        var quickForms: [BatchUpdateQuickForm]? = []
+        var quickForms: [(slot: Int, form: BatchUpdateQuickForm)]? = []
         for entry in entries {
             switch entry.source {
-            case .constant(let value): quickForms?.append(.constant(value))
+            case .constant(let value): quickForms?.append((entry.slot, .constant(value)))
             case .expression(_, let expression):
                 guard let form = BatchUpdateQuickForm(expression, attribute: entry.attribute, layout: layout) else {
                     quickForms = nil
                     break
                 }
-                quickForms?.append(form)
+                quickForms?.append((entry.slot, form))
             }
         }
-        self.quickForms = quickForms
-        quickReadSlots = Array(Set(quickForms?.compactMap(\.readSlot) ?? [])).sorted()
-    }
-
-    /// The changes of a row computed by the quick forms from its stored values (`read`
-    /// gives the value of a slot in ``quickReadSlots``); false, with `changes` unspecified,
-    /// when a form does not apply to this row: then ``changes(for:view:)`` computes them,
-    /// with the evaluator's results and errors.
-    func quickChanges(reading read: (Int) throws -> StoreValue, into changes: inout [(slot: Int, value: StoreValue)])
-        throws -> Bool
-    {
-        guard let quickForms else { return false }
-        changes.removeAll(keepingCapacity: true)
-        for (entry, form) in zip(entries, quickForms) {
-            guard let value = try form.value(reading: read) else { return false }
-            changes.append((entry.slot, value))
-        }
-        return true
+        quickFormsBySlot = quickForms
     }
 
     /// The changes of `row`; `view` is the row for expressions to read (asked only when

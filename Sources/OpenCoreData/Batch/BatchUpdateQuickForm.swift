@@ -3,7 +3,8 @@
 // (`firstName`), and an integer attribute plus or minus an integer constant (`age + 1`).
 // A form computes only what the evaluator would compute to the same stored value; for
 // anything else (a nil, an overflow, a value out of the attribute's range) it declines
-// and the row takes the evaluator's path, which gives the result or the error.
+// and the row takes the evaluator's path, which gives the result or the error. The
+// default store applies the forms to the row bytes (PageFileRowPatch.swift).
 import Foundation
 
 /// One attribute's new value in a quick form.
@@ -57,32 +58,6 @@ enum BatchUpdateQuickForm {
         case .integer32AttributeType: Int64(Int32.min)...Int64(Int32.max)
         case .integer64AttributeType: Int64.min...Int64.max
         default: nil
-        }
-    }
-
-    /// The slot this form reads, if any.
-    var readSlot: Int? {
-        switch self {
-        case .constant: nil
-        case .copy(let slot), .shift(let slot, _, _): slot
-        }
-    }
-
-    /// The new value, or nil when this form does not apply to the row's stored value.
-    func value(reading read: (Int) throws -> StoreValue) throws -> StoreValue? {
-        switch self {
-        case .constant(let value): return value
-        case .copy(let slot):
-            let value = try read(slot)
-            switch value {
-            case .null, .unresolved: return nil
-            default: return value
-            }
-        case .shift(let slot, let offset, let range):
-            guard case .integer(let number) = try read(slot) else { return nil }
-            let (sum, overflow) = number.addingReportingOverflow(offset)
-            guard !overflow, range.contains(sum) else { return nil }
-            return .integer(sum)
         }
     }
 }

@@ -51,6 +51,16 @@ struct StoreByteWriter {
         bytes.append(contentsOf: content)
     }
 
+    /// Appends `raw` with one copy (appending raw bytes as a sequence copies them one by one).
+    @inline(__always)
+    mutating func append(_ raw: UnsafeRawBufferPointer) {
+        raw.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `other` with one copy.
+    @inline(__always)
+    mutating func append(_ other: [UInt8]) { bytes.append(contentsOf: other) }
+
     /// Length-prefixed UTF-8, straight from the string (no intermediate array).
     mutating func string(_ value: String) {
         varint(value.utf8.count)

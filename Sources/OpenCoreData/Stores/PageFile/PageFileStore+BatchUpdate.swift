@@ -74,6 +74,10 @@ extension PageFileStore {
         // Indexes whose entries move, and every slot their keys read.
         let moved = info.indexes.filter { !$0.isReference && $0.slots.contains(where: slots.contains) }
         let keySlots = Array(Set(moved.flatMap(\.slots))).sorted()
+        var isKeySlot = Array(repeating: false, count: layout.properties.count)
+        for slot in keySlots where slot < isKeySlot.count { isKeySlot[slot] = true }
+        // The quick forms as edits of the row bytes, made once; nil: every row is evaluated.
+        let rowPatch = PageFileRowPatch(update.changes, codec: codec)
         let change = PersistentHistoryRecord.Change.update(entity: entity, key: 0, slots: slots)
         var offsets: [Int] = []
         var changes: [(slot: Int, value: StoreValue)] = []
@@ -84,56 +88,67 @@ extension PageFileStore {
         var removedEntries = Array(repeating: PendingIndexKeys(), count: moved.count)
         // Reused between rows: the patched row and the moved indexes' keys before the change.
         var patchedRow = StoreByteWriter()
-        var before: [[UInt8]?] = []
+        var before: [[UInt8]?] = Array(repeating: nil, count: moved.count)
         // One walk of the row tree in key order: a row is read and rewritten where it stands.
         let editor = try tree.makeEditor()
-        for key in keys {
-            entryChanges.removeAll(keepingCapacity: true)
-            let patched = try PageFileKey.withPrimary(key) { keyBytes -> Bool? in
-                guard try editor.seek(keyBytes) else { return nil }
-                return try editor.withValue { bytes -> Bool in
-                    if !matched {
-                        guard try matcher.matches(bytes, primaryKey: key, offsets: &offsets) else { return false }
+        // Borrowed, not copied per row (an index copy retains its names and fields).
+        try moved.withUnsafeBufferPointer { moved in
+            for key in keys {
+                entryChanges.removeAll(keepingCapacity: true)
+                let patched = try PageFileKey.withPrimary(key) { keyBytes -> Bool? in
+                    guard try editor.seek(keyBytes) else { return nil }
+                    return try editor.withValue { bytes -> Bool in
+                        if !matched {
+                            guard try matcher.matches(bytes, primaryKey: key, offsets: &offsets) else { return false }
+                        }
+                        // The encoded predicate leaves the row's offsets behind; else they are found here.
+                        if matched || !matcher.readsOffsets { try PageFileRowCodec.slotOffsets(bytes, into: &offsets) }
+                        let read = { (slot: Int) throws -> StoreValue in
+                            slot < offsets.count
+                                ? try codec.decodeValue(bytes, at: offsets[slot], declaredEntity: nil) : .null
+                        }
+                        if !moved.isEmpty {
+                            for slot in keySlots { keyValues[slot] = try read(slot) }
+                            for position in moved.indices {
+                                before[position] = moved[position].key(for: keyValues, primaryKey: key)
+                            }
+                        }
+                        let quick =
+                            try rowPatch?.write(
+                                bytes, offsets: offsets, into: &patchedRow, keySlots: isKeySlot, keyValues: &keyValues)
+                            ?? false
+                        if !quick {
+                            // A quick form declined this row (or there is none): the evaluator decides.
+                            let row = try decodeRow(bytes, key)
+                            changes = try update.changes.changes(for: row) { rows.view(of: row) }
+                            for change in changes where change.slot < keyValues.count {
+                                keyValues[change.slot] = change.value
+                            }
+                            try Self.patch(bytes, offsets: offsets, changes: changes, into: &patchedRow)
+                        }
+                        for position in moved.indices {
+                            let after = moved[position].key(for: keyValues, primaryKey: key)
+                            if after != before[position] { entryChanges.append((position, before[position], after)) }
+                        }
+                        return true
                     }
-                    // The encoded predicate leaves the row's offsets behind; else they are found here.
-                    if matched || !matcher.readsOffsets { try PageFileRowCodec.slotOffsets(bytes, into: &offsets) }
-                    let read = { (slot: Int) throws -> StoreValue in
-                        slot < offsets.count
-                            ? try codec.decodeValue(bytes, at: offsets[slot], declaredEntity: nil) : .null
-                    }
-                    if try !update.changes.quickChanges(reading: read, into: &changes) {
-                        let row = try decodeRow(bytes, key)
-                        changes = try update.changes.changes(for: row) { rows.view(of: row) }
-                    }
-                    for slot in keySlots { keyValues[slot] = try read(slot) }
-                    before.removeAll(keepingCapacity: true)
-                    for position in moved.indices {
-                        before.append(moved[position].key(for: keyValues, primaryKey: key))
-                    }
-                    for change in changes where change.slot < keyValues.count { keyValues[change.slot] = change.value }
-                    for position in moved.indices {
-                        let after = moved[position].key(for: keyValues, primaryKey: key)
-                        if after != before[position] { entryChanges.append((position, before[position], after)) }
-                    }
-                    try Self.patch(bytes, offsets: offsets, changes: changes, into: &patchedRow)
-                    return true
                 }
-            }
-            guard let patched else { throw matcher.missingRow(key) }
-            guard patched else { continue }
-            try patchedRow.bytes.withUnsafeBytes { try editor.replaceValue($0) }
-            for entry in entryChanges {
-                // Each row is patched once: its stored entry is in the tree, never pending,
-                // and no entry added here is one that moves out (the primary key ends both).
-                if let old = entry.old { removedEntries[entry.index].insert(old) }
-                if let new = entry.new { try writer.addIndexEntry(new, of: moved[entry.index], primaryKey: key) }
-            }
-            outcome.count += 1
-            if update.returnsObjectIDs { outcome.objectIDs.append(newObjectID(for: entity, key: key)) }
-            if history != nil {
-                var recorded = change
-                recorded.key = key
-                history?.changes.append(recorded)
+                guard let patched else { throw matcher.missingRow(key) }
+                guard patched else { continue }
+                try patchedRow.bytes.withUnsafeBytes { try editor.replaceValue($0) }
+                for entry in entryChanges {
+                    // Each row is patched once: its stored entry is in the tree, never pending,
+                    // and no entry added here is one that moves out (the primary key ends both).
+                    if let old = entry.old { removedEntries[entry.index].insert(old) }
+                    if let new = entry.new { try writer.addIndexEntry(new, of: moved[entry.index], primaryKey: key) }
+                }
+                outcome.count += 1
+                if update.returnsObjectIDs { outcome.objectIDs.append(newObjectID(for: entity, key: key)) }
+                if history != nil {
+                    var recorded = change
+                    recorded.key = key
+                    history?.changes.append(recorded)
+                }
             }
         }
         try editor.finish()
@@ -151,33 +166,14 @@ extension PageFileStore {
         _ bytes: UnsafeRawBufferPointer, offsets: [Int], changes: [(slot: Int, value: StoreValue)],
         into writer: inout StoreByteWriter
     ) throws {
-        var reader = StoreByteReader(row: bytes)
-        let version = try reader.varint()
-        // The limit a decoded row is held to (SPEC.md §3.2), so a forged version cannot wrap
-        // and a patched row is refused exactly where writer.update's decoded row would be.
-        guard version <= UInt64(StoreCounterLimit.maximum) else {
-            throw reader.damaged("its version \(version) is out of range (at most \(StoreCounterLimit.maximum))")
-        }
-        writer.bytes.removeAll(keepingCapacity: true)
-        writer.bytes.reserveCapacity(bytes.count + 16)
-        writer.varint(version + 1)
-        // The stored slots between two changes are copied in one run.
-        @inline(__always) func copyStored(from first: Int, to limit: Int) {
-            guard first < min(limit, offsets.count) else { return }
-            let end = limit < offsets.count ? offsets[limit] : bytes.count
-            writer.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offsets[first]..<end]))
-        }
+        try beginPatch(bytes, into: &writer)
         var slot = 0
         for change in changes {
-            copyStored(from: slot, to: change.slot)
-            // A row written before the entity gained this attribute holds no slot for it.
-            for _ in max(slot, offsets.count)..<max(change.slot, offsets.count) {
-                writer.byte(PageFileRowCodec.Tag.null.rawValue)
-            }
+            copyStored(bytes, offsets: offsets, from: slot, to: change.slot, into: &writer)
             PageFileRowCodec.appendValue(change.value, declaredEntity: nil, to: &writer)
             slot = change.slot + 1
         }
-        copyStored(from: slot, to: offsets.count)
+        copyStored(bytes, offsets: offsets, from: slot, to: offsets.count, into: &writer)
     }
 
     /// The rows of `info`'s entity matching the update, each decoded and updated by
