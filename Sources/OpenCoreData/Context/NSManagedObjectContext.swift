@@ -357,12 +357,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     func reassign(_ object: NSManagedObject, to objectID: NSManagedObjectID, forChildren: Bool) {
-        if forChildren, object.objectID.isTemporaryID, object.managedObjectContext === self {
-            permanentIDsForChildren[object.objectID] = objectID
+        // The context is read once: each read of the weak reference loads and retains it.
+        let registered = object.managedObjectContext === self
+        let previous = object.objectID
+        if forChildren, previous.isTemporaryID, registered {
+            permanentIDsForChildren[previous] = objectID
         }
-        if object.managedObjectContext === self { registry[object.objectID] = nil }
+        if registered { registry[previous] = nil }
         object.setObjectID(objectID)
-        if object.managedObjectContext === self { registry[objectID] = object }
+        if registered { registry[objectID] = object }
     }
 
     // MARK: Loading values

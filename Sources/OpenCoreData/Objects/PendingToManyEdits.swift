@@ -58,7 +58,7 @@ extension UnresolvedRelationship {
     }
 
     /// `ids` (the stored destinations) with the edits applied, IDs replaced by `map`.
-    func applyingEdits(to ids: [NSManagedObjectID], mapping map: [NSManagedObjectID: NSManagedObjectID])
+    func applyingEdits(to ids: [NSManagedObjectID], mapping map: TemporaryIDMapping)
         -> [NSManagedObjectID]
     {
         var result = ids.map { map[$0] ?? $0 }

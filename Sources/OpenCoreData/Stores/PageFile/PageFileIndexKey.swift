@@ -24,14 +24,16 @@ enum PageFileKey {
         let magnitude = key >= 0 ? UInt64(key) : ~UInt64(bitPattern: key)
         let count = (64 - magnitude.leadingZeroBitCount + 7) / 8
         let header = key >= 0 ? UInt8(0x80 + count) : UInt8(0x7F - count)
-        var bytes: [UInt8] = [header]
-        bytes.reserveCapacity(count + 2)
+        // One allocation of the exact size (an array literal first, then a reserve, made two).
         let bits = UInt64(bitPattern: key)
-        for index in stride(from: count - 1, through: 0, by: -1) {
-            bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(index * 8)))
+        return [UInt8](unsafeUninitializedCapacity: count + 2) { buffer, initialized in
+            buffer[0] = header
+            for index in 0..<count {
+                buffer[1 + index] = UInt8(truncatingIfNeeded: bits >> UInt64((count - 1 - index) * 8))
+            }
+            buffer[count + 1] = header
+            initialized = count + 2
         }
-        bytes.append(header)
-        return bytes
     }
 
     /// Calls `body` with the row-tree key of `key` (the bytes of ``primary(_:)``) in a stack
@@ -252,13 +254,19 @@ struct PageFileIndex: StoreUniquenessConstraint {
     func key(for values: [StoreValue], primaryKey: Int64) -> [UInt8]? {
         if isReference {
             guard let slot = fields.first?.slot, slot < values.count else { return nil }
+            let destination: Int64
             switch values[slot] {
-            case .objectID(let destination):
-                return PageFileKey.primary(destination.key) + PageFileKey.primary(primaryKey)
+            case .objectID(let id): destination = id.key
             // A row checked without its model reads references as their keys.
-            case .integer(let destination): return PageFileKey.primary(destination) + PageFileKey.primary(primaryKey)
+            case .integer(let key): destination = key
             default: return nil
             }
+            // Both primary keys into one buffer of their greatest size: one allocation per key.
+            var key: [UInt8] = []
+            key.reserveCapacity(20)
+            PageFileKey.appendPrimary(destination, to: &key)
+            PageFileKey.appendPrimary(primaryKey, to: &key)
+            return key
         }
         var key = StoreByteWriter()
         key.bytes.reserveCapacity(32)
