@@ -49,6 +49,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The permanent IDs this context's saves gave objects a child still knows by their
     /// temporary IDs (a child's objects keep them after the parent saves, as in Core Data).
     var permanentIDsForChildren: [NSManagedObjectID: NSManagedObjectID] = [:]
+    /// The entity `init(context:)` found last, with the class and coordinator it was found
+    /// for: an app creating objects of one class in a loop looks it up once, not under the
+    /// model's lock per object. The coordinator is held so its identity cannot be reused.
+    private var lastClassEntity: ClassEntity?
+    private struct ClassEntity {
+        let type: ObjectIdentifier
+        let coordinator: NSPersistentStoreCoordinator
+        let entity: NSEntityDescription
+    }
 
     /// The context's name, for debugging and history.
     open var name: String?
@@ -332,6 +341,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let object = self.object(with: objectID)
         if object.isFault { fill(object, values: snapshot.values, version: snapshot.version) }
         return object
+    }
+
+    /// The entity of this context's model whose objects are of class `type`.
+    func entity(forClass type: NSManagedObject.Type) -> NSEntityDescription? {
+        guard let coordinator = persistentStoreCoordinator else { return nil }
+        if let last = lastClassEntity, last.type == ObjectIdentifier(type), last.coordinator === coordinator {
+            return last.entity
+        }
+        // A coordinator's model is frozen when the coordinator is made: its answer never changes.
+        guard let entity = coordinator.managedObjectModel.entity(for: type) else { return nil }
+        lastClassEntity = ClassEntity(type: ObjectIdentifier(type), coordinator: coordinator, entity: entity)
+        return entity
     }
 
     /// Gives the objects permanent IDs now (saving does it for inserted objects).

@@ -106,7 +106,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     ///   `managedObjectClassName` names this class (Core Data raises otherwise).
     public required convenience init(context: NSManagedObjectContext) {
         let type = Swift.type(of: self)
-        guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entity(for: type) else {
+        guard let entity = context.entity(forClass: type) else {
             preconditionFailure(
                 "OpenCoreData: \(type)(context:): no entity of the context's model has managedObjectClassName "
                     + "'\(NSStringFromClass(type))'; set it with NSStringFromClass(\(type).self)")
