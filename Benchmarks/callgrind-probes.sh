@@ -13,8 +13,8 @@ if [ -z "${BIN:-}" ]; then
 fi
 probes=("$@")
 if [ ${#probes[@]} -eq 0 ]; then
-  probes=(object-insert-10000 object-one-row-commit object-point-lookup object-range-fetch object-fetch-by-id
-          object-range-prefetch object-count-bool
+  probes=(object-insert-10000 object-import-10000 object-one-row-commit object-point-lookup object-range-fetch
+          object-fetch-by-id object-range-prefetch object-count-bool
           object-contains-scan object-update-1000 object-delete-in object-traverse
           engine-point-lookup engine-one-row-commit batch-insert-dictionaries batch-insert-handler
           batch-update-15 batch-delete-15)

@@ -129,4 +129,59 @@ struct InsertPathIntegrityTests {
             #expect(try Fixtures.problems(coordinator) == [], "\(storeType), policy \(policy.rawValue)")
         }
     }
+
+    /// `isEqual(_:)` read in place from an `Any?` typed `NSObject` or the object's own
+    /// class agrees with identity, and every other form (another static type, another
+    /// class, nil) takes the general path with the same answers.
+    @Test func equalityOfObjectsAndIDsReadInPlaceAgreesWithIdentity() throws {
+        let context = TestStack.context(try TestStack.coordinator())
+        let first = TCompany(context: context)
+        let second = TCompany(context: context)
+        let asObject: NSObject = first
+        let asManaged: NSManagedObject = first
+        #expect(first.isEqual(asObject))
+        #expect(first.isEqual(asManaged))
+        #expect(first.isEqual(first as Any))
+        #expect(!first.isEqual(second as NSObject))
+        #expect(!first.isEqual(second as NSManagedObject))
+        #expect(!first.isEqual(nil))
+        #expect(!first.isEqual(NSObject()))
+        #expect(!first.isEqual("a string"))
+        #expect(Set<NSManagedObject>([first, second, first]).count == 2)
+        let id = first.objectID
+        try context.obtainPermanentIDs(for: [first])
+        let permanent = first.objectID
+        let again = try #require(
+            context.persistentStoreCoordinator?.managedObjectID(forURIRepresentation: permanent.uriRepresentation()))
+        #expect(again !== permanent)
+        #expect(permanent.isEqual(again as NSObject))
+        #expect(permanent.isEqual(again as Any))
+        #expect(!permanent.isEqual(id as NSObject))
+        #expect(!permanent.isEqual(first as NSObject))
+        #expect(!permanent.isEqual(nil))
+        #expect(Set<NSManagedObjectID>([permanent, again, id]).count == 2)
+        #expect([permanent: 1][again] == 1)
+    }
+
+    /// The save's temporary-to-permanent map answers only for the temporary IDs it holds,
+    /// and the integrity pass's set of written rows finds an ID by value.
+    @Test func temporaryIDMappingAndObjectIDSetCompareByValue() throws {
+        let context = TestStack.context(try TestStack.coordinator())
+        let company = TCompany(context: context)
+        let temporary = company.objectID
+        try context.obtainPermanentIDs(for: [company])
+        let permanent = company.objectID
+        var mapping = TemporaryIDMapping()
+        #expect(mapping.isEmpty)
+        mapping[temporary] = permanent
+        #expect(mapping[temporary] === permanent)
+        #expect(mapping[permanent] == nil)
+        let again = try #require(
+            context.persistentStoreCoordinator?.managedObjectID(forURIRepresentation: permanent.uriRepresentation()))
+        var written = ObjectIDSet(minimumCapacity: 1)
+        #expect(written.isEmpty && !written.contains(permanent))
+        written.insert(permanent)
+        #expect(written.contains(again))
+        #expect(!written.contains(temporary))
+    }
 }

@@ -36,6 +36,7 @@ struct Probe: Sendable {
 
     static let all: [Probe] = [
         Probe(name: "object-insert-10000", operations: 10_000, run: ProbeRuns.insert),
+        Probe(name: "object-import-10000", operations: 10_000, run: ProbeRuns.importBatch),
         Probe(name: "object-one-row-commit", operations: 500, run: ProbeRuns.oneRowCommit),
         Probe(name: "object-point-lookup", operations: 2_000, run: ProbeRuns.pointLookup),
         Probe(name: "object-range-fetch", operations: 200, run: ProbeRuns.rangeFetch),
@@ -140,6 +141,24 @@ enum ProbeRuns {
     static func probeMeasuredInsert(_ context: NSManagedObjectContext, _ firms: [ProbeCompany], _ count: Int) throws {
         for index in 0..<count { fill(ProbePerson(context: context), index, company: firms[index % firms.count]) }
         try context.save()
+    }
+
+    /// One batch of app/import: the companies fetched (faults with unloaded lists), 10,000
+    /// people linked to them, one save and a reset, over a store already holding a batch.
+    static func importBatch(_ directory: URL) throws {
+        let context = try loaded(10_000, at: directory)
+        try probeMeasuredImport(context, first: 10_000, count: 10_000)
+    }
+
+    @inline(never)
+    static func probeMeasuredImport(_ context: NSManagedObjectContext, first: Int, count: Int) throws {
+        let firms = try context.fetch(NSFetchRequest<ProbeCompany>(entityName: "Company"))
+        guard !firms.isEmpty else { throw ProbeFailure(message: "import found no companies") }
+        for index in first..<(first + count) {
+            fill(ProbePerson(context: context), index, company: firms[index % firms.count])
+        }
+        try context.save()
+        context.reset()
     }
 
     static func oneRowCommit(_ directory: URL) throws {

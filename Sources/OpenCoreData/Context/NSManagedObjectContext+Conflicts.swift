@@ -12,7 +12,7 @@ extension NSManagedObjectContext {
     /// Adds the updated objects' changed slots and the deleted objects to `request`.
     func addChanges(
         updated: [NSManagedObject], deleted: [NSManagedObject], to request: inout StoreSaveRequest,
-        mapping: [NSManagedObjectID: NSManagedObjectID]
+        mapping: TemporaryIDMapping
     ) throws {
         let coordinator = persistentStoreCoordinator
         // Two objects of one row (one an upsert superseded, NSManagedObjectContext+Save.swift)
@@ -83,21 +83,31 @@ extension NSManagedObjectContext {
     ///   when it does not resolve them.
     func saveResolvingConflicts(
         _ request: StoreSaveRequest, updated: [NSManagedObject], deleted: [NSManagedObject],
-        mapping: [NSManagedObjectID: NSManagedObjectID], inserted: [NSManagedObjectID: NSManagedObject],
+        mapping: TemporaryIDMapping, inserted newObjects: NewObjectsByID,
         acceptedUpserts: Set<ObjectIdentifier> = []
     ) throws -> StoreSaveResult {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
+        // Only conflicts, custom policies and re-insertions look objects up by ID: the map
+        // is built for them, not for every save.
+        var byID: [NSManagedObjectID: NSManagedObject]?
+        func inserted() -> [NSManagedObjectID: NSManagedObject] {
+            if let byID { return byID }
+            let built = newObjects.dictionary()
+            byID = built
+            return built
+        }
         let policy = (mergePolicy as? NSMergePolicy) ?? .error
         var request = request
         // A subclass may override resolve(constraintConflicts:), so the store reports every
         // clash it has not accepted; the built-in policies' upserts happen in the store directly.
         if type(of: policy) != NSMergePolicy.self {
             var accepted: Set<NSManagedObjectID> = []
-            for (id, object) in inserted where acceptedUpserts.contains(ObjectIdentifier(object)) {
+            let insertedByID = inserted()
+            for (id, object) in insertedByID where acceptedUpserts.contains(ObjectIdentifier(object)) {
                 accepted.insert(id)
             }
             // Objects inserted under a permanent ID (inserted again, or given IDs before the save).
-            for row in request.insertedRows where inserted[row.objectID] == nil {
+            for row in request.insertedRows where insertedByID[row.objectID] == nil {
                 if let object = registry[row.objectID], acceptedUpserts.contains(ObjectIdentifier(object)) {
                     accepted.insert(row.objectID)
                 }
@@ -106,8 +116,8 @@ extension NSManagedObjectContext {
         }
         // Stored objects whose inverse relationships a re-insertion points back at it, by slot.
         var repaired: [NSManagedObjectID: [Int]] = [:]
-        if request.insertedRows.count > inserted.count {
-            try addReinsertionRepairs(to: &request, newObjects: inserted, mapping: mapping, repaired: &repaired)
+        if request.insertedRows.count > newObjects.count {
+            try addReinsertionRepairs(to: &request, newObjects: inserted(), mapping: mapping, repaired: &repaired)
         }
         do {
             let result = try coordinator.save(request)
@@ -131,7 +141,7 @@ extension NSManagedObjectContext {
             if error.code == NSManagedObjectConstraintMergeError,
                 let details = error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [StoreConstraintConflict]
             {
-                let conflicts = constraintConflicts(details, inserted: inserted)
+                let conflicts = constraintConflicts(details, inserted: inserted())
                 try policy.resolve(constraintConflicts: conflicts)
                 throw ConflictsResolved(mergeConflicts: [], constraintConflicts: conflicts, relinked: [])
             }
@@ -234,5 +244,21 @@ struct ConflictsResolved: Error, @unchecked Sendable {
             NSManagedObjectConstraintMergeError,
             "the save still violated uniqueness constraints after \(attempts) resolutions by the merge policy",
             userInfo: [NSPersistentStoreSaveConflictsErrorKey: constraintConflicts])
+    }
+}
+
+/// The objects a save inserts with the permanent IDs it gave them, looked up by ID only
+/// when a conflict or re-insertion asks (a dictionary of every new object cost each save
+/// a hash and probe per object).
+struct NewObjectsByID {
+    let objects: [NSManagedObject]
+    let permanentIDs: [NSManagedObjectID]
+
+    /// How many objects the save inserts under new IDs.
+    var count: Int { objects.count }
+
+    /// The objects by permanent ID (the first for an ID given twice).
+    func dictionary() -> [NSManagedObjectID: NSManagedObject] {
+        Dictionary(zip(permanentIDs, objects)) { first, _ in first }
     }
 }

@@ -20,15 +20,19 @@ extension NSManagedObjectContext {
     ///   the destination; nothing is written.
     func settleTemporaryReferences(
         in request: inout StoreSaveRequest, newObjects: [NSManagedObject], permanentIDs: [NSManagedObjectID],
-        mapping: [NSManagedObjectID: NSManagedObjectID]
+        mapping: TemporaryIDMapping
     ) throws {
-        var map: [NSManagedObjectID: NSManagedObjectID]? = mapping.isEmpty ? nil : mapping
+        var map: TemporaryIDMapping? = mapping.isEmpty ? nil : mapping
         func settled(_ value: StoreValue, slot: Int, of objectID: NSManagedObjectID, object: NSManagedObject?) throws
             -> StoreValue?
         {
             func permanent(_ id: NSManagedObjectID) throws -> NSManagedObjectID {
                 if map == nil {
-                    map = Dictionary(zip(newObjects.map(\.objectID), permanentIDs)) { first, _ in first }
+                    var built = TemporaryIDMapping()
+                    for (object, permanent) in zip(newObjects, permanentIDs) where built[object.objectID] == nil {
+                        built[object.objectID] = permanent
+                    }
+                    map = built
                 }
                 if let mapped = map?[id] { return mapped }
                 throw danglingReference(to: id, slot: slot, of: object ?? registry[objectID], objectID: objectID)

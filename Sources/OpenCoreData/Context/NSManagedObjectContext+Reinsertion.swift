@@ -10,7 +10,7 @@ extension NSManagedObjectContext {
     /// of their inverses.
     func addReinsertionRepairs(
         to request: inout StoreSaveRequest, newObjects: [NSManagedObjectID: NSManagedObject],
-        mapping: [NSManagedObjectID: NSManagedObjectID], repaired: inout [NSManagedObjectID: [Int]]
+        mapping: TemporaryIDMapping, repaired: inout [NSManagedObjectID: [Int]]
     ) throws {
         for index in request.insertedRows.indices {
             let id = request.insertedRows[index].objectID
@@ -28,7 +28,7 @@ extension NSManagedObjectContext {
     /// one deleted (by this save or another) is gone: the re-inserted row drops them.
     /// Destinations the save inserts are left alone (the context keeps their inverses).
     func reinsertionRow(
-        for object: NSManagedObject, mapping: [NSManagedObjectID: NSManagedObjectID],
+        for object: NSManagedObject, mapping: TemporaryIDMapping,
         repairing request: inout StoreSaveRequest, repaired: inout [NSManagedObjectID: [Int]]
     ) throws -> StoreRow {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }

@@ -137,7 +137,7 @@ extension NSManagedObjectContext {
     ) throws -> (versions: [NSManagedObjectID: Int64], stale: [NSManagedObject]) {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let newObjects = inserted.filter { $0.objectID.isTemporaryID }
-        var mapping: [NSManagedObjectID: NSManagedObjectID] = [:]
+        var mapping: TemporaryIDMapping = [:]
         var permanentIDs: [NSManagedObjectID] = []
         if !newObjects.isEmpty {
             permanentIDs = try coordinator.obtainPermanentIDs(for: newObjects.map(\.entity))
@@ -171,7 +171,7 @@ extension NSManagedObjectContext {
             in: &request, newObjects: newObjects, permanentIDs: permanentIDs, mapping: mapping)
         let result = try saveResolvingConflicts(
             request, updated: updated, deleted: deleted, mapping: mapping,
-            inserted: Dictionary(zip(permanentIDs, newObjects)) { first, _ in first }, acceptedUpserts: acceptedUpserts)
+            inserted: NewObjectsByID(objects: newObjects, permanentIDs: permanentIDs), acceptedUpserts: acceptedUpserts)
         // No reserve: each object leaves its temporary entry as it gains its permanent one.
         var stale: [NSManagedObject] = []
         let forChildren = tracksPermanentIDsForChildren()

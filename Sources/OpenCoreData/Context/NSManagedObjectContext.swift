@@ -55,6 +55,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// IDs the parent's saves assigned to objects this context knows by temporary IDs, not
     /// yet adopted; filled on the parent's queue, taken on this context's.
     let deliveredPermanentIDs = Mutex<[PermanentIDAdoption]>([])
+    /// The entity `init(context:)` found last, with the class and coordinator it was found
+    /// for: an app creating objects of one class in a loop looks it up once, not under the
+    /// model's lock per object. The coordinator is held so its identity cannot be reused.
+    private var lastClassEntity: ClassEntity?
+    private struct ClassEntity {
+        let type: ObjectIdentifier
+        let coordinator: NSPersistentStoreCoordinator
+        let entity: NSEntityDescription
+    }
 
     /// The context's name, for debugging and history.
     open var name: String?
@@ -346,6 +355,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return object
     }
 
+    /// The entity of this context's model whose objects are of class `type`.
+    func entity(forClass type: NSManagedObject.Type) -> NSEntityDescription? {
+        guard let coordinator = persistentStoreCoordinator else { return nil }
+        if let last = lastClassEntity, last.type == ObjectIdentifier(type), last.coordinator === coordinator {
+            return last.entity
+        }
+        // A coordinator's model is frozen when the coordinator is made: its answer never changes.
+        guard let entity = coordinator.managedObjectModel.entity(for: type) else { return nil }
+        lastClassEntity = ClassEntity(type: ObjectIdentifier(type), coordinator: coordinator, entity: entity)
+        return entity
+    }
+
     /// Gives the objects permanent IDs now (saving does it for inserted objects).
     ///
     /// - Throws: the store's error.
@@ -374,14 +395,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     func reassign(
         _ object: NSManagedObject, to objectID: NSManagedObjectID, forChildren: Bool, upserted: Bool = false
     ) {
-        if forChildren, object.objectID.isTemporaryID, object.managedObjectContext === self {
-            permanentIDsForChildren[object.objectID] = objectID
+        // The context is read once: each read of the weak reference loads and retains it.
+        let registered = object.managedObjectContext === self
+        let previous = object.objectID
+        if forChildren, previous.isTemporaryID, registered {
+            permanentIDsForChildren[previous] = objectID
             permanentIDsToPass.append(
-                PermanentIDAdoption(temporary: object.objectID, permanent: objectID, upserted: upserted))
+                PermanentIDAdoption(temporary: previous, permanent: objectID, upserted: upserted))
         }
-        if object.managedObjectContext === self { registry[object.objectID] = nil }
+        if registered { registry[previous] = nil }
         object.setObjectID(objectID)
-        if object.managedObjectContext === self { registry[objectID] = object }
+        if registered { registry[objectID] = object }
     }
 
     // MARK: Loading values

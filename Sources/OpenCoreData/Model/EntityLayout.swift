@@ -28,6 +28,9 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let relationshipBySlot: [NSRelationshipDescription?]
     /// For each relationship slot: the slot of its inverse in the destination, or nil.
     let inverseSlotBySlot: [Int?]
+    /// For each slot: whether it is a relationship whose inverse is a to-many (read on
+    /// every inverse edit; the descriptions' properties are dynamically dispatched).
+    let inverseIsToManyBySlot: [Bool]
     /// The class of the entity's objects.
     let objectClass: NSManagedObject.Type
     /// Attribute defaults and empty relationships: the values of a new object.
@@ -110,6 +113,7 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.attributeBySlot = attributeBySlot
         self.relationshipBySlot = relationshipBySlot
         self.inverseSlotBySlot = inverseSlots
+        self.inverseIsToManyBySlot = relationshipBySlot.map { $0?.inverseRelationship?.isToMany ?? false }
         self.objectClass = EntityLayout.resolveClass(named: entity.managedObjectClassName)
         self.canonicalTypeBySlot = properties.map { property in
             (property as? NSAttributeDescription).flatMap { $0.attributeType.canonicalType.map(ObjectIdentifier.init) }

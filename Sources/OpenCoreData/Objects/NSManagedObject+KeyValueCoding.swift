@@ -347,7 +347,9 @@ extension NSManagedObject {
 
     /// Checks that `object` may be a destination of `relationship`: right entity, same context.
     func checkDestination(_ object: NSManagedObject, _ relationship: NSRelationshipDescription) throws {
-        if let destination = relationship.destinationEntity, !object.entity.isKindOf(entity: destination) {
+        if let destination = relationship.destinationEntity, object.entity !== destination,
+            !object.entity.isKindOf(entity: destination)
+        {
             throw CoreDataError.validation(
                 NSManagedObjectValidationError,
                 "wrong type for '\(relationship.name)' of \(entity.name ?? "entity"): expected a \(destination.name ?? "?"), "

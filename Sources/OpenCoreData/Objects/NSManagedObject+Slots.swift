@@ -145,12 +145,12 @@ extension NSManagedObject {
         let old = toOneObject(slot)
         if old === destination { return }
         storeSlot(slot, typed: destination.map(SlotValue.object) ?? .null)
-        guard let inverseSlot = layout.inverseSlotBySlot[slot],
-            let inverse = layout.relationshipBySlot[slot]?.inverseRelationship
-        else { return }
-        if let old { old.detach(self, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany) }
+        // A slot with an inverse slot has an inverse relationship; its kind is read from the layout.
+        guard let inverseSlot = layout.inverseSlotBySlot[slot] else { return }
+        let inverseIsToMany = layout.inverseIsToManyBySlot[slot]
+        if let old { old.detach(self, inverseSlot: inverseSlot, inverseIsToMany: inverseIsToMany) }
         if let destination {
-            destination.attach(self, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany, backSlot: slot)
+            destination.attach(self, inverseSlot: inverseSlot, inverseIsToMany: inverseIsToMany, backSlot: slot)
         }
     }
 
@@ -291,7 +291,7 @@ extension NSManagedObject {
 
     /// The object's values in stored form (relationships as object IDs), for a store row
     /// or a child context. `map` replaces IDs (temporary to permanent at save).
-    func storeValues(mapping map: [NSManagedObjectID: NSManagedObjectID] = [:]) throws -> [StoreValue] {
+    func storeValues(mapping map: TemporaryIDMapping = [:]) throws -> [StoreValue] {
         fireFaultIfNeeded()
         let current = values
         var result: [StoreValue] = []
@@ -303,14 +303,14 @@ extension NSManagedObject {
     }
 
     /// The stored form of one slot.
-    func storeValue(slot: Int, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws -> StoreValue {
+    func storeValue(slot: Int, mapping map: TemporaryIDMapping) throws -> StoreValue {
         try storeValue(slot: slot, of: values, mapping: map)
     }
 
     /// The stored form of `slot` of `values` (the current values, or a snapshot's). The
     /// array, not the slot's value, is passed: reading the value in place spares a copy
     /// of it per slot on every save.
-    func storeValue(slot: Int, of values: SlotValues, mapping map: [NSManagedObjectID: NSManagedObjectID]) throws
+    func storeValue(slot: Int, of values: SlotValues, mapping map: TemporaryIDMapping) throws
         -> StoreValue
     {
         if let attributeType = layout.attributeTypeBySlot[slot] {

@@ -106,7 +106,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     ///   `managedObjectClassName` names this class (Core Data raises otherwise).
     public required convenience init(context: NSManagedObjectContext) {
         let type = Swift.type(of: self)
-        guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entity(for: type) else {
+        guard let entity = context.entity(forClass: type) else {
             preconditionFailure(
                 "OpenCoreData: \(type)(context:): no entity of the context's model has managedObjectClassName "
                     + "'\(NSStringFromClass(type))'; set it with NSStringFromClass(\(type).self)")
@@ -257,6 +257,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     public override func isEqual(_ object: Any?) -> Bool {
         // A class cast, not `as AnyObject` (which bridges): sets of objects compare on every probe.
         // Sets pass the object as an `NSObject`: compared by identity with no cast at all.
+        let address = Unmanaged.passUnretained(self).toOpaque()
+        if let other = objectAddress(in: object, typedAs: NSObject.self) { return other == address }
+        if let other = objectAddress(in: object, typedAs: NSManagedObject.self) { return other == address }
         guard let object else { return false }
         if let identity = openedObjectIdentity(object) { return identity == ObjectIdentifier(self) }
         return (object as? NSManagedObject) === self

@@ -85,7 +85,19 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     }
 
     public override func isEqual(_ object: Any?) -> Bool {
+        if let address = objectAddress(in: object, typedAs: NSObject.self)
+            ?? objectAddress(in: object, typedAs: NSManagedObjectID.self)
+        {
+            // Typed `NSObject` (how sets and dictionaries pass it): an ID only when its class is.
+            let other = Unmanaged<AnyObject>.fromOpaque(address).takeUnretainedValue()
+            guard type(of: other) == NSManagedObjectID.self else { return false }
+            return equals(unsafeDowncast(other, to: NSManagedObjectID.self))
+        }
         guard let object, let other = openedObjectID(object) ?? (object as? NSManagedObjectID) else { return false }
+        return equals(other)
+    }
+
+    private func equals(_ other: NSManagedObjectID) -> Bool {
         if other === self { return true }
         return other.key == key && other.isTemporaryID == isTemporaryID
             && other.persistentStore === persistentStore

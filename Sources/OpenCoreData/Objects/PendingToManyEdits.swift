@@ -58,7 +58,7 @@ extension UnresolvedRelationship {
     }
 
     /// `ids` (the stored destinations) with the edits applied, IDs replaced by `map`.
-    func applyingEdits(to ids: [NSManagedObjectID], mapping map: [NSManagedObjectID: NSManagedObjectID])
+    func applyingEdits(to ids: [NSManagedObjectID], mapping map: TemporaryIDMapping)
         -> [NSManagedObjectID]
     {
         var result = ids.map { map[$0] ?? $0 }
@@ -82,7 +82,8 @@ extension NSManagedObject {
     /// comment); false, changing nothing, otherwise.
     func editUnresolvedToMany(_ slot: Int, _ object: NSManagedObject, adding: Bool) -> Bool {
         fireFaultIfNeeded()
-        guard slot < values.count, let current = UnresolvedRelationship.from(values[slot]),
+        // Read in its case: no `Any` made per edit (an import edits one list per new object).
+        guard slot < values.count, case .unresolved(let current) = values.storage[slot],
             let context = managedObjectContext, !context.lifecycle.isObserved,
             let relationship = layout.relationshipBySlot[slot], relationship.isDecidedByInverseToOne,
             context.persistentStoreCoordinator?.derivesValues(through: relationship) != true,
@@ -91,10 +92,12 @@ extension NSManagedObject {
         else { return false }
         // The value read from the store (shared with `committed`) stays as it was: the
         // edits go into a value of their own, edited in place from then on.
+        var isCommittedValue = false
+        if let committed, slot < committed.count, case .unresolved(let stored) = committed.storage[slot] {
+            isCommittedValue = stored === current
+        }
         let edited: UnresolvedRelationship
-        if current.hasEdits,
-            committed.map({ slot < $0.count && UnresolvedRelationship.from($0[slot]) === current }) != true
-        {
+        if current.hasEdits, !isCommittedValue {
             edited = current
         } else {
             edited = UnresolvedRelationship(objectIDs: current.objectIDs)
@@ -109,7 +112,7 @@ extension NSManagedObject {
             edited.added[identity] = nil
             edited.removed[identity] = object
         }
-        ObjectLifecycle.change(self, slot: slot, to: edited)
+        ObjectLifecycle.change(self, slot: slot, toTyped: .unresolved(edited))
         return true
     }
 

@@ -93,7 +93,7 @@ enum StoreRelationshipIntegrity {
     ///   - replaced: Inserted objects that became upserts, to the rows that absorbed them.
     ///   - access: The store's rows as the save has left them so far.
     static func repair(
-        _ changes: [StoreLinkChange], deleted: Set<NSManagedObjectID>, written: Set<NSManagedObjectID>,
+        _ changes: [StoreLinkChange], deleted: Set<NSManagedObjectID>, written: ObjectIDSet,
         replaced: [NSManagedObjectID: NSManagedObjectID] = [:], access: inout some StoreRelationshipAccess
     ) throws {
         guard !changes.isEmpty else { return }
@@ -147,11 +147,11 @@ enum StoreRelationshipIntegrity {
     /// The state of one pass over a save's links.
     private struct Repair {
         let deleted: Set<NSManagedObjectID>
-        let written: Set<NSManagedObjectID>
+        let written: ObjectIDSet
         /// Sides this pass changed.
         var rewritten: Set<Side> = []
 
-        init(deleted: Set<NSManagedObjectID>, written: Set<NSManagedObjectID>) {
+        init(deleted: Set<NSManagedObjectID>, written: ObjectIDSet) {
             self.deleted = deleted
             self.written = written
         }
@@ -271,6 +271,13 @@ extension StoreLinkChange {
             let old = before.map { slot < $0.count ? $0[slot] : .null } ?? .null
             let new = after.map { slot < $0.count ? $0[slot] : .null } ?? .null
             if case .unresolved = new, after != nil { continue }
+            // A new row's to-one, the common link of a save: one added link, no lists built.
+            if before == nil, case .objectID(let destination) = new {
+                changes.append(
+                    StoreLinkChange(
+                        source: objectID, relationship: relationship, destination: destination, isAdded: true))
+                continue
+            }
             let removed = destinations(old)
             let added = destinations(new)
             if removed.isEmpty && added.isEmpty { continue }

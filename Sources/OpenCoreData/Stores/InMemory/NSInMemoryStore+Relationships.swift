@@ -9,7 +9,7 @@ extension NSInMemoryStore {
     /// them (`written`: the rows it inserted or updated); rows only this changes get a new
     /// version and a history update.
     func repairRelationships(
-        _ changes: [StoreLinkChange], written: Set<NSManagedObjectID>, deleted: Set<NSManagedObjectID>,
+        _ changes: [StoreLinkChange], written: ObjectIDSet, deleted: Set<NSManagedObjectID>,
         replaced: [NSManagedObjectID: NSManagedObjectID], history: inout PersistentHistoryRecord?,
         result: inout StoreSaveResult
     ) throws {
@@ -30,13 +30,13 @@ extension NSInMemoryStore {
 /// The in-memory store's rows as the integrity pass reads and writes them.
 private struct InMemoryRelationshipAccess: StoreRelationshipAccess {
     unowned let store: NSInMemoryStore
-    let written: Set<NSManagedObjectID>
+    let written: ObjectIDSet
     /// Rows the save did not write that this pass changed, with the changed slots.
     var repairedRows: [NSManagedObjectID: Set<Int>] = [:]
     /// The keys listed by to-manys looked up, by row key and slot.
     private var listed: [Int64: [Int: Set<Int64>]] = [:]
 
-    init(store: NSInMemoryStore, written: Set<NSManagedObjectID>) {
+    init(store: NSInMemoryStore, written: ObjectIDSet) {
         self.store = store
         self.written = written
     }

@@ -191,7 +191,7 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
         if !replaced.isEmpty { rewriteReferences(replaced) }
         if !links.isEmpty {
             // Upserts whose stored values won changed no row.
-            var written = Set(request.updatedRows.map(\.objectID))
+            var written = ObjectIDSet(request.updatedRows.map(\.objectID))
             for row in request.insertedRows {
                 if let existingID = replaced[row.objectID] {
                     if StoreUniqueness.insertedValuesWin(request.mergePolicyType) { written.insert(existingID) }

@@ -23,8 +23,9 @@ import StorageEngine
 /// The default store's trees for one model: what the reader and the writer look up for
 /// every row. Immutable once built; copies share one storage.
 struct PageFileCatalog {
-    /// One concrete entity's trees.
-    struct EntityInfo {
+    /// One concrete entity's trees. A class: a writer takes it per row, and each copy of
+    /// a struct of arrays retained and released every array.
+    final class EntityInfo {
         let entity: NSEntityDescription
         let treeName: String
         let indexes: [PageFileIndex]

@@ -24,14 +24,16 @@ enum PageFileKey {
         let magnitude = key >= 0 ? UInt64(key) : ~UInt64(bitPattern: key)
         let count = (64 - magnitude.leadingZeroBitCount + 7) / 8
         let header = key >= 0 ? UInt8(0x80 + count) : UInt8(0x7F - count)
-        var bytes: [UInt8] = [header]
-        bytes.reserveCapacity(count + 2)
+        // One allocation of the exact size (an array literal first, then a reserve, made two).
         let bits = UInt64(bitPattern: key)
-        for index in stride(from: count - 1, through: 0, by: -1) {
-            bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(index * 8)))
+        return [UInt8](unsafeUninitializedCapacity: count + 2) { buffer, initialized in
+            buffer[0] = header
+            for index in 0..<count {
+                buffer[1 + index] = UInt8(truncatingIfNeeded: bits >> UInt64((count - 1 - index) * 8))
+            }
+            buffer[count + 1] = header
+            initialized = count + 2
         }
-        bytes.append(header)
-        return bytes
     }
 
     /// Calls `body` with the row-tree key of `key` (the bytes of ``primary(_:)``) in a stack

@@ -91,7 +91,15 @@ struct PageFileRowCodec {
                     continue
                 }
             }
-            appendValue(transient ? .null : value, declaredEntity: relationship?.destinationEntity, to: &writer)
+            // The destination entity only names references (a weak load per slot otherwise).
+            var declaredEntity: NSEntityDescription?
+            if let relationship, !transient {
+                switch value {
+                case .objectID, .objectIDs: declaredEntity = relationship.destinationEntity
+                default: break
+                }
+            }
+            appendValue(transient ? .null : value, declaredEntity: declaredEntity, to: &writer)
         }
     }
 

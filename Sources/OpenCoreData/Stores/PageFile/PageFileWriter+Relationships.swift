@@ -38,7 +38,7 @@ extension PageFileWriter {
         linkChanges = nil
         guard !changes.isEmpty else { return }
         // Upserts whose stored values won changed no row.
-        var written = Set<NSManagedObjectID>(minimumCapacity: request.insertedRows.count + request.updatedRows.count)
+        var written = ObjectIDSet(minimumCapacity: request.insertedRows.count + request.updatedRows.count)
         for update in request.updatedRows { written.insert(update.objectID) }
         let valuesWin = StoreUniqueness.insertedValuesWin(request.mergePolicyType)
         for row in request.insertedRows {
@@ -64,13 +64,13 @@ extension PageFileWriter {
 /// through the save's writer.
 private struct PageFileRelationshipAccess: StoreRelationshipAccess {
     var writer: PageFileWriter
-    let written: Set<NSManagedObjectID>
+    let written: ObjectIDSet
     /// Rows the save did not write that this pass changed, with the changed slots.
     var repairedRows: [NSManagedObjectID: Set<Int>] = [:]
     /// The new versions of those rows.
     var versions: [NSManagedObjectID: Int64] = [:]
 
-    init(writer: PageFileWriter, written: Set<NSManagedObjectID>) {
+    init(writer: PageFileWriter, written: ObjectIDSet) {
         self.writer = writer
         self.written = written
     }
