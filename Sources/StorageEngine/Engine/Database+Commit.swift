@@ -10,6 +10,9 @@ extension Database {
         guard let writer = core.writer else { return nil }
         internalCheck(writerGate.isHeldByCurrentThread, "§2.4: a commit without the writer lock")
         writer.beginCommit()
+        // Only the loop below may have changed the catalog for the cache to carry entries
+        // over: a catalog edited directly (a forged entry, a relocation) starts it afresh.
+        let catalogWasUntouched = !core.catalog.changed
         for tree in core.trees.values where tree.changed {
             var name = tree.name
             try name.withUTF8 { key in
@@ -51,7 +54,8 @@ extension Database {
             writer.freeListReturned = true
             try flush(to: state, entries: entries, extraPages: pages, spilled: writer.spilled)
             catalogCache.advance(
-                committing: core.trees, from: core.snapshot.transaction, to: state.transaction, store: core.store)
+                committing: core.trees, from: catalogWasUntouched ? core.snapshot.transaction : nil,
+                to: state.transaction, store: core.store)
             return nil
         }
         if spills {
@@ -81,7 +85,8 @@ extension Database {
         try announceChange()
         stateLock.withLock { committed = state }
         catalogCache.advance(
-            committing: core.trees, from: core.snapshot.transaction, to: state.transaction, store: core.store)
+            committing: core.trees, from: catalogWasUntouched ? core.snapshot.transaction : nil,
+            to: state.transaction, store: core.store)
         syncCoordinator.noteWritten(loggedBytes)
         return loggedBytes
     }

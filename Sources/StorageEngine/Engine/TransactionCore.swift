@@ -249,10 +249,11 @@ final class CatalogCache: @unchecked Sendable {
 
     /// Moves the cache from the state `previous` to `next`, which a commit made from it by
     /// changing `trees` (the catalog entries it rewrote): the other entries stay valid.
-    /// A cache holding another state starts afresh at `next` with the changed entries.
-    func advance(committing trees: [String: TreeState], from previous: UInt64, to next: UInt64, store: PageStore) {
+    /// A cache holding another state, or a nil `previous` (the commit changed the catalog
+    /// in other ways too), starts afresh at `next` with the changed entries.
+    func advance(committing trees: [String: TreeState], from previous: UInt64?, to next: UInt64, store: PageStore) {
         lock.withLock {
-            if transaction != previous || self.store != ObjectIdentifier(store) {
+            if previous == nil || transaction != previous || self.store != ObjectIdentifier(store) {
                 entries.removeAll(keepingCapacity: true)
             }
             transaction = next
