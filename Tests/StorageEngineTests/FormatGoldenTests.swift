@@ -15,6 +15,18 @@ import Testing
         #expect(checksum(long) == 0xFBCE_A83C_8A37_8BF1)
     }
 
+    /// A catalog value (§2.2): the root page, then the entry count, little-endian; the
+    /// commit's stack-built form and the array form agree byte for byte.
+    @Test func catalogEntryBytes() {
+        let entry = CatalogEntry(root: 0x0102_0304_0506_0708, count: 0x1122_3344_5566_7788)
+        let golden: [UInt8] = [
+            0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+        ]
+        #expect(entry.encoded == golden)
+        #expect(entry.withEncoded { Array($0) } == golden)
+        #expect(CatalogEntry(decoding: golden) == entry)
+    }
+
     @Test func metaSlotBytes() {
         let state = CommitState(transaction: 7, catalogRoot: 3, freeListHead: 5, pageCount: 9)
         let bytes = MetaSlot.encode(state, pageSize: 4_096, slot: 1)

@@ -17,10 +17,9 @@ extension ObjectLifecycle {
         let changes = SavedChanges(
             inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
             deleted: savedDeleted.map(\.objectID))
-        let info: [AnyHashable: Any] = [
-            NSInsertedObjectsKey: Set(savedInserted), NSUpdatedObjectsKey: Set(savedUpdated),
-            NSDeletedObjectsKey: Set(savedDeleted), SavedChanges.userInfoKey: changes,
-        ]
+        let info = NotificationUserInfo.didSave.filled([
+            Set(savedInserted), Set(savedUpdated), Set(savedDeleted), changes,
+        ])
         for object in savedInserted { object.didSave() }
         for object in savedUpdated { object.didSave() }
         resultsObserver?.contextDidSave()

@@ -109,12 +109,13 @@ struct ObjectChanges {
 
     /// The notification's userInfo: a key only for a kind that has objects.
     var userInfo: [AnyHashable: Any] {
-        var info: [AnyHashable: Any] = [:]
-        if !inserted.isEmpty { info[NSInsertedObjectsKey] = inserted }
-        if !updated.isEmpty { info[NSUpdatedObjectsKey] = updated }
-        if !deleted.isEmpty { info[NSDeletedObjectsKey] = deleted }
-        if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = refreshed }
-        return info
+        var values: [Any] = []
+        var mask = 0
+        for (bit, objects) in [inserted, updated, deleted, refreshed].enumerated() where !objects.isEmpty {
+            mask |= 1 << bit
+            values.append(objects)
+        }
+        return NotificationUserInfo.objectsDidChange[mask].filled(values)
     }
 }
 

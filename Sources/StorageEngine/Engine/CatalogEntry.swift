@@ -26,6 +26,13 @@ struct CatalogEntry: Equatable {
         count = get64(bytes, Self.countOffset)
     }
 
+    /// Calls `body` with the stored form, built on the stack (a commit writes one per
+    /// changed tree).
+    func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var fields = (root.littleEndian, count.littleEndian)
+        return try withUnsafeBytes(of: &fields) { try body($0) }
+    }
+
     /// The stored form.
     var encoded: [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.size)

@@ -10,14 +10,19 @@ extension Database {
         guard let writer = core.writer else { return nil }
         internalCheck(writerGate.isHeldByCurrentThread, "§2.4: a commit without the writer lock")
         writer.beginCommit()
+        // Only the loop below may have changed the catalog for the cache to carry entries
+        // over: a catalog edited directly (a forged entry, a relocation) starts it afresh.
+        let catalogWasUntouched = !core.catalog.changed
         for tree in core.trees.values where tree.changed {
-            let key = Array(tree.name.utf8)
-            try key.withUnsafeBytes { key in
+            var name = tree.name
+            try name.withUTF8 { key in
+                let key = UnsafeRawBufferPointer(key)
                 if tree.deleted {
                     try core.remove(core.catalog, key: key)
                 } else {
-                    let entry = CatalogEntry(root: tree.root, count: tree.count).encoded
-                    _ = try entry.withUnsafeBytes { try core.put(core.catalog, key: key, value: $0) }
+                    _ = try CatalogEntry(root: tree.root, count: tree.count).withEncoded {
+                        try core.put(core.catalog, key: key, value: $0)
+                    }
                 }
             }
         }
@@ -48,6 +53,9 @@ extension Database {
             }
             writer.freeListReturned = true
             try flush(to: state, entries: entries, extraPages: pages, spilled: writer.spilled)
+            catalogCache.advance(
+                committing: core.trees, from: catalogWasUntouched ? core.snapshot.transaction : nil,
+                to: state.transaction, store: core.store)
             return nil
         }
         if spills {
@@ -76,6 +84,9 @@ extension Database {
         freeList.append(freed: writer.freed, at: writer.transaction, bornInLog: bornInLog)
         try announceChange()
         stateLock.withLock { committed = state }
+        catalogCache.advance(
+            committing: core.trees, from: catalogWasUntouched ? core.snapshot.transaction : nil,
+            to: state.transaction, store: core.store)
         syncCoordinator.noteWritten(loggedBytes)
         return loggedBytes
     }

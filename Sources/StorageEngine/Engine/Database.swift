@@ -150,7 +150,8 @@ public final class Database: @unchecked Sendable {
     /// Multi-process mode, under `readerLock`: when a checkpoint last waited for other
     /// handles' snapshots in vain (L6).
     var gateFailure: Date?
-    /// Catalog entries of the newest committed state, for short read transactions.
+    /// Catalog entries of the newest committed state, for short read transactions and the
+    /// next writer.
     let catalogCache = CatalogCache()
     var saltGenerator = SystemRandomNumberGenerator()
 
@@ -495,7 +496,8 @@ public final class Database: @unchecked Sendable {
         let writer = WriterState(
             transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, reusable: reusable,
             spillLimit: max(16, options.spillThreshold / geometry.pageSize))
-        let core = TransactionCore(store: store, snapshot: state, geometry: geometry, writer: writer)
+        let core = TransactionCore(
+            store: store, snapshot: state, geometry: geometry, writer: writer, catalogCache: catalogCache)
         return WriteTransaction(database: self, core: core)
     }
 

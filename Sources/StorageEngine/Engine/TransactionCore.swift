@@ -206,8 +206,13 @@ final class WriterState {
     var hasChanges: Bool { !dirty.isEmpty || !freed.isEmpty || !spilled.isEmpty }
 }
 
-/// Catalog entries looked up by readers of one committed state, shared so that a short
-/// read transaction does not descend the catalog again.
+/// Catalog entries of one committed state, shared so that a short read transaction, and
+/// the next write transaction, do not descend the catalog again.
+///
+/// Keyed by transaction id and page store: a state is named by its id for the life of a
+/// handle (another process's commits arrive as new ids; a vacuum swaps the store). A commit
+/// carries the entries over to the state it creates (``advance(committing:from:to:store:)``):
+/// that state is its snapshot's with exactly the changed trees' entries replaced.
 final class CatalogCache: @unchecked Sendable {
     private let lock = Lock()
     private var transaction: UInt64 = .max
@@ -242,6 +247,27 @@ final class CatalogCache: @unchecked Sendable {
             if entries.count < 4_096 { entries[name] = (root, count) }
         }
     }
+
+    /// Moves the cache from the state `previous` to `next`, which a commit made from it by
+    /// changing `trees` (the catalog entries it rewrote): the other entries stay valid.
+    /// A cache holding another state, or a nil `previous` (the commit changed the catalog
+    /// in other ways too), starts afresh at `next` with the changed entries.
+    func advance(committing trees: [String: TreeState], from previous: UInt64?, to next: UInt64, store: PageStore) {
+        lock.withLock {
+            if previous == nil || transaction != previous || self.store != ObjectIdentifier(store) {
+                entries.removeAll(keepingCapacity: true)
+            }
+            transaction = next
+            self.store = ObjectIdentifier(store)
+            for tree in trees.values where tree.changed {
+                if tree.deleted {
+                    entries[tree.name] = nil
+                } else if entries.count < 4_096 || entries[tree.name] != nil {
+                    entries[tree.name] = (tree.root, tree.count)
+                }
+            }
+        }
+    }
 }
 
 /// What every transaction reads through.
@@ -263,7 +289,7 @@ final class TransactionCore {
         self.snapshot = snapshot
         self.geometry = geometry
         self.writer = writer
-        self.catalogCache = writer == nil ? catalogCache : nil
+        self.catalogCache = catalogCache
         catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
     }
 

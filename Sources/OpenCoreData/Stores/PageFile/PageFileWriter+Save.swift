@@ -29,7 +29,8 @@ extension PageFileWriter {
         result.versions.reserveCapacity(request.updatedRows.count)
         try delete(request.deletedObjects.compactMap { stored[$0.objectID] })
         var clashes: [StoreConstraintConflict] = []
-        for update in request.updatedRows {
+        updatesInPlace = true
+        for update in Self.inKeyOrder(request.updatedRows) {
             // A second update of one row (a context may hold two objects of one ID after an
             // upsert) applies to the row as the first one left it.
             let again = result.versions[update.objectID] != nil
@@ -52,6 +53,20 @@ extension PageFileWriter {
         try finish()
         if let history, !history.changes.isEmpty { try recordHistory(history) }
         return result
+    }
+
+    /// `updates` by entity and ascending primary key, two updates of one row in their
+    /// order: in-place updates then walk each row tree once (the request's order is the
+    /// context's set order, which means nothing).
+    static func inKeyOrder(_ updates: [StoreRowUpdate]) -> [StoreRowUpdate] {
+        guard updates.count > 1 else { return updates }
+        return updates.indices.sorted { left, right in
+            let (first, second) = (updates[left].objectID, updates[right].objectID)
+            if first.entity !== second.entity {
+                return ObjectIdentifier(first.entity) < ObjectIdentifier(second.entity)
+            }
+            return first.key != second.key ? first.key < second.key : left < right
+        }.map { updates[$0] }
     }
 
     /// The stored rows the request updates or deletes, checked against the versions the

@@ -41,7 +41,7 @@ struct PageFileWriter {
     var catalog: PageFileCatalog { reader.catalog }
     var codec: PageFileRowCodec { reader.codec }
     /// Ordinary index entries added so far, by index ordinal, written sorted by ``finish()``.
-    private var pendingIndexKeys: [PendingIndexKeys]
+    var pendingIndexKeys: [PendingIndexKeys]
     /// Row trees by entity, opened once per transaction instead of by name for every row.
     private var rowTrees: [ObjectIdentifier: Tree] = [:]
     /// Index trees by ordinal, looked up once per transaction (nil: not looked up, or absent).
@@ -51,12 +51,25 @@ struct PageFileWriter {
     /// The links the steps added or removed, while a save records them for the integrity
     /// pass (StoreRelationshipIntegrity.swift); nil otherwise.
     var linkChanges: [StoreLinkChange]?
+    /// Set by a context's save (PageFileWriter+InPlace.swift): an update replaces its
+    /// stored row where an editor of the row tree stands and leaves the removal of its
+    /// replaced ordinary attribute index entries to ``finish()``, so updates in key order
+    /// descend once per leaf rather than once per row and tree.
+    var updatesInPlace = false
+    /// The row trees' editors by entity, while updates are in place.
+    var rowEditors: [ObjectIdentifier: TreeEditor] = [:]
+    /// Stored entries of ordinary attribute indexes that in-place updates replaced, by
+    /// index ordinal: removed in one walk of each tree before its pending entries go in.
+    var replacedIndexKeys: [PendingIndexKeys]
+    /// The indexes of ``replacedIndexKeys`` that hold keys, by ordinal.
+    var replacedIndexes: [Int: PageFileIndex] = [:]
 
     init(transaction: WriteTransaction, catalog: PageFileCatalog, codec: PageFileRowCodec) {
         self.transaction = transaction
         self.reader = PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
         pendingIndexKeys = Array(repeating: PendingIndexKeys(), count: catalog.indexTreeNames.count)
         indexTrees = Array(repeating: nil, count: catalog.indexTreeNames.count)
+        replacedIndexKeys = Array(repeating: PendingIndexKeys(), count: catalog.indexTreeNames.count)
     }
 
     /// The catalog entry of `entity`.
@@ -111,7 +124,7 @@ struct PageFileWriter {
         if let clash = try uniqueClash(of: row, info: info) { return clash }
         try releaseReplacedBlobs(
             of: stored, slots: changes.lazy.filter { $0.value != .unresolved }.map(\.slot), info: info)
-        try storeRow(row, info: info)
+        try storeRow(row, info: info, replacing: updatesInPlace)
         try replaceIndexEntries(of: stored, with: row, info: info, changedSlots: changes.map(\.slot))
         for change in changes {
             guard case .objectIDs(let destinations) = change.value,
@@ -238,6 +251,7 @@ struct PageFileWriter {
     /// Writes the ordinary index entries added so far, sorted: call it before the
     /// transaction commits.
     mutating func finish() throws {
+        try finishRowEditors()
         for ordinal in catalog.indexTreeNames.indices { try writePendingIndexKeys(ordinal: ordinal) }
     }
 
@@ -248,6 +262,8 @@ struct PageFileWriter {
 
     /// Writes the pending ordinary entries of the index `ordinal`, sorted, and forgets them.
     private mutating func writePendingIndexKeys(ordinal: Int) throws {
+        // The replaced entries first: a pending entry may be one of them, added back.
+        try removeReplacedIndexKeys(ordinal: ordinal)
         let sorted = pendingIndexKeys[ordinal].sortedKeys()
         pendingIndexKeys[ordinal] = PendingIndexKeys()
         guard !sorted.isEmpty else { return }
@@ -266,9 +282,9 @@ struct PageFileWriter {
 
     /// The row's bytes in its entity tree; large binary values go to the blob tree first
     /// unless `externalizingBlobs` is false (the row keeps them inline).
-    mutating func storeRow(_ row: StoreRow, info: PageFileCatalog.EntityInfo, externalizingBlobs: Bool = true)
-        throws
-    {
+    mutating func storeRow(
+        _ row: StoreRow, info: PageFileCatalog.EntityInfo, externalizingBlobs: Bool = true, replacing: Bool = false
+    ) throws {
         var values =
             info.blobSlots.isEmpty || !externalizingBlobs ? row.values : try externalizedValues(of: row, info: info)
         // To-manys live in join trees or come from their inverse (SPEC.md §3.2 R1).
@@ -276,13 +292,14 @@ struct PageFileWriter {
         let bytes = PageFileRowCodec.encode(
             values: values, version: row.version, layout: row.objectID.entity.layout,
             externalToMany: !info.externalSlots.isEmpty)
+        if replacing { return try replaceStoredRow(bytes, primaryKey: row.objectID.key, info: info) }
         let tree = try rowTree(info)
         try PageFileKey.withPrimary(row.objectID.key) { key in
             try bytes.withUnsafeBytes { try tree.setValue($0, forKey: key) }
         }
     }
 
-    private mutating func rowTree(_ info: PageFileCatalog.EntityInfo) throws -> Tree {
+    mutating func rowTree(_ info: PageFileCatalog.EntityInfo) throws -> Tree {
         let entity = ObjectIdentifier(info.entity)
         if let known = rowTrees[entity] { return known }
         let tree = try transaction.openTree(named: info.treeName)
@@ -361,7 +378,9 @@ struct PageFileWriter {
             let oldKey = index.key(for: old.values, primaryKey: old.objectID.key)
             let newKey = index.key(for: new.values, primaryKey: new.objectID.key)
             if oldKey == newKey { continue }
-            if let oldKey { try removeIndexEntry(oldKey, of: index, primaryKey: old.objectID.key) }
+            if let oldKey, !deferRemoval(oldKey, of: index) {
+                try removeIndexEntry(oldKey, of: index, primaryKey: old.objectID.key)
+            }
             if let newKey { try addIndexEntry(newKey, of: index, primaryKey: new.objectID.key) }
         }
     }
