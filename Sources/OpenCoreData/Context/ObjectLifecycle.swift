@@ -363,8 +363,7 @@ final class ObjectLifecycle {
 
     // MARK: Values from a store or parent
 
-    /// The fault `object` loads `values` (stored form) of row version `version`.
-    /// `source`: a to-one of the row known to name a registered object (Faulting.swift).
+    /// The fault `object` loads row version `version`'s `values`; `source`: see Faulting.swift.
     func load(_ object: NSManagedObject, stored values: [StoreValue], version: Int64, source: ToOneSource? = nil) {
         checkLegal(.loaded, object)
         object.pendingFault = nil
