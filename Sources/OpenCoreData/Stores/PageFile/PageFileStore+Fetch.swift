@@ -241,35 +241,32 @@ extension PageFileStore {
         }
         if let plan, let index {
             // One cursor walks all of the plan's ranges (an IN list's thousands of points
-            // each found near the last), and another the sorted candidate rows.
+            // each found near the last).
             var keys: [Int64] = []
             try index.scan(ranges: plan.ranges) { _, key, _ in
                 if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
                 return true
             }
             keys.sort()
-            var candidates: [Int64] = []
-            candidates.reserveCapacity(keys.count)
-            for key in keys where key != candidates.last { candidates.append(key) }
-            var rowRanges: [(lower: [UInt8]?, upper: [UInt8]?)] = []
-            rowRanges.reserveCapacity(candidates.count)
-            for key in candidates {
-                let bytes = PageFileKey.primary(key)
-                // Exactly the row key: nothing sorts between a key and the key followed by 0.
-                rowRanges.append((bytes, bytes + [0]))
-            }
-            var next = 0
-            try rows.scan(ranges: rowRanges) { ordinal, _, value in
-                guard ordinal == next else { return false }
-                try consider(value, primary: candidates[ordinal], exact: plan.isExact)
-                next += 1
-                return true
-            }
-            guard next == candidates.count else {
-                throw CoreDataError.make(
-                    NSFileReadCorruptFileError,
-                    "the store's index \(plan.index.treeName) lists row \(candidates[next]), which does not exist "
-                        + "(run storage-bench check)")
+            // The candidate rows by one lookup each: most of a range's rows lie on leaves of
+            // their own, and a lookup needs no key array per row (a walk over ranges of the
+            // row tree made two per row and checked exclusivity per step: +49% on a range
+            // fetch of ~10,000 candidates).
+            var previous: Int64?
+            for key in keys where key != previous {
+                previous = key
+                let found = try PageFileKey.withPrimary(key) { keyBytes -> Bool in
+                    try rows.withValue(forKey: keyBytes) { value -> Bool in
+                        try consider(value, primary: key, exact: plan.isExact)
+                        return true
+                    } ?? false
+                }
+                guard found else {
+                    throw CoreDataError.make(
+                        NSFileReadCorruptFileError,
+                        "the store's index \(plan.index.treeName) lists row \(key), which does not exist "
+                            + "(run storage-bench check)")
+                }
             }
             return
         }
