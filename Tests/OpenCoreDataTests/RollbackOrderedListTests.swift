@@ -34,7 +34,8 @@ import Testing
         ]
         item.properties = [TestStack.attribute("name", .stringAttributeType), itemOwner]
         tag.properties = [TestStack.attribute("name", .stringAttributeType), tagOwners]
-        tag.uniquenessConstraints = [["name"]]
+        // Upserts: a fresh object under a stored name takes its row.
+        for entity in [owner, tag] { entity.uniquenessConstraints = [["name"]] }
         let model = NSManagedObjectModel()
         model.entities = [owner, item, tag]
         return model
@@ -62,7 +63,7 @@ import Testing
     }
 
     @discardableResult
-    private static func insert(_ entity: String, _ name: String, into context: NSManagedObjectContext)
+    static func insert(_ entity: String, _ name: String, into context: NSManagedObjectContext)
         -> NSManagedObject
     {
         let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
@@ -107,27 +108,32 @@ import Testing
         }
     }
 
+    /// A store holding o1 [a1, a2], o2 [b1] and tag t, and a writer context under rollback.
+    private static func stack(_ storeType: String) throws -> (NSPersistentStoreCoordinator, NSManagedObjectContext) {
+        let coordinator = try PageFileFixtures.coordinator(model, try PageFileFixtures.temporaryURL(), type: storeType)
+        let setup = PageFileFixtures.context(coordinator)
+        try setup.performAndWait {
+            let first = insert("Owner", "o1", into: setup)
+            let second = insert("Owner", "o2", into: setup)
+            for name in ["a1", "a2"] {
+                first.mutableOrderedSetValue(forKey: "items").add(insert("Item", name, into: setup))
+            }
+            second.mutableOrderedSetValue(forKey: "items").add(insert("Item", "b1", into: setup))
+            insert("Tag", "t", into: setup)
+            try setup.save()
+        }
+        let writer = PageFileFixtures.context(coordinator)
+        writer.mergePolicy = NSRollbackMergePolicy
+        return (coordinator, writer)
+    }
+
     @Test(arguments: [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType], Conflict.allCases)
     func aRollbackOfAnOwnerKeepsTheStoresOrderedList(_ storeType: String, _ conflict: Conflict) throws {
         for extra in Extra.allCases {
             for (loadList, movedInFirst) in [(true, false), (false, false), (true, true)] {
                 let label =
                     "\(storeType) \(conflict) \(extra) list loaded \(loadList) moved in first \(movedInFirst)"
-                let coordinator = try PageFileFixtures.coordinator(
-                    Self.model, try PageFileFixtures.temporaryURL(), type: storeType)
-                let setup = PageFileFixtures.context(coordinator)
-                try setup.performAndWait {
-                    let first = Self.insert("Owner", "o1", into: setup)
-                    let second = Self.insert("Owner", "o2", into: setup)
-                    for name in ["a1", "a2"] {
-                        first.mutableOrderedSetValue(forKey: "items").add(Self.insert("Item", name, into: setup))
-                    }
-                    second.mutableOrderedSetValue(forKey: "items").add(Self.insert("Item", "b1", into: setup))
-                    Self.insert("Tag", "t", into: setup)
-                    try setup.save()
-                }
-                let writer = PageFileFixtures.context(coordinator)
-                writer.mergePolicy = NSRollbackMergePolicy
+                let (coordinator, writer) = try Self.stack(storeType)
                 try writer.performAndWait {
                     let first = try #require(try Self.fetch("Owner", "o1", in: writer))
                     if loadList { _ = (first.value(forKey: "items") as? NSOrderedSet)?.count }
@@ -214,21 +220,7 @@ import Testing
     /// while the owner conflicts again. No save may drop the item from the stored list.
     @Test(arguments: [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType])
     func anItemMovedUnderRollbackStaysInItsOwnersList(_ storeType: String) throws {
-        let coordinator = try PageFileFixtures.coordinator(
-            Self.model, try PageFileFixtures.temporaryURL(), type: storeType)
-        let setup = PageFileFixtures.context(coordinator)
-        try setup.performAndWait {
-            let first = Self.insert("Owner", "o1", into: setup)
-            let second = Self.insert("Owner", "o2", into: setup)
-            for name in ["a1", "a2"] {
-                first.mutableOrderedSetValue(forKey: "items").add(Self.insert("Item", name, into: setup))
-            }
-            second.mutableOrderedSetValue(forKey: "items").add(Self.insert("Item", "b1", into: setup))
-            Self.insert("Tag", "t", into: setup)
-            try setup.save()
-        }
-        let writer = PageFileFixtures.context(coordinator)
-        writer.mergePolicy = NSRollbackMergePolicy
+        let (coordinator, writer) = try Self.stack(storeType)
         func editNote(_ note: String) throws {
             let other = PageFileFixtures.context(coordinator)
             try other.performAndWait {

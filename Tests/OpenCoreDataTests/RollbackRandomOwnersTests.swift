@@ -42,11 +42,7 @@ import Testing
     @discardableResult
     private static func insert(_ entity: String, _ name: String, into context: NSManagedObjectContext)
         -> NSManagedObject
-    {
-        let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
-        object.setValue(name, forKey: "name")
-        return object
-    }
+    { RollbackOrderedListTests.insert(entity, name, into: context) }
 
     /// One operation of the owning context (`owning`) or of another one on `owner`.
     private static func operate(
@@ -54,7 +50,7 @@ import Testing
         in context: NSManagedObjectContext, _ round: inout Round
     ) {
         let items = owner.mutableOrderedSetValue(forKey: "items")
-        let operation = owning ? round.below(10) : [4, 5, 8, 9][round.below(4)]
+        let operation = owning ? round.below(11) : [4, 5, 8, 9][round.below(4)]
         switch operation {
         case 0:
             let item = insert("Item", round.newName("i"), into: context)
@@ -96,6 +92,10 @@ import Testing
             guard !tag.isDeleted else { return }
             context.delete(tag)
             round.log.append("delete \(name(tag))")
+        case 10:
+            let fresh = insert("Owner", name(owner), into: context)
+            fresh.setValue("upsert", forKey: "note")
+            round.log.append("upsert \(name(owner))")
         case 9:
             let tag = insert("Tag", "t\(round.below(3))", into: context)
             owner.mutableSetValue(forKey: "tags").add(tag)
