@@ -264,4 +264,40 @@ import Testing
         }
         try check("after the tag link")
     }
+
+    /// The cause of the soak's losses: a context still holding an owner another context
+    /// deleted (after moving one of its items to another owner) links a tag to it. The
+    /// save finds the row gone; the store's state wins and the owner is deleted here too,
+    /// but its cascade must not run over the list this context last read: the moved item
+    /// lives on under its new owner.
+    @Test(arguments: [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType])
+    func anOwnerDeletedInTheStoreDoesNotCascadeOverItsStaleList(_ storeType: String) throws {
+        for policy in [NSRollbackMergePolicy, NSMergeByPropertyStoreTrumpMergePolicy] {
+            let label = "\(storeType) \(policy.mergeType.rawValue)"
+            let (coordinator, stale) = try Self.stack(storeType)
+            stale.mergePolicy = policy
+            try stale.performAndWait {
+                let first = try #require(try Self.fetch("Owner", "o1", in: stale))
+                #expect(Self.names(first.value(forKey: "items")) == ["a1", "a2"])
+                _ = try Self.fetch("Tag", "t", in: stale)
+            }
+            let owning = PageFileFixtures.context(coordinator)
+            try owning.performAndWait {
+                let moved = try #require(try Self.fetch("Item", "a1", in: owning))
+                moved.setValue(try Self.fetch("Owner", "o2", in: owning), forKey: "owner")
+                try owning.save()
+                owning.delete(try #require(try Self.fetch("Owner", "o1", in: owning)))
+                try owning.save()
+            }
+            try stale.performAndWait {
+                let first = try #require(stale.registeredObjects.first { $0.value(forKey: "name") as? String == "o1" })
+                let tag = try #require(try Self.fetch("Tag", "t", in: stale))
+                first.mutableSetValue(forKey: "tags").add(tag)
+                try stale.save()
+            }
+            let (lists, owners) = try Self.graph(coordinator)
+            #expect(lists == ["o2": ["b1", "a1"]], "\(label): the owners' lists")
+            #expect(owners == ["a1": "o2", "b1": "o2"], "\(label): the items' owners")
+        }
+    }
 }

@@ -2,9 +2,11 @@
 // and their ordered item lists (adds at random places, moves by list or by to-one,
 // reorders, deletes items and owners), two others edit the same owners' notes and tags
 // (links, deletes, upserts), one of them through a second coordinator on the same file;
-// every context saves under NSRollbackMergePolicy and never merges the others' saves.
-// After every save: no item is gone that no save deleted, every item's to-one and its
-// owner's list agree in the store, and the owning context sees each list as stored.
+// every context saves under NSRollbackMergePolicy, and only the second merges the others'
+// saves. After every save: no item is gone that no save deleted, every item's to-one and
+// its owner's list agree in the store, and the owning context sees each list as stored.
+// (Seed 19 lost an item before the merge policy stopped running a store-deleted owner's
+// cascade over the list the context last read.)
 import Foundation
 import TestSupport
 import Testing
@@ -106,7 +108,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType], Array(UInt64(1)...UInt64(12)))
+    @Test(arguments: [NSInMemoryStoreType, NSSQLiteStoreType, NSBinaryStoreType], Array(UInt64(1)...UInt64(24)))
     func ownersListsSurviveRollbackWriters(_ storeType: String, _ seed: UInt64) throws {
         let model = RollbackOrderedListTests.model
         let url = try PageFileFixtures.temporaryURL()
@@ -114,9 +116,11 @@ import Testing
         // Another process's view of the file: the default store only.
         let second =
             storeType == NSSQLiteStoreType ? try PageFileFixtures.coordinator(model, url, type: storeType) : coordinator
-        let contexts = [coordinator, coordinator, second].map { coordinator in
+        let contexts = [coordinator, coordinator, second].enumerated().map { index, coordinator in
             let context = PageFileFixtures.context(coordinator)
             context.mergePolicy = NSRollbackMergePolicy
+            // As the soak's odd writers: merges the other contexts' saves as they happen.
+            context.automaticallyMergesChangesFromParent = index == 1
             return context
         }
         var round = Round(random: SeededRandom(seed: seed))
