@@ -14,7 +14,14 @@ extension NSMergePolicy {
             else { return }
             switch mergeType {
             case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType: context.insertAgain(object)
-            default: context.delete(object)
+            default:
+                // The store's state wins: deleted here too, but its delete rules already ran
+                // in the deleting save, on the stored relationships. Run again over what this
+                // context last read, they would cascade to or unlink objects a stale list
+                // still names that the store has given to others since (the soak lost items
+                // so): the object lets go of its destinations first.
+                object.dropRelationshipsWithoutChanges()
+                context.delete(object)
             }
             return
         }
@@ -125,6 +132,18 @@ extension NSMergePolicy {
 }
 
 extension NSManagedObject {
+    /// Empties the loaded object's relationships as they were never read, recording no
+    /// change: its row is gone, and nothing it named may be touched on its behalf.
+    fileprivate func dropRelationshipsWithoutChanges() {
+        guard !isFault else { return }
+        let defaults = layout.defaultValues
+        var values = self.values
+        for slot in layout.relationshipSlots where slot < values.count && slot < defaults.count {
+            values[slot] = defaults[slot]
+        }
+        self.values = values
+    }
+
     /// The committed values in stored form, to tell which properties the store changed.
     fileprivate func cachedStoreValues() -> [StoreValue] {
         guard let committed else { return [] }
