@@ -38,6 +38,7 @@ struct Probe: Sendable {
         Probe(name: "object-insert-10000", operations: 10_000, run: ProbeRuns.insert),
         Probe(name: "object-import-10000", operations: 10_000, run: ProbeRuns.importBatch),
         Probe(name: "object-one-row-commit", operations: 500, run: ProbeRuns.oneRowCommit),
+        Probe(name: "object-durable-commit", operations: 500, run: ProbeRuns.durableCommit),
         Probe(name: "object-point-lookup", operations: 2_000, run: ProbeRuns.pointLookup),
         Probe(name: "object-range-fetch", operations: 200, run: ProbeRuns.rangeFetch),
         Probe(name: "object-fetch-by-id", operations: 2_000, run: ProbeRuns.fetchByID),
@@ -93,11 +94,11 @@ enum ProbeRuns {
         return model
     }()
 
-    static func context(at directory: URL) throws -> NSManagedObjectContext {
+    static func context(at directory: URL, durability: String = "normal") throws -> NSManagedObjectContext {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(
             ofType: NSSQLiteStoreType, configurationName: nil, at: directory.appendingPathComponent("probe.store"),
-            options: [PageFileStoreDurabilityOption: "normal"])
+            options: [PageFileStoreDurabilityOption: durability])
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         return context
@@ -163,6 +164,15 @@ enum ProbeRuns {
 
     static func oneRowCommit(_ directory: URL) throws {
         let context = try context(at: directory)
+        let firms = companies(10, in: context)
+        try context.save()
+        try probeMeasuredOneRowCommit(context, firms, 500)
+    }
+
+    /// `object-one-row-commit` at full durability (app/save-durable): the fdatasync per
+    /// save is the difference, which `strace -c` on this probe counts.
+    static func durableCommit(_ directory: URL) throws {
+        let context = try context(at: directory, durability: "full")
         let firms = companies(10, in: context)
         try context.save()
         try probeMeasuredOneRowCommit(context, firms, 500)
