@@ -55,7 +55,7 @@ extension TransactionCore {
             guard number >= 1 && number < limit else {
                 throw StorageError.corrupt("page number \(number) out of range 1..<\(limit)")
             }
-            let page = try store.pageLocked(number, maximumTransaction: maximumTransaction)
+            let page = try store.searchablePageLocked(number, maximumTransaction: maximumTransaction)
             if page.prefixes != nil {
                 // A validated leaf or branch: its search table answers without the header.
                 if page.tableIsLeaf {

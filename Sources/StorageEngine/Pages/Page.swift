@@ -19,6 +19,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Synchronization
 
 /// The kinds of page (byte 24 of the header).
 enum PageKind: UInt8 {
@@ -48,17 +49,27 @@ enum PageHeader {
 final class Page: @unchecked Sendable {
     let bytes: UnsafeMutableRawPointer
     let size: Int
+    /// The search table's address once built (``prefixes``), 0 before: published with
+    /// release ordering and read with acquire ordering, because a shared page gets its
+    /// table lazily, while readers that do not hold the page store's lock may search it.
+    private let searchTable = Atomic<UInt>(0)
     /// For immutable (committed) tree pages: each cell's first 8 key bytes as a big-endian
     /// integer, so a search compares integers in one small array instead of touching a
-    /// scattered cell per probe. Nil on pages a writer may still change.
-    /// Set once, before the page is shared, so reads need no exclusivity check.
+    /// scattered cell per probe. Nil on pages a writer may still change, and on committed
+    /// pages no reader has searched under the page store's lock yet (``buildPrefixes()``):
+    /// a page a writer published is usually copied again by the next commit before anyone
+    /// searches it, and building its table then was wasted. A search without the table
+    /// reads the slot array instead; the result is the same.
     ///
     /// The table holds `count` prefixes, then for a leaf each cell's offset (`count`
     /// entries), for a branch each child page (`count + 1` entries, the leftmost first): a
     /// lookup on a committed page reads the table and the one cell it wants, never the
     /// header or the slot array (each a dependent cache miss on a cold page).
-    @exclusivity(unchecked) private(set) var prefixes: UnsafeMutablePointer<UInt64>?
-    /// The cell count and kind, copied next to ``prefixes`` when it is built.
+    @inline(__always) var prefixes: UnsafeMutablePointer<UInt64>? {
+        UnsafeMutablePointer(bitPattern: searchTable.load(ordering: .acquiring))
+    }
+    /// The cell count and kind, copied next to ``prefixes`` when it is built (written
+    /// before the table is published, so a reader that sees the table sees them).
     @exclusivity(unchecked) private(set) var tableCount = 0
     @exclusivity(unchecked) private(set) var tableIsLeaf = false
     #if STORAGE_ENGINE_INTERNAL_CHECKS
@@ -82,6 +93,8 @@ final class Page: @unchecked Sendable {
     }
 
     /// Builds ``prefixes`` for a validated leaf or branch page that will not change again.
+    /// Callers hold the page store's lock (or own the page alone), so no two build at once;
+    /// readers without the lock see either no table or the whole table.
     func buildPrefixes() {
         guard prefixes == nil, kindByte == PageKind.leaf.rawValue || kindByte == PageKind.branch.rawValue else {
             return
@@ -103,7 +116,7 @@ final class Page: @unchecked Sendable {
         if !leaf { table[count] = link }
         tableCount = count
         tableIsLeaf = leaf
-        prefixes = table
+        searchTable.store(UInt(bitPattern: table), ordering: .releasing)
     }
 
     /// A copy of this page (for copy-on-write).

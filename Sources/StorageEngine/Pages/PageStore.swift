@@ -133,7 +133,7 @@ final class PageStore: @unchecked Sendable {
             // Keeps a page just loaded alive even if the clock evicted it on insertion.
             var loaded: Page?
             if slot.table == nil {
-                let page = try pageLocked(number, maximumTransaction: maximumTransaction)
+                let page = try searchablePageLocked(number, maximumTransaction: maximumTransaction)
                 slot = SearchSlot(page)
                 loaded = page
             }
@@ -151,6 +151,23 @@ final class PageStore: @unchecked Sendable {
             number = table[count + tableBranchSearch(bytes, table, count, key)]
             withExtendedLifetime(loaded) {}
         }
+    }
+
+    /// ``pageLocked(_:maximumTransaction:)`` for a reader's search: builds the page's
+    /// search table first if it has none yet (a published page gets it on its first
+    /// search, not at publish) and refreshes its search slot. The caller holds `lock`.
+    @inline(__always)
+    func searchablePageLocked(_ number: UInt64, maximumTransaction: UInt64) throws -> Page {
+        let page = try pageLocked(number, maximumTransaction: maximumTransaction)
+        if page.prefixes == nil { buildSearchTableLocked(page) }
+        return page
+    }
+
+    @inline(never)
+    private func buildSearchTableLocked(_ page: Page) {
+        page.buildPrefixes()
+        let index = Int(page.number)
+        if index < cache.count, cache[index] === page { searchSlots[index] = SearchSlot(page) }
     }
 
     /// A cache miss: reads, validates and caches page `number`. The caller holds `lock`.
@@ -198,22 +215,23 @@ final class PageStore: @unchecked Sendable {
     }
 
     /// Publishes a transaction's pages after their frames are written: they become the
-    /// newest copies.
+    /// newest copies. Their search tables are built on their first search by a reader
+    /// (``searchablePageLocked(_:maximumTransaction:)``): the next commit often copies them
+    /// again before anyone searches them.
     func publish(_ pages: [Page], offsets: [UInt64]) {
         lock.withLock {
             for (page, offset) in zip(pages, offsets) where page.number != 0 {
-                page.buildPrefixes()
                 logIndex[page.number] = offset
                 insertLocked(page, at: Int(page.number))
             }
         }
     }
 
-    /// Publishes pages written straight into the page file (no log frames).
+    /// Publishes pages written straight into the page file (no log frames); their search
+    /// tables too are built on first search.
     func publishDirect(_ pages: [Page]) {
         lock.withLock {
             for page in pages {
-                page.buildPrefixes()
                 logIndex[page.number] = nil
                 insertLocked(page, at: Int(page.number))
             }
