@@ -53,6 +53,28 @@ import Testing
         try database.close()
     }
 
+    /// W3: each preallocation step writes zeros (from a shared zero mapping, not from the
+    /// frame buffer, which still holds the commit's frames): a commit that extends the log
+    /// leaves it ending in a step of at least 4 frames of zeros after its last frame.
+    @Test func preallocationStepsAreZeros() throws {
+        let files = SimulatedFileSystem()
+        var options = EngineHarness.crashOptions(files)
+        options.checkpointThreshold = 1 << 20
+        let database = try Database.open(at: "zeros.db", options: options)
+        var size = 0
+        var extensions = 0
+        for index in 0..<150 {
+            try Self.put(database, index, Array(repeating: 0xA5, count: 60))
+            let log = try #require(files.contents(ofPath: "zeros.db-wal"))
+            guard log.count > size else { continue }
+            size = log.count
+            extensions += 1
+            #expect(log.suffix(4 * options.pageSize).allSatisfy { $0 == 0 }, "commit \(index)")
+        }
+        #expect(extensions > 2)
+        try database.close()
+    }
+
     @Test func anOversizedLogShrinksAtTheNextReset() throws {
         let files = SimulatedFileSystem()
         var growing = EngineHarness.crashOptions(files)

@@ -6,6 +6,21 @@
     import Glibc
 #endif
 
+/// Zeros that log preallocations write from: a read-only anonymous mapping, so clearing
+/// it costs nothing (clearing the frame buffer before each 1 MiB step did, in a small
+/// commit's share) and its pages stay the kernel's shared zero page (no resident memory).
+/// Nil if the mapping fails; the frame buffer is cleared then.
+enum LogZeros {
+    static let byteCount = 1 << 20
+    private static let address: UInt = {
+        guard let mapped = mmap(nil, byteCount, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+            mapped != MAP_FAILED
+        else { return 0 }
+        return UInt(bitPattern: mapped)
+    }()
+    static var bytes: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: address) }
+}
+
 /// The log file: appends frames, resets after a checkpoint, and scans on open.
 final class WriteAheadLog: @unchecked Sendable {
     /// The log format this build writes (SPEC.md §2.3); it also reads format 1.
@@ -95,11 +110,19 @@ final class WriteAheadLog: @unchecked Sendable {
         let step = UInt64(frameSize) * min(UInt64(growthFrames), max(4, frames))
         let target = position + step
         var offset = position
-        let capacity = Int(min(UInt64(bufferFrames * frameSize), step))
-        memset(buffer, 0, capacity)
+        let zeros: UnsafeRawPointer
+        let capacity: Int
+        if let shared = LogZeros.bytes {
+            zeros = shared
+            capacity = Int(min(UInt64(LogZeros.byteCount), step))
+        } else {
+            capacity = Int(min(UInt64(bufferFrames * frameSize), step))
+            memset(buffer, 0, capacity)
+            zeros = UnsafeRawPointer(buffer)
+        }
         while offset < target {
             let count = Int(min(UInt64(capacity), target - offset))
-            try file.write(UnsafeRawBufferPointer(start: buffer, count: count), at: offset)
+            try file.write(UnsafeRawBufferPointer(start: zeros, count: count), at: offset)
             offset += UInt64(count)
         }
         allocatedEnd = target
