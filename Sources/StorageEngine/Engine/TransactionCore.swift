@@ -291,6 +291,9 @@ final class TransactionCore {
         self.writer = writer
         self.catalogCache = catalogCache
         catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
+        // A store's save opens a handful of trees (rows, indexes, counters): one allocation
+        // instead of growing (and rehashing every name) from empty.
+        if writer != nil { trees.reserveCapacity(8) }
     }
 
     /// Page `number` as this transaction sees it.
