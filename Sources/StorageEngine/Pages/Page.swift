@@ -16,10 +16,11 @@
 //
 // A `Page` owns `pageSize` bytes. Pages read from disk are validated once (P1) and then
 // shared immutably through the page cache; a writer mutates only pages it allocated.
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Synchronization
 
 /// The kinds of page (byte 24 of the header).
 enum PageKind: UInt8 {
