@@ -13,7 +13,7 @@ if [ -z "${BIN:-}" ]; then
 fi
 probes=("$@")
 if [ ${#probes[@]} -eq 0 ]; then
-  probes=(object-insert-10000 object-import-10000 object-one-row-commit object-point-lookup object-range-fetch
+  probes=(object-insert-10000 object-import-10000 object-one-row-commit object-durable-commit object-point-lookup object-range-fetch
           object-fetch-by-id object-range-prefetch object-count-bool
           object-contains-scan object-update-1000 object-delete-in object-traverse
           engine-point-lookup engine-one-row-commit batch-insert-dictionaries batch-insert-handler
