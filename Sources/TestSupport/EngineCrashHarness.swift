@@ -30,6 +30,11 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
     /// transaction: the shrink packs the sparse tree into full leaves before it moves the
     /// file's end down (SPEC.md §2.13 step 2), then more commits.
     case packingShrink
+    /// Rows loaded, then rewritten whole twice in transactions that commit directly: the
+    /// writes leave the pages they free in the free list (SPEC.md §2.13: a write shrinks
+    /// only a file more than half free), the second rewrite reuses them, and the
+    /// checkpoint at close moves the file's end down, packs and cuts it.
+    case deferredShrink
     /// Transactions larger than the writer's memory (SPEC.md §2.4 step 7a, a 16-page spill
     /// limit): one spills several times, overwrites and removes keys on pages it spilled
     /// (read back and changed again), and commits; one spills and is rolled back; then
@@ -158,6 +163,19 @@ extension EngineHarness {
             try commit(database, log, removed.sorted().map { ("rows", bigEndianKey($0), nil as [UInt8]?) })
             try database.checkpoint()
             try commit(database, log, (0..<6).map { ("rows", bigEndianKey(2_000 + $0), [UInt8($0)]) })
+        case .deferredShrink:
+            try commit(
+                database, log,
+                (0..<1_000).map { ("rows", bigEndianKey($0), Array(repeating: UInt8($0 % 251), count: 24)) })
+            try database.checkpoint()
+            for round in 1...2 {
+                try commit(
+                    database, log,
+                    (0..<1_000).map {
+                        ("rows", bigEndianKey($0), Array(repeating: UInt8(($0 + round) % 251), count: 24))
+                    }
+                )
+            }
         case .logReuse:
             try database.close()
             try runLogReuse(on: fileSystem, log: log, random: &random)

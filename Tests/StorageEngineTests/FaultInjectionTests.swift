@@ -7,7 +7,8 @@ import Testing
     static let seed = SeededRandom.environmentSeed ?? 7
 
     @Test(arguments: [
-        CrashWorkload.smallCommits, .checkpoint, .vacuum, .bigTransaction, .logReuse, .shrink, .packingShrink, .spill,
+        CrashWorkload.smallCommits, .checkpoint, .vacuum, .bigTransaction, .logReuse, .shrink, .packingShrink,
+        .deferredShrink, .spill,
         .editWalk,
     ])
     func everyFaultSurfacesAndLosesNothing(workload: CrashWorkload) throws {

@@ -150,7 +150,9 @@ extension Database {
     /// Copies the log's newest pages into the page file and starts a new log.
     ///
     /// Call it to bound the log or before copying the files; commits run it automatically
-    /// past ``Options/checkpointThreshold``.
+    /// past ``Options/checkpointThreshold``. It also gives space back when a fifth of the
+    /// file is free (``Options/shrinksAutomatically``, SPEC.md §2.13), which writes alone
+    /// do only past half.
     /// - Throws: ``StorageError``; an I/O error poisons the handle; `readOnly` on a handle
     ///   opened with ``Options/readOnly``.
     public func checkpoint() throws {
@@ -167,7 +169,7 @@ extension Database {
             }
             defer { endExclusiveCheckpoint() }
             try checkpointLocked()
-            try shrinkIfDue()
+            try shrinkIfDue(.checkpoint)
         }
     }
 

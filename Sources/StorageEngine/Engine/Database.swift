@@ -79,11 +79,14 @@ public final class Database: @unchecked Sendable {
         /// may write repairs the slots at its first checkpoint (or close), after which the
         /// database opens without this option.
         public var recoverToOlderState = false
-        /// Gives space back: when a checkpoint (automatic, explicit or at close) finds a
-        /// fifth of the file free, it moves the pages at the end of the file into the
-        /// lowest free pages and cuts the file after the last page in use (SPEC.md
-        /// §2.13). Pages a snapshot can still read stay where they are until it ends. Off,
-        /// free pages are only reused, and ``Database/vacuum()`` gives space back.
+        /// Gives space back: when ``Database/checkpoint()`` or the checkpoint at
+        /// ``Database/close()`` finds a fifth of the file free, it moves the pages at the
+        /// end of the file into the lowest free pages and cuts the file after the last page
+        /// in use (SPEC.md §2.13). Writes (their direct commits and automatic checkpoints)
+        /// leave the pages they free for the next writes to reuse, and shrink only a file
+        /// more than half free. Pages a snapshot can still read stay where they are until
+        /// it ends. Off, free pages are only reused, and ``Database/vacuum()`` gives space
+        /// back.
         public var shrinksAutomatically = true
         /// The file system (``POSIXFileSystem`` unless testing).
         public var fileSystem: any StorageFileSystem = POSIXFileSystem()
@@ -463,10 +466,10 @@ public final class Database: @unchecked Sendable {
             result = try body(transaction)
             sequence = try commit(transaction.core)
             let checkpointIsDue = log.committedBytes >= UInt64(options.checkpointThreshold)
-            if checkpointIsDue || shrinkIsDue, try beginExclusiveCheckpoint() {
+            if checkpointIsDue || shrinkIsDue(.write), try beginExclusiveCheckpoint() {
                 defer { endExclusiveCheckpoint() }
                 if checkpointIsDue { try checkpointLocked() }
-                try shrinkIfDue()
+                try shrinkIfDue(.write)
             }
         }
         if let sequence, options.durability == .full {
@@ -535,12 +538,12 @@ public final class Database: @unchecked Sendable {
                         if try beginExclusiveCheckpoint() {
                             defer { endExclusiveCheckpoint() }
                             try checkpointLocked()
-                            try shrinkIfDue()
+                            try shrinkIfDue(.checkpoint)
                         }
                     }
                 } else {
                     try checkpointLocked()
-                    try shrinkIfDue()
+                    try shrinkIfDue(.checkpoint)
                     // A closed database is its page file alone, as SQLite's is; the next
                     // session's commits preallocate the log again (SPEC.md §2.3 W3).
                     try log.truncateAfterCheckpoint()
