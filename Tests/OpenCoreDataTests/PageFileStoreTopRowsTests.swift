@@ -106,6 +106,39 @@ import Testing
         #expect(checked > 100, "too few queries returned rows (\(hint))")
     }
 
+    /// Rows offered best last, so each replaces the worst kept one: the heap's buffer of
+    /// kept bytes fills with replaced rows and is compacted many times over.
+    @Test func rowsThatKeepReplacingTheWorstMatchTheInMemoryStore() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        let sides = try [NSInMemoryStoreType, NSSQLiteStoreType].map { type in
+            PageFileFixtures.context(try PageFileFixtures.coordinator(Self.model, url, type: type))
+        }
+        let padding = String(repeating: "x", count: 200)
+        for context in sides {
+            try context.performAndWait {
+                for uid in Int64(0)..<3_000 {
+                    let object = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                    object.setValue(uid, forKey: "uid")
+                    // Unique (one save gives the two stores' keys different orders, so ties
+                    // could order differently), descending as rows are inserted.
+                    object.setValue("c\(String(format: "%05d", 3_000 - uid))\(padding)", forKey: "code")
+                    object.setValue(NSNumber(value: Int16(uid % 7)), forKey: "age")
+                    // Keys grow from save to save, whatever order one save gives them.
+                    if uid % 100 == 99 { try context.save() }
+                }
+                context.reset()
+            }
+        }
+        for (keys, limit) in [(["code"], 10), (["code"], 700), (["age", "code"], 25)] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            request.sortDescriptors = keys.map { NSSortDescriptor(key: $0, ascending: true) }
+            request.fetchLimit = limit
+            let expected = try uids(sides[0], request)
+            #expect(expected.count == limit)
+            #expect(try uids(sides[1], request) == expected, "by \(keys) limit \(limit)")
+        }
+    }
+
     @Test func aSortTheHeapCannotDoTakesTheFullPath() throws {
         let url = try PageFileFixtures.temporaryURL()
         let context = PageFileFixtures.context(try PageFileFixtures.coordinator(Self.model, url))

@@ -345,14 +345,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store;
-    /// references to the object of `named` may be given as `named` itself.
-    func rows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil) throws -> [StoreRow?] {
-        try withStores {
+    /// references to the object of `named` may be given as `named` itself; with
+    /// `toManyNames`, only the to-manys of those names need resolving.
+    func rows(
+        for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil,
+        resolvingToMany toManyNames: Set<String>? = nil
+    ) throws -> [StoreRow?] {
+        func rows(of store: NSPersistentStore, _ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+            if let named { return try store.rows(for: objectIDs, naming: named) }
+            if let toManyNames { return try store.rows(for: objectIDs, resolvingToMany: toManyNames) }
+            return try store.rows(for: objectIDs)
+        }
+        return try withStores {
             // One store holds them all (a batch of faults, a prefetch step): asked once.
             if let store = objectIDs.first?.persistentStore, objectIDs.allSatisfy({ $0.persistentStore === store }) {
                 var result = [StoreRow?](repeating: nil, count: objectIDs.count)
                 guard reads(store) else { return result }
-                let rows = try named.map { try store.rows(for: objectIDs, naming: $0) } ?? store.rows(for: objectIDs)
+                let rows = try rows(of: store, objectIDs)
                 if rows.count == objectIDs.count { return rows }
                 for (position, row) in zip(result.indices, rows) { result[position] = row }
                 return result
@@ -364,7 +373,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 positionsByStore[ObjectIdentifier(store), default: (store, [])].positions.append(position)
             }
             for (store, positions) in positionsByStore.values {
-                let rows = try store.rows(for: positions.map { objectIDs[$0] })
+                let rows = try rows(of: store, positions.map { objectIDs[$0] })
                 for (position, row) in zip(positions, rows) { result[position] = row }
             }
             return result

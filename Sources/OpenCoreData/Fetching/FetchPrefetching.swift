@@ -38,11 +38,15 @@ extension NSManagedObjectContext {
     func prefetch(_ keyPaths: [String], of objects: [NSManagedObject]) throws {
         // A child context's objects load through its parent, which may hold newer values.
         guard parent == nil, !objects.isEmpty else { return }
-        for keyPath in keyPaths {
+        let steps = keyPaths.map { $0.split(separator: ".").map(String.init) }
+        // The rows loaded here resolve only the to-manys some key path follows: a company
+        // prefetched for its people does not read its employees too.
+        let followed = Set(steps.joined())
+        for names in steps {
             var sources = objects
-            for name in keyPath.split(separator: ".").map(String.init) {
+            for name in names {
                 if sources.isEmpty { break }
-                try attachRows(toFaults: sources)
+                try attachRows(toFaults: sources, resolvingToMany: followed)
                 var destinations: [NSManagedObjectID] = []
                 var seen: Set<NSManagedObjectID> = []
                 for source in sources {
@@ -54,19 +58,20 @@ extension NSManagedObjectContext {
                         destinations.append(id)
                     }
                 }
-                try attachRows(to: destinations)
+                try attachRows(to: destinations, resolvingToMany: followed)
                 sources = destinations.map { object(with: $0) }
             }
         }
     }
 
     /// Gives every fault among `objects` without a pending row its row, in one store call.
-    private func attachRows(toFaults objects: [NSManagedObject]) throws {
-        try attachRows(to: objects.filter { $0.isFault }.map(\.objectID))
+    private func attachRows(toFaults objects: [NSManagedObject], resolvingToMany names: Set<String>) throws {
+        try attachRows(to: objects.filter { $0.isFault }.map(\.objectID), resolvingToMany: names)
     }
 
-    /// Registers `objectIDs` and gives those that are faults without a fetched row their row, in one store call.
-    private func attachRows(to objectIDs: [NSManagedObjectID]) throws {
+    /// Registers `objectIDs` and gives those that are faults without a fetched row their
+    /// row, in one store call that resolves only the to-manys named in `names`.
+    private func attachRows(to objectIDs: [NSManagedObjectID], resolvingToMany names: Set<String>) throws {
         var needed: [NSManagedObject] = []
         for id in objectIDs where !id.isTemporaryID {
             let object = self.object(with: id)
@@ -75,7 +80,7 @@ extension NSManagedObjectContext {
             needed.append(object)
         }
         guard !needed.isEmpty else { return }
-        let rows = try loadRows(needed.map(\.objectID))
+        let rows = try loadRows(needed.map(\.objectID), resolvingToMany: names)
         for (object, row) in zip(needed, rows) {
             if let row { object.pendingFault = .row(row) }
         }

@@ -156,10 +156,16 @@ extension NSManagedObjectContext {
     static let relationshipFaultBatchLimit = 1_024
 
     /// The rows of `objectIDs` from the stores, in one call per store; references to the
-    /// object of `named` may be given as `named` itself.
-    func loadRows(_ objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil) throws -> [StoreRow?] {
+    /// object of `named` may be given as `named` itself; with `toManyNames`, only the
+    /// to-manys of those names need resolving.
+    func loadRows(
+        _ objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil,
+        resolvingToMany toManyNames: Set<String>? = nil
+    ) throws -> [StoreRow?] {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
-        return try readingQueryGeneration { try coordinator.rows(for: objectIDs, naming: named) }
+        return try readingQueryGeneration {
+            try coordinator.rows(for: objectIDs, naming: named, resolvingToMany: toManyNames)
+        }
     }
 
     /// A fault fired and its row is gone (see the file comment).

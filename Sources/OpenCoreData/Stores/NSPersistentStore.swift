@@ -139,6 +139,13 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try rows(for: objectIDs)
     }
 
+    /// ``rows(for:)``, where only the to-many relationships named in `names` need their
+    /// destinations: a store that keeps to-manys outside its rows may leave the others
+    /// `.unresolved` (read through ``objectIDs(forRelationship:of:)`` only if they are read).
+    func rows(for objectIDs: [NSManagedObjectID], resolvingToMany names: Set<String>) throws -> [StoreRow?] {
+        try rows(for: objectIDs)
+    }
+
     /// The destinations of a to-many `relationship` of `objectID`, for rows that leave it `.unresolved`.
     open func objectIDs(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID)
         throws -> [NSManagedObjectID]

@@ -336,7 +336,10 @@ final class TransactionCore {
         if let tree = trees[name] { return tree.deleted ? nil : tree }
         if let cached = catalogCache?.lookup(name, transaction: snapshot.transaction, store: store) {
             let tree = TreeState(name: name, root: cached.root, count: cached.count)
-            trees[name] = tree
+            // A reader asks the shared cache again rather than filling a table of its own: most
+            // read transactions open a tree or two, once each, and the table's insert cost more
+            // than the lookup it saves.
+            if writer != nil { trees[name] = tree }
             return tree
         }
         let key = Array(name.utf8)

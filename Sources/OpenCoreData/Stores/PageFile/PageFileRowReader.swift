@@ -51,8 +51,11 @@ struct PageFileRowReader {
     /// The rows of `objectIDs` (IDs of this store), whole, nil where there is none, each
     /// under its given ID: a batch of faults in one read. An entity's info and row tree are
     /// looked up once for a run of its IDs, not per row (a resolved to-many's batch is one
-    /// entity).
-    func completeRows(_ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+    /// entity). With `toManyNames`, only the to-manys of those names are resolved and the
+    /// others stay `.unresolved` (a prefetch step resolves only the key paths it follows).
+    func completeRows(_ objectIDs: [NSManagedObjectID], resolvingToMany toManyNames: Set<String>? = nil) throws
+        -> [StoreRow?]
+    {
         var result: [StoreRow?] = []
         result.reserveCapacity(objectIDs.count)
         // The entity's info (a large value) is read only when it changes, never copied per row.
@@ -67,7 +70,7 @@ struct PageFileRowReader {
                 entity = id.entity
                 rows = try transaction.tree(named: found.treeName)
                 hasBlobSlots = !found.blobSlots.isEmpty
-                hasExternalSlots = !found.externalSlots.isEmpty
+                hasExternalSlots = Self.resolvesSome(found.externalSlots, of: id.entity, named: toManyNames)
                 info = found
             }
             guard let tree = rows, var row = try row(id.entity, key: id.key, in: tree, objectID: id) else {
@@ -75,10 +78,21 @@ struct PageFileRowReader {
                 continue
             }
             if hasBlobSlots, let info { try resolveBlobs(&row, info: info) }
-            if hasExternalSlots { try resolveToMany(&row) }
+            if hasExternalSlots { try resolveToMany(&row, only: toManyNames) }
             result.append(row)
         }
         return result
+    }
+
+    /// Whether any of `externalSlots` of `entity` is a to-many in `names` (every one when nil).
+    private static func resolvesSome(_ externalSlots: [Int], of entity: NSEntityDescription, named names: Set<String>?)
+        -> Bool
+    {
+        guard let names else { return !externalSlots.isEmpty }
+        let relationships = entity.layout.relationshipBySlot
+        return externalSlots.contains { slot in
+            slot < relationships.count && relationships[slot].map { names.contains($0.name) } == true
+        }
     }
 
     /// The row of `entity` with `key` whole (blobs and to-manys resolved), or nil.

@@ -488,16 +488,26 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         return try rows(for: objectIDs, codec: codec)
     }
 
-    private func rows(for objectIDs: [NSManagedObjectID], codec: PageFileRowCodec) throws -> [StoreRow?] {
+    /// ``rows(for:)`` resolving only the to-manys named in `names`: the others stay
+    /// `.unresolved`, each read from its join tree or reference index only if it is read.
+    override func rows(for objectIDs: [NSManagedObjectID], resolvingToMany names: Set<String>) throws
+        -> [StoreRow?]
+    {
+        try rows(for: objectIDs, codec: codec, resolvingToMany: names)
+    }
+
+    private func rows(
+        for objectIDs: [NSManagedObjectID], codec: PageFileRowCodec, resolvingToMany names: Set<String>? = nil
+    ) throws -> [StoreRow?] {
         do {
             return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
                 guard objectIDs.contains(where: { $0.persistentStore !== self }) else {
-                    return try reader.completeRows(objectIDs)
+                    return try reader.completeRows(objectIDs, resolvingToMany: names)
                 }
                 return try objectIDs.map { id -> StoreRow? in
                     guard id.persistentStore === self else { return nil }
-                    return try reader.completeRow(id.entity, key: id.key)
+                    return try reader.completeRows([id], resolvingToMany: names)[0]
                 }
             }
         } catch {
