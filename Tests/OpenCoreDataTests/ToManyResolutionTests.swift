@@ -66,4 +66,50 @@ import Testing
         #expect(members.allSatisfy { $0.pendingFault == nil })
         #expect(members.map { Int($0.age) }.sorted() == [20, 21, 22, 23])
     }
+
+    /// The default store's batch read (runs of one entity through one row tree) returns
+    /// what one `row(for:)` per ID returns, in order: IDs of two entities interleaved,
+    /// runs of each, and a key with no row.
+    @Test func theDefaultStoresBatchReadMatchesOneReadPerID() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let coordinator = try PageFileFixtures.coordinator(TestStack.model, url)
+        let writer = PageFileFixtures.context(coordinator)
+        var companies: [TCompany] = []
+        var employees: [TEmployee] = []
+        for index in 0..<3 {
+            let company = TCompany(context: writer)
+            company.name = "C\(index)"
+            companies.append(company)
+            for offset in 0..<3 {
+                let employee = TEmployee(context: writer)
+                employee.name = "E\(index)-\(offset)"
+                employee.age = Int16(20 + index * 3 + offset)
+                employee.company = company
+                employees.append(employee)
+            }
+        }
+        try writer.save()
+        let store = try #require(coordinator.persistentStores.first)
+        let gone = NSManagedObjectID(entity: employees[0].entity, store: store, key: 1_000_000)
+        let ids =
+            [companies[0], employees[0], employees[1], companies[1], companies[2], employees[4]].map(\.objectID)
+            + [gone, employees[8].objectID, companies[0].objectID]
+        let batch = try store.rows(for: ids)
+        #expect(batch.count == ids.count)
+        for (id, row) in zip(ids, batch) {
+            // One read per ID, its to-manys kept outside the row resolved as a batch read resolves them.
+            var single = try store.row(for: id)
+            for slot in single?.values.indices ?? 0..<0 {
+                guard case .unresolved = single?.values[slot],
+                    let relationship = id.entity.layout.relationshipBySlot[slot]
+                else { continue }
+                single?.values[slot] = .objectIDs(try store.objectIDs(forRelationship: relationship, of: id))
+            }
+            #expect(row?.objectID === id || (row == nil && single == nil))
+            #expect(row?.version == single?.version)
+            #expect(row.map { "\($0.values)" } == single.map { "\($0.values)" }, "\(id)")
+        }
+        #expect(batch[6] == nil, "no row under the key")
+    }
 }
