@@ -87,15 +87,18 @@ extension NSManagedObjectContext {
     /// Loads every still-faulted object of `batch` with one store call.
     private func fulfillBatch(_ batch: FaultBatch) {
         var waiting: [NSManagedObject] = []
+        var ids: [NSManagedObjectID] = []
         waiting.reserveCapacity(batch.objects.count)
+        ids.reserveCapacity(batch.objects.count)
         for object in batch.objects where object.isFault && object.managedObjectContext === self {
             if case .batch(let other) = object.pendingFault, other !== batch { continue }
             waiting.append(object)
+            ids.append(object.objectID)
         }
         // The source only while it is still this context's object (not reset or invalidated since).
         let source = batch.source.flatMap { $0.destination.managedObjectContext === self ? $0 : nil }
         guard !waiting.isEmpty,
-            let rows = try? loadRows(waiting.map(\.objectID), naming: source?.destination.objectID)
+            let rows = try? loadRows(ids, naming: source?.destination.objectID)
         else { return }
         // Fired: a member whose row is gone looks it up on its own when it fires.
         batch.objects = []
@@ -112,37 +115,59 @@ extension NSManagedObjectContext {
         if !batch.prefetchKeyPaths.isEmpty { try? prefetch(batch.prefetchKeyPaths, of: filled) }
     }
 
-    /// Gives the faults among `objects` (the destinations of a to-many just resolved) shared
-    /// batches, so the first of a batch to fire loads all of its rows in one store call:
-    /// reading every object of the relationship costs a store call per batch, not per
-    /// object, as Core Data's batch faulting of a relationship does. Batches are bounded,
-    /// so a very large relationship loads a slice at a time.
+    /// The objects of `objectIDs`, the destinations of `source`'s to-many `slot` just read,
+    /// registered as faults where not registered yet (one registry probe each, the registry
+    /// grown once). The faults among them that have nothing to load from yet share batches,
+    /// so the first of a batch to fire loads all of its rows in one store call: reading
+    /// every object of the relationship costs a store call per batch, not per object, as
+    /// Core Data's batch faulting of a relationship does. Batches are bounded, so a very
+    /// large relationship loads a slice at a time. The batch members are picked while
+    /// registering: one pass over the destinations, not a second one checking each again.
     ///
-    /// `source`'s relationship `slot` is the to-many: when its inverse is a to-one, each
-    /// loaded row whose to-one names `source` gets `source` itself in that slot (no object
-    /// ID to look up when it is read).
-    func batchFaults(_ objects: [NSManagedObject], of source: NSManagedObject, slot: Int) {
+    /// When the to-many's inverse is a to-one, each loaded row whose to-one names `source`
+    /// gets `source` itself in that slot (no object ID to look up when it is read).
+    func toManyDestinations(_ objectIDs: [NSManagedObjectID], of source: NSManagedObject, slot: Int)
+        -> [NSManagedObject]
+    {
+        registry.reserveCapacity(registry.count + objectIDs.count)
         // A child context's faults fire through its parent, which may hold newer values.
-        guard parent == nil, objects.count > 1 else { return }
+        let batches = parent == nil && objectIDs.count > 1
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(objectIDs.count)
         var waiting: [NSManagedObject] = []
-        waiting.reserveCapacity(objects.count)
-        for object in objects where object.isFault && object.pendingFault == nil && !object.objectID.isTemporaryID {
-            waiting.append(object)
+        waiting.reserveCapacity(batches ? objectIDs.count : 0)
+        for id in objectIDs {
+            let object = object(with: id)
+            objects.append(object)
+            // A permanent `id` finds an object under its permanent ID; a temporary one may
+            // find the object that adopted a permanent ID since.
+            if batches, object.isFault, object.pendingFault == nil, !id.isTemporaryID || !object.objectID.isTemporaryID
+            {
+                waiting.append(object)
+            }
         }
-        guard waiting.count > 1 else { return }
+        guard waiting.count > 1 else { return objects }
         var toOne: ToOneSource?
         if !source.objectID.isTemporaryID, let inverseSlot = source.layout.inverseSlotBySlot[slot],
             source.layout.relationshipBySlot[slot]?.inverseRelationship?.isToMany == false
         {
             toOne = ToOneSource(slot: inverseSlot, destination: source)
         }
+        let limit = Self.relationshipFaultBatchLimit
+        if waiting.count <= limit {
+            // One batch: it takes the array as it is.
+            let batch = FaultBatch(objects: waiting, prefetchKeyPaths: [], source: toOne)
+            for object in waiting { object.pendingFault = .batch(batch) }
+            return objects
+        }
         var start = 0
         while start < waiting.count {
-            let slice = waiting[start..<min(start + Self.relationshipFaultBatchLimit, waiting.count)]
+            let slice = waiting[start..<min(start + limit, waiting.count)]
             let batch = FaultBatch(objects: Array(slice), prefetchKeyPaths: [], source: toOne)
             for object in slice { object.pendingFault = .batch(batch) }
-            start += Self.relationshipFaultBatchLimit
+            start += limit
         }
+        return objects
     }
 
     /// The objects of `objectIDs`, registered as faults where not registered yet: one

@@ -44,8 +44,9 @@ extension NSManagedObject {
         var objects: [NSManagedObject] = []
         if let context = managedObjectContext {
             let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
-            objects = context.objects(with: ids)
-            if relationship.isToMany { context.batchFaults(objects, of: self, slot: slot) }
+            objects =
+                relationship.isToMany
+                ? context.toManyDestinations(ids, of: self, slot: slot) : context.objects(with: ids)
         }
         objects = unresolved.applyingEdits(to: objects)
         // Stored in its case: no `Any` made and opened again.

@@ -51,35 +51,40 @@ struct PageFileRowReader {
     /// The rows of `objectIDs` (IDs of this store), whole, nil where there is none, each
     /// under its given ID: a batch of faults in one read. An entity's info and row tree are
     /// looked up once for a run of its IDs, not per row (a resolved to-many's batch is one
-    /// entity). With `toManyNames`, only the to-manys of those names are resolved and the
-    /// others stay `.unresolved` (a prefetch step resolves only the key paths it follows).
+    /// entity), and the run's rows are read through that tree and entity held as plain
+    /// values: nothing per row but the lookup, the decode and the row. With `toManyNames`,
+    /// only the to-manys of those names are resolved and the others stay `.unresolved` (a
+    /// prefetch step resolves only the key paths it follows).
     func completeRows(_ objectIDs: [NSManagedObjectID], resolvingToMany toManyNames: Set<String>? = nil) throws
         -> [StoreRow?]
     {
         var result: [StoreRow?] = []
         result.reserveCapacity(objectIDs.count)
-        // The entity's info (a large value) is read only when it changes, never copied per row.
-        var entity: NSEntityDescription?
-        var info: PageFileCatalog.EntityInfo?
-        var rows: Tree?
-        var hasBlobSlots = false
-        var hasExternalSlots = false
-        for id in objectIDs {
-            if entity !== id.entity {
-                let found = try catalog.info(for: id.entity)
-                entity = id.entity
-                rows = try transaction.tree(named: found.treeName)
-                hasBlobSlots = !found.blobSlots.isEmpty
-                hasExternalSlots = Self.resolvesSome(found.externalSlots, of: id.entity, named: toManyNames)
-                info = found
-            }
-            guard let tree = rows, var row = try row(id.entity, key: id.key, in: tree, objectID: id) else {
-                result.append(nil)
+        var start = 0
+        while start < objectIDs.count {
+            let entity = objectIDs[start].entity
+            var end = start + 1
+            while end < objectIDs.count, objectIDs[end].entity === entity { end += 1 }
+            // The entity's info (a large value) is read once per run, never copied per row.
+            let info = try catalog.info(for: entity)
+            guard let tree = try transaction.tree(named: info.treeName) else {
+                result.append(contentsOf: repeatElement(nil, count: end - start))
+                start = end
                 continue
             }
-            if hasBlobSlots, let info { try resolveBlobs(&row, info: info) }
-            if hasExternalSlots { try resolveToMany(&row, only: toManyNames) }
-            result.append(row)
+            let hasBlobSlots = !info.blobSlots.isEmpty
+            let hasExternalSlots = Self.resolvesSome(info.externalSlots, of: entity, named: toManyNames)
+            for position in start..<end {
+                let id = objectIDs[position]
+                guard var row = try row(entity, key: id.key, in: tree, objectID: id) else {
+                    result.append(nil)
+                    continue
+                }
+                if hasBlobSlots { try resolveBlobs(&row, info: info) }
+                if hasExternalSlots { try resolveToMany(&row, only: toManyNames) }
+                result.append(row)
+            }
+            start = end
         }
         return result
     }
