@@ -43,8 +43,12 @@ extension NSManagedObject {
         guard let relationship = layout.relationshipBySlot[slot] else { return nil }
         var objects: [NSManagedObject] = []
         if let context = managedObjectContext {
-            let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
-            objects = context.objects(with: ids)
+            if let destination = unresolved.destination {
+                objects = [context.object(with: destination)]
+            } else {
+                let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
+                objects = context.objects(with: ids)
+            }
             if relationship.isToMany { context.batchFaults(objects, of: self, slot: slot) }
         }
         objects = unresolved.applyingEdits(to: objects)
@@ -332,6 +336,9 @@ extension NSManagedObject {
         switch values.storage[slot] {
         case .unresolved(let unresolved):
             // Edits of a list the store computes are written through their inverse to-ones.
+            if !toMany, !unresolved.hasEdits, let destination = unresolved.destination {
+                return .objectID(map[destination] ?? destination)
+            }
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = unresolved.applyingEdits(to: ids, mapping: map)
             return toMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
@@ -376,7 +383,7 @@ extension NSManagedObject {
                 }
             } else if let relationship = layout.relationshipBySlot[slot] {
                 switch value {
-                case .objectID(let id): result.append(UnresolvedRelationship(objectIDs: [id]))
+                case .objectID(let id): result.append(UnresolvedRelationship(destination: id))
                 case .objectIDs(let ids): result.append(UnresolvedRelationship(objectIDs: ids))
                 case .unresolved: result.append(UnresolvedRelationship(objectIDs: nil))
                 default:
