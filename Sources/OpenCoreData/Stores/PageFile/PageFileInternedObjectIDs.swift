@@ -36,7 +36,7 @@ final class PageFileInternedObjectIDs {
             guard referencesMade > Self.referencesBeforeTable else { return make(entity, key) }
             entries = Array(repeating: nil, count: Self.capacity)
         }
-        var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(entity).hashValue))
+        var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
         word &*= 0x9E37_79B9_7F4A_7C15
         let slot = Int(truncatingIfNeeded: word >> 56)
         if let cached = entries[slot], cached.key == key, cached.entity === entity {

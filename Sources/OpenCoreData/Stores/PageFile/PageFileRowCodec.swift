@@ -151,19 +151,13 @@ struct PageFileRowCodec {
         let layout = entity?.layout
         var values: [StoreValue] = []
         values.reserveCapacity(layout?.properties.count ?? 8)
-        // Read once per row, not per slot: the layout's tables are properties of a class.
-        let relationships = layout?.relationshipBySlot ?? []
         var slot = 0
         while !reader.isAtEnd {
             defer { slot += 1 }
-            let declared: NSEntityDescription?
-            if let declaredEntities {
-                declared = slot < declaredEntities.count ? declaredEntities[slot] : nil
-            } else if slot < relationships.count, let relationship = relationships[slot] {
-                declared = relationship.destinationEntity
-            } else {
-                declared = nil
+            var declared = layout.flatMap {
+                slot < $0.relationshipBySlot.count ? $0.relationshipBySlot[slot]?.destinationEntity : nil
             }
+            if let declaredEntities { declared = slot < declaredEntities.count ? declaredEntities[slot] : nil }
             values.append(try decodeValue(&reader, declaredEntity: declared))
         }
         guard let layout else { return (version, values) }

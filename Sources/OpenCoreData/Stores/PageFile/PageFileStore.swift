@@ -489,8 +489,6 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func rows(for objectIDs: [NSManagedObjectID], codec: PageFileRowCodec) throws -> [StoreRow?] {
-        // A batch of rows names the same destinations again: one ID each per call.
-        let codec = objectIDs.count > 1 ? codec.interningReferences() : codec
         do {
             return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
