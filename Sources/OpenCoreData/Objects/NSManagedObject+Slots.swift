@@ -43,10 +43,14 @@ extension NSManagedObject {
         guard let relationship = layout.relationshipBySlot[slot] else { return nil }
         var objects: [NSManagedObject] = []
         if let context = managedObjectContext {
-            let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
-            objects =
-                relationship.isToMany
-                ? context.toManyDestinations(ids, of: self, slot: slot) : context.objects(with: ids)
+            if let destination = unresolved.destination {
+                objects = [context.object(with: destination)]
+            } else {
+                let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
+                objects =
+                    relationship.isToMany
+                    ? context.toManyDestinations(ids, of: self, slot: slot) : context.objects(with: ids)
+            }
         }
         objects = unresolved.applyingEdits(to: objects)
         // Stored in its case: no `Any` made and opened again.
@@ -333,6 +337,9 @@ extension NSManagedObject {
         switch values.storage[slot] {
         case .unresolved(let unresolved):
             // Edits of a list the store computes are written through their inverse to-ones.
+            if !toMany, !unresolved.hasEdits, let destination = unresolved.destination {
+                return .objectID(map[destination] ?? destination)
+            }
             guard let ids = unresolved.objectIDs else { return .unresolved }
             let mapped = unresolved.applyingEdits(to: ids, mapping: map)
             return toMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
@@ -377,7 +384,7 @@ extension NSManagedObject {
                 }
             } else if let relationship = layout.relationshipBySlot[slot] {
                 switch value {
-                case .objectID(let id): result.append(UnresolvedRelationship(objectIDs: [id]))
+                case .objectID(let id): result.append(UnresolvedRelationship(destination: id))
                 case .objectIDs(let ids): result.append(UnresolvedRelationship(objectIDs: ids))
                 case .unresolved: result.append(UnresolvedRelationship(objectIDs: nil))
                 default:

@@ -12,14 +12,28 @@ import Foundation
 @usableFromInline
 final class UnresolvedRelationship {
     /// The destinations, or nil when the store computes them on demand.
-    let objectIDs: [NSManagedObjectID]?
+    var objectIDs: [NSManagedObjectID]? {
+        if let destination { return [destination] }
+        return list
+    }
+    /// The one destination of a to-one read from a store: kept without an array, since
+    /// every fetched object holds one of these per to-one and most are never resolved.
+    let destination: NSManagedObjectID?
+    private let list: [NSManagedObjectID]?
     /// Destinations the context added or removed since (PendingToManyEdits.swift), by
     /// identity; the two never share an object.
     var added: [ObjectIdentifier: NSManagedObject] = [:]
     var removed: [ObjectIdentifier: NSManagedObject] = [:]
 
     init(objectIDs: [NSManagedObjectID]?) {
-        self.objectIDs = objectIDs
+        self.destination = nil
+        self.list = objectIDs
+    }
+
+    /// A relationship naming the one object `destination` (what a stored to-one holds).
+    init(destination: NSManagedObjectID) {
+        self.destination = destination
+        self.list = nil
     }
 
     /// `value` when it is an unresolved relationship. The exact type is compared first:

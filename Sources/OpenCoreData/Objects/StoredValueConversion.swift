@@ -76,7 +76,7 @@ extension EntityLayout {
     /// A relationship's value: destinations still to resolve, or `empty` when it has none.
     private static func relationshipValue(_ value: StoreValue, empty: SlotValue) -> SlotValue {
         switch value {
-        case .objectID(let id): return .unresolved(UnresolvedRelationship(objectIDs: [id]))
+        case .objectID(let id): return .unresolved(UnresolvedRelationship(destination: id))
         case .objectIDs(let ids): return .unresolved(UnresolvedRelationship(objectIDs: ids))
         case .unresolved: return .unresolved(UnresolvedRelationship(objectIDs: nil))
         default: return empty

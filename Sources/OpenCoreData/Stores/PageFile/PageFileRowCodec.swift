@@ -50,6 +50,17 @@ struct PageFileRowCodec {
     /// Whether to-many relationships decode as empty and to-one references as the
     /// destination's key (`.integer`): checking a file without its model.
     var skipsReferences = false
+    /// The IDs this codec made for references, when it decodes the rows of one fetch
+    /// (PageFileInternedObjectIDs.swift); nil makes an ID per reference.
+    var internedIDs: PageFileInternedObjectIDs?
+
+    /// This codec, making one ID per referenced object while it lives: for the copy one
+    /// fetch decodes its rows with.
+    func interningReferences() -> PageFileRowCodec {
+        var codec = self
+        codec.internedIDs = PageFileInternedObjectIDs()
+        return codec
+    }
 
     // MARK: Encoding
 
@@ -219,6 +230,8 @@ struct PageFileRowCodec {
         guard let entity else {
             throw reader.damaged("an object reference names entity '\(name)', which the model does not have")
         }
-        return makeObjectID(entity, try reader.signed())
+        let key = try reader.signed()
+        if let internedIDs { return internedIDs.objectID(entity, key, make: makeObjectID) }
+        return makeObjectID(entity, key)
     }
 }

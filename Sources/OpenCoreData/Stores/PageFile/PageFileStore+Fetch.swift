@@ -11,7 +11,8 @@ extension PageFileStore {
         -> StoreFetchAnswer
     {
         let entity = plan.entity
-        let codec = self.codec
+        // The rows of many objects name the same destinations: one ID each per fetch.
+        let codec = self.codec.interningReferences()
         do {
             return try readCommitted { transaction in
                 var result: [StoreRow] = []

@@ -1,0 +1,144 @@
+// A fetch decodes each to-one reference into one object ID per destination
+// (PageFileInternedObjectIDs.swift) and keeps a stored to-one without an array
+// (UnresolvedRelationship(destination:)): every reference must still name its own
+// stored destination, through fetching, resolving, saving and refetching, across table
+// collisions and entities.
+import Foundation
+import Testing
+
+@testable import OpenCoreData
+
+@Suite struct InternedReferenceTests {
+    /// More companies than the table has entries, so references collide in it.
+    static let companyCount = 300
+
+    /// A page-file store holding `companyCount` companies and employees (some of them
+    /// managers, a sub-entity) each of one company, or of none; returns the directory and
+    /// each employee's company name by employee name.
+    static func makeStore() throws -> (URL, [String: String?]) {
+        let directory = try TestStack.scratchDirectory("interned-references")
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let context = TestStack.context(coordinator)
+        let companies = (0..<companyCount).map { index in
+            let company = TCompany(context: context)
+            company.name = "company \(index)"
+            return company
+        }
+        var expected: [String: String?] = [:]
+        for index in 0..<1_500 {
+            let employee: TEmployee = index % 5 == 0 ? TManager(context: context) : TEmployee(context: context)
+            employee.name = "employee \(index)"
+            employee.age = Int16(index % 100)
+            // A stride coprime with the count visits companies out of key order.
+            let company = index % 11 == 0 ? nil : companies[(index &* 37) % companyCount]
+            employee.company = company
+            expected[employee.name ?? ""] = company?.name
+        }
+        try context.save()
+        return (directory, expected)
+    }
+
+    @Test func fetchedReferencesNameTheirStoredDestinations() throws {
+        let (directory, expected) = try Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let context = TestStack.context(coordinator)
+        let request = TestStack.request("Employee", TEmployee.self)
+        request.returnsObjectsAsFaults = false
+        let employees = try context.fetch(request)
+        #expect(employees.count == expected.count)
+        // Before any is resolved: each names a company of the store, most through an ID
+        // shared with other references (the table keeps one per entry).
+        let slot = try #require(employees.first?.layout.slotsByName["company"])
+        var idByKey: [Int64: NSManagedObjectID] = [:]
+        var instances: Set<ObjectIdentifier> = []
+        var references = 0
+        for employee in employees {
+            guard case .unresolved(let unresolved) = employee.values.storage[slot],
+                let destination = unresolved.destination
+            else {
+                #expect(expected[employee.name ?? ""] == .some(nil), "\(employee.name ?? "?") has a company")
+                continue
+            }
+            #expect(destination.entity.name == "Company")
+            #expect(!destination.isTemporaryID)
+            #expect(destination.persistentStore === coordinator.persistentStores.first)
+            if let earlier = idByKey[destination.key] { #expect(earlier == destination) }
+            idByKey[destination.key] = destination
+            instances.insert(ObjectIdentifier(destination))
+            references += 1
+        }
+        #expect(idByKey.count == Self.companyCount)
+        #expect(instances.count < references / 2, "\(instances.count) IDs for \(references) references")
+        // Each resolves to its own company, as a store lookup of the ID reads it.
+        for employee in employees {
+            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
+        }
+        for (key, id) in idByKey {
+            let row = try #require(try coordinator.persistentStores.first?.row(for: id))
+            #expect(row.objectID.key == key)
+            #expect(
+                context.object(with: id).value(forKey: "name") as? String
+                    == row.values.first.flatMap {
+                        if case .string(let name) = $0 { return name }
+                        return nil
+                    })
+        }
+    }
+
+    @Test func unresolvedToOnesSaveAndReloadUnchanged() throws {
+        let (directory, expected) = try Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let context = TestStack.context(coordinator)
+        let request = TestStack.request("Employee", TEmployee.self)
+        request.returnsObjectsAsFaults = false
+        // An attribute changed, the to-one never read: the row is written with its stored reference.
+        for employee in try context.fetch(request) { employee.age += 1 }
+        try context.save()
+        context.reset()
+        let reloaded = try TestStack.context(
+            TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        ).fetch(request)
+        #expect(reloaded.count == expected.count)
+        for employee in reloaded {
+            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
+        }
+    }
+
+    @Test func theTableKeepsEntitiesAndKeysApart() throws {
+        let directory = try TestStack.scratchDirectory("interned-table")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let store = try #require(coordinator.persistentStores.first)
+        let company = try #require(TestStack.model.entitiesByName["Company"])
+        let employee = try #require(TestStack.model.entitiesByName["Employee"])
+        let table = PageFileInternedObjectIDs()
+        var made = 0
+        let make: (NSEntityDescription, Int64) -> NSManagedObjectID = { entity, key in
+            made += 1
+            return NSManagedObjectID(entity: entity, store: store, key: key)
+        }
+        // Enough references that the table is in use, over more keys than it has entries.
+        for round in 0..<3 {
+            for key in Int64(0)..<600 {
+                for entity in [company, employee] {
+                    let id = table.objectID(entity, key, make: make)
+                    #expect(id.entity === entity && id.key == key, "round \(round), key \(key)")
+                }
+            }
+        }
+        // A few objects named again and again are made about once each.
+        made = 0
+        for _ in 0..<10 {
+            for key in Int64(1_000)..<1_050 {
+                let id = table.objectID(company, key, make: make)
+                #expect(id.entity === company && id.key == key)
+            }
+        }
+        #expect(made < 100)
+        let again = table.objectID(employee, 1_007, make: make)
+        #expect(table.objectID(employee, 1_007, make: make) === again)
+        #expect(table.objectID(company, 1_007, make: make) !== again)
+    }
+}
