@@ -94,7 +94,7 @@ struct PageFileEncodedSortOrder {
         if tag == PageFileRowCodec.Tag.null.rawValue { return .null }
         switch step.type {
         case .stringAttributeType:
-            return (try? PageFileRowCodec.stringBytes(bytes, at: offset)).map { .text($0) }
+            return PageFileRowCodec.stringBytes(bytes, at: offset).map { .text($0) }
         case .dateAttributeType:
             guard let seconds = PageFileEncodedClause.dateSeconds(bytes, offset, tag), !seconds.isNaN else {
                 return nil
