@@ -374,10 +374,32 @@ struct PageFileEncodedScanTests {
                 try PageFileRowCodec.slotOffsets(buffer, into: &offsets, through: encoded.lastSlot)
                 return try encoded.evaluate(buffer, offsets: offsets, codec: codec)
             }
+            // The compiled predicate takes the same byte-level shortcut for ASCII: the
+            // Unicode comparison of folded clusters, which it runs on any other text, is the
+            // reference that shares none of it.
+            let folding = StringComparisonOptions(
+                options == "[c]"
+                    ? .caseInsensitive
+                    : options == "[d]"
+                        ? .diacriticInsensitive : options == "[cd]" ? [.caseInsensitive, .diacriticInsensitive] : [])
+            let folded = FoldedString(subject, options: folding)
+            let foldedPattern = FoldedPattern(pattern, options: folding)
+            let equal =
+                folding.folds
+                ? folded.scalars == FoldedString(pattern, options: folding).scalars : subject == pattern
+            let unicode: Bool
+            switch op {
+            case "CONTAINS": unicode = folded.contains(foldedPattern)
+            case "BEGINSWITH": unicode = folded.hasPrefix(foldedPattern)
+            case "ENDSWITH": unicode = folded.hasSuffix(foldedPattern)
+            case "==": unicode = equal
+            default: unicode = !equal
+            }
             #expect(
-                actual == expected,
-                "\(predicate.predicateFormat) on \(subject.debugDescription) (\(random.replayHint))")
-            if actual != expected { return }
+                actual == expected && actual == unicode,
+                "\(predicate.predicateFormat) on \(subject.debugDescription): encoded \(actual), compiled \(expected), Unicode \(unicode) (\(random.replayHint))"
+            )
+            if actual != expected || actual != unicode { return }
             if (subject + pattern).utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
                 if expected { asciiMatches += 1 } else { asciiMisses += 1 }
             }
