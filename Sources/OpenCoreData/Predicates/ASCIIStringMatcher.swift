@@ -91,6 +91,15 @@ struct ASCIIStringMatcher {
         }
     }
 
+    /// ``test(_:pattern:caseInsensitive:utf8:)`` of `.isContained`, for a scan that tests
+    /// every row with it.
+    static func isContained(pattern: UnsafeRawBufferPointer, caseInsensitive: Bool, utf8 text: UnsafeRawBufferPointer)
+        -> Bool?
+    {
+        guard isPlainASCII(text) else { return nil }
+        return isContained(pattern, caseInsensitive, text)
+    }
+
     /// Whether the folded `pattern` occurs in `text` (plain ASCII).
     @inline(__always)
     private static func isContained(

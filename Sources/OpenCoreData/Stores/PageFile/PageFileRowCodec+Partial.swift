@@ -60,6 +60,17 @@ extension PageFileRowCodec {
             }
             return StoreByteReader.length(in: bytes, at: &offset)
         }
+        // An integer is skipped, not decoded: bytes with the high bit set, then one without
+        // (at most nine, as `StoreByteReader.length` reads them; longer ones the checked walk judges).
+        @inline(__always) func skipVarint(_ offset: inout Int) -> Bool {
+            let limit = min(end, offset + 9)
+            while offset < limit {
+                let byte = bytes[offset]
+                offset += 1
+                if byte < 0x80 { return true }
+            }
+            return false
+        }
         @inline(__always) func skip(_ length: Int, _ offset: inout Int) -> Bool {
             guard length <= end - offset else { return false }
             offset += length
@@ -80,7 +91,7 @@ extension PageFileRowCodec {
             // By tag number (`Tag`): `Tag(rawValue:)` is a call per value here.
             switch raw {
             case 0, 4, 5, 14, 0x11: continue  // nil, false, true, external binary, external to-many
-            case 1, 0x10: guard varint(&offset) != nil else { return nil }  // integer, whole-second date
+            case 1, 0x10: guard skipVarint(&offset) else { return nil }  // integer, whole-second date
             case 2, 8: guard skip(8, &offset) else { return nil }  // double, date
             case 3: guard skip(4, &offset) else { return nil }  // float
             case 10: guard skip(16, &offset) else { return nil }  // UUID
