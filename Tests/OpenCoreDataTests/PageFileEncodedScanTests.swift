@@ -263,6 +263,150 @@ struct PageFileEncodedScanTests {
         }
     }
 
+    /// A scan walks a row only through the last slot its predicate reads (SPEC.md §3.5 Q3a):
+    /// the offsets it finds, and the damage it refuses, are the checked reader's over those
+    /// slots, on intact and damaged rows alike.
+    @Test func slotWalkThroughTheLastSlotReadAgreesWithTheCheckedReader() throws {
+        var random = SeededRandom(environmentOr: 6_262)
+        guard let layout = Self.model.entitiesByName["Person"]?.layout else { return }
+        var offsets: [Int] = []
+        let slots = PageFileRowSlots(capacity: 3)
+        var stoppedBeforeDamage = 0
+        for _ in 0..<4_000 {
+            let values = (0..<random.int(in: 0...6)).map { Self.randomValue($0, &random, wide: true) }
+            var bytes = PageFileRowCodec.encode(values: values, version: 9, layout: layout)
+            for _ in 0..<random.int(in: 0...2) {
+                switch random.int(in: 0...2) {
+                case 0: bytes[random.int(in: 0...(bytes.count - 1))] = UInt8(random.int(in: 0...255))
+                case 1: bytes.removeLast(random.int(in: 0...min(3, bytes.count - 1)))
+                default: bytes.append(UInt8(random.int(in: 0...255)))
+                }
+            }
+            let lastSlot = random.int(in: -1...6)
+            let expected = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { buffer in
+                    var reader = StoreByteReader(row: buffer)
+                    _ = try reader.varint()
+                    var found: [Int] = []
+                    while !reader.isAtEnd, found.count <= lastSlot {
+                        found.append(reader.offset)
+                        try PageFileRowCodec.skipValue(&reader)
+                    }
+                    return found
+                }
+            }
+            let whole = Result { try bytes.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) } }
+            if case .success = expected, case .failure = whole { stoppedBeforeDamage += 1 }
+            let actual = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets, through: lastSlot) }
+                return offsets
+            }
+            let walked = Result { () throws -> [Int] in
+                try bytes.withUnsafeBytes { try slots.walk($0, through: lastSlot) }
+                return Array(slots.offsets)
+            }
+            for (path, actual) in [("slotOffsets", actual), ("PageFileRowSlots", walked)] {
+                switch (expected, actual) {
+                case (.success(let a), .success(let b)):
+                    #expect(a == b, "\(path) through \(lastSlot): \(bytes) (\(random.replayHint))")
+                case (.failure, .failure): break
+                default:
+                    Issue.record(
+                        "checked \(expected) but \(path) \(actual) through \(lastSlot) for \(bytes) (\(random.replayHint))"
+                    )
+                }
+            }
+        }
+        #expect(stoppedBeforeDamage > 100, "\(stoppedBeforeDamage) rows damaged only past the slots read")
+    }
+
+    /// The byte-level string tests (the two-byte filter of CONTAINS, prefixes, suffixes,
+    /// equality; with and without [c] and [d]) on encoded rows answer what the compiled
+    /// predicate answers on the decoded row: subjects and patterns mix ASCII letters whose
+    /// case folding collides with other bytes under `| 0x20` ('@' and '`', '[' and '{'),
+    /// CR LF, long strings (the length-prefixed tag) and non-ASCII text that folds to ASCII
+    /// (the Kelvin sign, long s, ligatures), which must take the general path.
+    @Test func encodedStringTestsAgreeWithTheCompiledPredicate() throws {
+        var random = SeededRandom(environmentOr: 8_484)
+        guard let entity = Self.model.entitiesByName["Person"] else { return }
+        let layout = entity.layout
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        let codec = PageFileRowCodec(
+            entityNamed: { Self.model.entitiesByName[$0] }, makeObjectID: { store.newObjectID(for: $0, key: $1) })
+        let letters = ["s", "S", "t", "T", "1", "a", "R", "@", "`", "[", "{", "z", "Z", " "]
+        let hazards = ["\u{17F}", "\u{212A}", "k", "ﬆ", "\r\n", "\r", "é", "e\u{301}", "\u{301}", "ß", "🚀", "İ"]
+        func text(_ pieces: ClosedRange<Int>) -> String {
+            var text = ""
+            for _ in 0..<random.int(in: pieces) {
+                text += random.chance(0.9) ? random.pick(letters) : random.pick(hazards)
+            }
+            return text
+        }
+        var asciiMatches = 0
+        var asciiMisses = 0
+        var offsets: [Int] = []
+        for step in 0..<6_000 {
+            // Short strings mostly; some past 63 bytes take the length-prefixed tag.
+            var subject = text(0...12)
+            if random.chance(0.05) { subject = String(repeating: text(4...8), count: 10) }
+            var pattern = text(1...4)
+            if random.chance(0.4), !subject.isEmpty {
+                let characters = Array(subject)
+                let start = random.int(in: 0...(characters.count - 1))
+                pattern = String(characters[start..<min(characters.count, start + random.int(in: 1...4))])
+                if random.chance(0.5) { pattern = random.chance(0.5) ? pattern.uppercased() : pattern.lowercased() }
+            }
+            let op = random.pick(["CONTAINS", "BEGINSWITH", "ENDSWITH", "==", "!="])
+            let options = random.pick(["", "[c]", "[d]", "[cd]"])
+            let predicate = OpenCoreData.NSPredicate(format: "name \(op)\(options) %@", argumentArray: [pattern])
+            let compiled = try predicate.compiled(for: entity.frozenLayoutIfAny)
+            let encoded = try #require(PageFileEncodedPredicate(predicate, layout: layout))
+            let values: [StoreValue] = [.string(subject), .integer(1)]
+            let bytes = PageFileRowCodec.encode(values: values, version: 1, layout: layout)
+            let row = StoreRow(
+                objectID: store.newObjectID(for: entity, key: Int64(step)), version: 1,
+                values: values + Array(repeating: .null, count: 4))
+            let view = StoreRowView(row: row, resolve: { _ in nil }, resolveToMany: { _, _ in [] })
+            let expected = try compiled.evaluate(record: view)
+            let actual = try bytes.withUnsafeBytes { buffer in
+                try PageFileRowCodec.slotOffsets(buffer, into: &offsets, through: encoded.lastSlot)
+                return try encoded.evaluate(buffer, offsets: offsets, codec: codec)
+            }
+            // The compiled predicate takes the same byte-level shortcut for ASCII: the
+            // Unicode comparison of folded clusters, which it runs on any other text, is the
+            // reference that shares none of it.
+            let folding = StringComparisonOptions(
+                options == "[c]"
+                    ? .caseInsensitive
+                    : options == "[d]"
+                        ? .diacriticInsensitive : options == "[cd]" ? [.caseInsensitive, .diacriticInsensitive] : [])
+            let folded = FoldedString(subject, options: folding)
+            let foldedPattern = FoldedPattern(pattern, options: folding)
+            let equal =
+                folding.folds
+                ? folded.scalars == FoldedString(pattern, options: folding).scalars : subject == pattern
+            let unicode: Bool
+            switch op {
+            case "CONTAINS": unicode = folded.contains(foldedPattern)
+            case "BEGINSWITH": unicode = folded.hasPrefix(foldedPattern)
+            case "ENDSWITH": unicode = folded.hasSuffix(foldedPattern)
+            case "==": unicode = equal
+            default: unicode = !equal
+            }
+            #expect(
+                actual == expected && actual == unicode,
+                "\(predicate.predicateFormat) on \(subject.debugDescription): encoded \(actual), compiled \(expected), Unicode \(unicode) (\(random.replayHint))"
+            )
+            if actual != expected || actual != unicode { return }
+            if (subject + pattern).utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
+                if expected { asciiMatches += 1 } else { asciiMisses += 1 }
+            }
+        }
+        #expect(asciiMatches > 500 && asciiMisses > 500, "\(asciiMatches) matches, \(asciiMisses) misses")
+    }
+
     /// Row-tree keys read by index (the scan's per-row check) agree with a plain reading of
     /// SPEC.md §3.4 K1 on every key length, and damaged keys are refused alike.
     @Test func rowKeysAgreeWithTheirEncoding() {

@@ -87,19 +87,54 @@ struct ASCIIStringMatcher {
             return !pattern.isEmpty && text.count >= pattern.count
                 && matches(pattern, caseInsensitive, text, at: text.count - pattern.count)
         case .isContained:
-            guard let first = pattern.first, text.count >= pattern.count else { return false }
-            // The first byte in both cases (the pattern is folded to lower case), so the
-            // scan compares raw bytes and folds only where a match starts.
-            let other = caseInsensitive && first &- 0x61 < 26 ? first & 0xDF : first
-            var start = 0
-            let last = text.count - pattern.count
+            return isContained(pattern, caseInsensitive, text)
+        }
+    }
+
+    /// ``test(_:pattern:caseInsensitive:utf8:)`` of `.isContained`, for a scan that tests
+    /// every row with it.
+    static func isContained(pattern: UnsafeRawBufferPointer, caseInsensitive: Bool, utf8 text: UnsafeRawBufferPointer)
+        -> Bool?
+    {
+        guard isPlainASCII(text) else { return nil }
+        return isContained(pattern, caseInsensitive, text)
+    }
+
+    /// Whether the folded `pattern` occurs in `text` (plain ASCII).
+    @inline(__always)
+    private static func isContained(
+        _ pattern: UnsafeRawBufferPointer, _ caseInsensitive: Bool, _ text: UnsafeRawBufferPointer
+    ) -> Bool {
+        guard let first = pattern.first, text.count >= pattern.count else { return false }
+        // The first byte in both cases (the pattern is folded to lower case), so the
+        // scan compares raw bytes and folds only where a match may start.
+        let other = caseInsensitive && first &- 0x61 < 26 ? first & 0xDF : first
+        var start = 0
+        let last = text.count - pattern.count
+        guard pattern.count > 1 else {
             while start <= last {
                 let byte = text[start]
-                if byte == first || byte == other, matches(pattern, caseInsensitive, text, at: start) { return true }
+                if byte == first || byte == other { return true }
                 start += 1
             }
             return false
         }
+        // The second byte is checked before the rest: in names a pattern's first letter is
+        // common (`s` of "st1" in every "First..."), its first two much less so.
+        let second = pattern[1]
+        while start <= last {
+            let byte = text[start]
+            if byte == first || byte == other {
+                let next = text[start + 1]
+                if (caseInsensitive ? lowercased(next) : next) == second,
+                    matches(pattern, caseInsensitive, text, at: start, from: 2)
+                {
+                    return true
+                }
+            }
+            start += 1
+        }
+        return false
     }
 
     /// Whether `text` holds no byte >= 0x80 and no CR, eight bytes at a time.
@@ -124,12 +159,14 @@ struct ASCIIStringMatcher {
         return true
     }
 
-    /// Whether the folded `pattern`'s bytes equal `text`'s from `start` (folded); `text` is long enough.
+    /// Whether the folded `pattern`'s bytes equal `text`'s from `start` (folded), comparing
+    /// from the pattern's byte `first`; `text` is long enough.
     @inline(__always)
     private static func matches(
-        _ pattern: UnsafeRawBufferPointer, _ caseInsensitive: Bool, _ text: UnsafeRawBufferPointer, at start: Int
+        _ pattern: UnsafeRawBufferPointer, _ caseInsensitive: Bool, _ text: UnsafeRawBufferPointer, at start: Int,
+        from first: Int = 0
     ) -> Bool {
-        var index = 0
+        var index = first
         while index < pattern.count {
             let byte = text[start + index]
             if (caseInsensitive ? lowercased(byte) : byte) != pattern[index] { return false }

@@ -137,6 +137,9 @@ struct PageFileEncodedClause {
         switch test {
         case .integerEquals(let number, let negated):
             if tag == PageFileRowCodec.Tag.null.rawValue { return negated }
+            // A boolean reads as 1 or 0 in every attribute this test is made for (`attributeInteger`).
+            if tag == PageFileRowCodec.Tag.booleanTrue.rawValue { return (number == 1) != negated }
+            if tag == PageFileRowCodec.Tag.booleanFalse.rawValue { return (number == 0) != negated }
             guard let value = integer(bytes, offset, tag) else { return nil }
             return (value == number) != negated
         case .ordered(let kind, let bound):
@@ -163,7 +166,7 @@ struct PageFileEncodedClause {
         case .string(let strings):
             return strings._withUnsafeGuaranteedRef { strings in
                 if tag == PageFileRowCodec.Tag.null.rawValue { return strings.null }
-                guard let utf8 = try? PageFileRowCodec.stringBytes(bytes, at: offset) else { return nil }
+                guard let utf8 = PageFileRowCodec.stringBytes(bytes, at: offset) else { return nil }
                 return strings.evaluate(utf8: utf8)
             }
         }

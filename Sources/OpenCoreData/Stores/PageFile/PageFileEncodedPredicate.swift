@@ -37,6 +37,9 @@ final class PageFileEncodedPredicate {
     /// The one clause when the predicate is a single clause (the commonest scan), tested
     /// without walking the tree.
     private let onlyClause: Int?
+    /// The highest slot any clause reads (-1 for none): a scan walks each row's slots only
+    /// this far (SPEC.md §3.5 Q3a).
+    let lastSlot: Int
 
     /// `predicate` for rows of `layout`; nil when it has a part this form does not cover
     /// (relationships, key paths, functions, non-constant right sides, modifiers).
@@ -50,6 +53,7 @@ final class PageFileEncodedPredicate {
         self.clauses = clauses
         self.keepers = keepers
         if case .clause(let index) = root { onlyClause = index } else { onlyClause = nil }
+        lastSlot = clauses.map(\.slot).max() ?? -1
     }
 
     private static func node(

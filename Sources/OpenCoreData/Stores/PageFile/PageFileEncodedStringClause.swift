@@ -36,7 +36,15 @@ final class PageFileEncodedStringClause {
 
     /// The answer for the string `utf8` (a slot's bytes); nil when the bytes are not UTF-8,
     /// which is damage the decoded path names.
+    @inline(__always)
     func evaluate(utf8: UnsafeRawBufferPointer) -> Bool? {
+        // CONTAINS, the commonest scan of strings, without the operator dispatch.
+        if asciiTest == .isContained,
+            let found = ASCIIStringMatcher.isContained(
+                pattern: UnsafeRawBufferPointer(pattern), caseInsensitive: caseInsensitive, utf8: utf8)
+        {
+            return found != negated
+        }
         if let asciiTest,
             let found = ASCIIStringMatcher.test(
                 asciiTest, pattern: UnsafeRawBufferPointer(pattern), caseInsensitive: caseInsensitive, utf8: utf8)

@@ -5,42 +5,49 @@
 import Foundation
 
 extension PageFileRowCodec {
-    /// The byte offset of every slot's value in `bytes`, found by walking the tags and
-    /// lengths of the whole row (so a row whose structure is damaged is refused even when
-    /// the predicate reads only one slot); `offsets` is reused between rows.
+    /// The byte offset of every slot's value in `bytes` up to slot `lastSlot`, found by
+    /// walking the tags and lengths of the row's values through that slot's (so a damaged
+    /// value the reader would meet is refused; SPEC.md §3.5 Q3a); `offsets` is reused
+    /// between rows. With the default `lastSlot` the whole row is walked.
     ///
-    /// - Throws: `NSFileReadCorruptFileError` when the bytes are not a valid row.
-    static func slotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int]) throws {
+    /// - Throws: `NSFileReadCorruptFileError` when the bytes walked are not a valid row.
+    static func slotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int], through lastSlot: Int = .max)
+        throws
+    {
         offsets.removeAll(keepingCapacity: true)
         // Every value takes at least one byte: a row has at most `bytes.count` slots.
         let found = withUnsafeTemporaryAllocation(of: Int.self, capacity: max(bytes.count, 1)) { scratch in
             guard let base = scratch.baseAddress,
-                let count = quickSlotOffsets(bytes, into: base, capacity: scratch.count)
+                let count = quickSlotOffsets(bytes, into: base, capacity: scratch.count, through: lastSlot)
             else { return false }
             offsets.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<count]))
             return true
         }
         if found { return }
-        try checkedSlotOffsets(bytes, into: &offsets)
+        try checkedSlotOffsets(bytes, into: &offsets, through: lastSlot)
     }
 
     /// The walk that names the damage the quick walk stopped at.
-    private static func checkedSlotOffsets(_ bytes: UnsafeRawBufferPointer, into offsets: inout [Int]) throws {
+    private static func checkedSlotOffsets(
+        _ bytes: UnsafeRawBufferPointer, into offsets: inout [Int], through lastSlot: Int
+    ) throws {
         offsets.removeAll(keepingCapacity: true)
         var reader = StoreByteReader(row: bytes)
         _ = try reader.varint()  // the row version
-        while !reader.isAtEnd {
+        while !reader.isAtEnd, offsets.count <= lastSlot {
             offsets.append(reader.offset)
             try skipValue(&reader)
         }
     }
 
-    /// ``slotOffsets(_:into:)`` in one tight loop writing at most `capacity` offsets to
-    /// `offsets`: the slot count, or nil at the first thing it does not expect (or past
-    /// `capacity` slots), to let the checked walk report it. It is every scanned row's cost.
+    /// ``slotOffsets(_:into:through:)`` in one tight loop writing at most `capacity` offsets
+    /// to `offsets`: the slot count, or nil at the first thing it does not expect (or past
+    /// `capacity` slots), to let the checked walk report it. It is every scanned row's cost,
+    /// which is why it stops after slot `lastSlot`: a scan reads no slot past its predicate's.
     @inline(__always)
     static func quickSlotOffsets(
-        _ bytes: UnsafeRawBufferPointer, into offsets: UnsafeMutablePointer<Int>, capacity: Int
+        _ bytes: UnsafeRawBufferPointer, into offsets: UnsafeMutablePointer<Int>, capacity: Int,
+        through lastSlot: Int = .max
     ) -> Int? {
         let end = bytes.count
         var offset = 0
@@ -53,13 +60,24 @@ extension PageFileRowCodec {
             }
             return StoreByteReader.length(in: bytes, at: &offset)
         }
+        // An integer is skipped, not decoded: bytes with the high bit set, then one without
+        // (at most nine, as `StoreByteReader.length` reads them; longer ones the checked walk judges).
+        @inline(__always) func skipVarint(_ offset: inout Int) -> Bool {
+            let limit = min(end, offset + 9)
+            while offset < limit {
+                let byte = bytes[offset]
+                offset += 1
+                if byte < 0x80 { return true }
+            }
+            return false
+        }
         @inline(__always) func skip(_ length: Int, _ offset: inout Int) -> Bool {
             guard length <= end - offset else { return false }
             offset += length
             return true
         }
         guard varint(&offset) != nil else { return nil }  // the row version
-        while offset < end {
+        while offset < end, count <= lastSlot {
             guard count < capacity else { return nil }
             let raw = bytes[offset]
             offsets[count] = offset
@@ -73,7 +91,7 @@ extension PageFileRowCodec {
             // By tag number (`Tag`): `Tag(rawValue:)` is a call per value here.
             switch raw {
             case 0, 4, 5, 14, 0x11: continue  // nil, false, true, external binary, external to-many
-            case 1, 0x10: guard varint(&offset) != nil else { return nil }  // integer, whole-second date
+            case 1, 0x10: guard skipVarint(&offset) else { return nil }  // integer, whole-second date
             case 2, 8: guard skip(8, &offset) else { return nil }  // double, date
             case 3: guard skip(4, &offset) else { return nil }  // float
             case 10: guard skip(16, &offset) else { return nil }  // UUID
@@ -91,7 +109,7 @@ extension PageFileRowCodec {
             default: return nil
             }
         }
-        return offset == end ? count : nil
+        return offset == end || count > lastSlot ? count : nil
     }
 
     /// Moves `reader` past one tagged value.
@@ -119,13 +137,24 @@ extension PageFileRowCodec {
         _ = try reader.varint()
     }
 
-    /// The UTF-8 bytes of the string stored at `offset`, or nil when that value is not a string.
-    static func stringBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws -> UnsafeRawBufferPointer? {
-        var reader = StoreByteReader(row: bytes, from: offset)
-        let raw = try reader.byte()
-        if raw >= shortStringBase, raw < smallIntegerBase { return try reader.take(Int(raw - shortStringBase)) }
-        guard raw == Tag.string.rawValue else { return nil }
-        return try reader.lengthPrefixed()
+    /// The UTF-8 bytes of the string stored at `offset`, or nil when that value is not a
+    /// string or is damaged (for the caller's decoding to name the damage). A scan reads
+    /// it on every row, so it reads the bytes in place, with no reader and nothing thrown.
+    @inline(__always)
+    static func stringBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UnsafeRawBufferPointer? {
+        guard offset >= 0, offset < bytes.count else { return nil }
+        let raw = bytes[offset]
+        var start = offset + 1
+        let length: Int
+        if raw >= shortStringBase, raw < smallIntegerBase {
+            length = Int(raw - shortStringBase)
+        } else if raw == Tag.string.rawValue, let prefixed = StoreByteReader.length(in: bytes, at: &start) {
+            length = prefixed
+        } else {
+            return nil
+        }
+        guard length <= bytes.count - start else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])
     }
 
     /// The value stored at `offset` of `bytes` (an offset from ``slotOffsets(_:into:)``).

@@ -2,7 +2,7 @@
 // (which is also its structure check, SPEC.md §3.5 Q3a) writes the offsets into memory
 // the scan reuses from row to row. A scan pays this walk on every row, so it writes
 // through a pointer: no array uniqueness or capacity check, and no exclusivity check,
-// per slot.
+// per slot; and it stops after the last slot the scan's predicate reads.
 import Foundation
 
 /// The slot offsets of one row at a time, for one scan (not shared between threads).
@@ -23,23 +23,24 @@ final class PageFileRowSlots {
     /// the next walk.
     var offsets: UnsafeBufferPointer<Int> { UnsafeBufferPointer(start: storage, count: count) }
 
-    /// Finds the slots of the row `bytes`, checking its structure.
+    /// Finds the slots of the row `bytes` up to slot `lastSlot` (every slot by default),
+    /// checking the structure of the values it walks.
     ///
-    /// - Throws: `NSFileReadCorruptFileError` when the bytes are not a valid row.
+    /// - Throws: `NSFileReadCorruptFileError` when the bytes walked are not a valid row.
     @inline(__always)
-    func walk(_ bytes: UnsafeRawBufferPointer) throws {
-        if let found = PageFileRowCodec.quickSlotOffsets(bytes, into: storage, capacity: capacity) {
+    func walk(_ bytes: UnsafeRawBufferPointer, through lastSlot: Int = .max) throws {
+        if let found = PageFileRowCodec.quickSlotOffsets(bytes, into: storage, capacity: capacity, through: lastSlot) {
             count = found
             return
         }
-        try walkSlowly(bytes)
+        try walkSlowly(bytes, through: lastSlot)
     }
 
     /// A row with more slots than there is room for, or a damaged one (the checked walk
     /// names the damage).
-    private func walkSlowly(_ bytes: UnsafeRawBufferPointer) throws {
+    private func walkSlowly(_ bytes: UnsafeRawBufferPointer, through lastSlot: Int) throws {
         var found: [Int] = []
-        try PageFileRowCodec.slotOffsets(bytes, into: &found)
+        try PageFileRowCodec.slotOffsets(bytes, into: &found, through: lastSlot)
         if found.count > capacity {
             storage.deallocate()
             capacity = found.count

@@ -101,11 +101,12 @@ extension PageFileStore {
         guard let encoded = PageFileEncodedPredicate(predicate, layout: entity.layout) else { return nil }
         var total = 0
         let slots = PageFileRowSlots(capacity: entity.layout.attributeBySlot.count)
+        let lastSlot = encoded.lastSlot
         try rows.scan { key, value in
             guard PageFileKey.isRowKey(key) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
             }
-            try slots.walk(value)
+            try slots.walk(value, through: lastSlot)
             if try encoded.evaluate(value, offsets: slots.offsets, codec: codec) { total += 1 }
             return true
         }
@@ -199,14 +200,20 @@ extension PageFileStore {
         let direct = evaluates ? predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) } : nil
         let slots = PageFileRowSlots(capacity: entity.layout.attributeBySlot.count)
         if plan == nil, !readsBlobs, let direct {
-            // The commonest scan in a loop of its own: the walk, the test and, for a match,
-            // the caller's call, with nothing else captured or checked per row.
+            // The commonest scan in a loop of its own: the key's check, the walk, the test and,
+            // for a match, the key's value and the caller's call, with nothing else captured
+            // or checked per row.
+            let lastSlot = direct.lastSlot
             try rows.scan { key, value in
+                guard PageFileKey.isRowKey(key) else {
+                    throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
+                }
+                try slots.walk(value, through: lastSlot)
+                guard try direct.evaluate(value, offsets: slots.offsets, codec: codec) else { return true }
                 guard let primary = PageFileKey.rowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
-                try slots.walk(value)
-                if try direct.evaluate(value, offsets: slots.offsets, codec: codec) { try found(value, primary, nil) }
+                try found(value, primary, nil)
                 return true
             }
             return
@@ -229,7 +236,7 @@ extension PageFileStore {
             } else if exact || compiled == nil {
                 try match(value, primary)
             } else if let direct {
-                try slots.walk(value)
+                try slots.walk(value, through: direct.lastSlot)
                 if try direct.evaluate(value, offsets: slots.offsets, codec: codec) { try match(value, primary) }
             } else if let encoded, let compiled {
                 try encoded.reset(bytes: value, primaryKey: primary)

@@ -116,7 +116,7 @@ struct PageFileEncodedSortOrder {
         if tag == PageFileRowCodec.Tag.null.rawValue { return .null }
         switch step.type {
         case .stringAttributeType:
-            guard let text = try? PageFileRowCodec.stringBytes(bytes, at: offset) else { throw Unsupported() }
+            guard let text = PageFileRowCodec.stringBytes(bytes, at: offset) else { throw Unsupported() }
             // Beyond ASCII, Swift's String order is not one a heap can keep: strings not in
             // NFC compare inconsistently ("e\u{301}" is neither below nor above "\u{E9}K",
             // yet equals "\u{E9}", which is below it), so the context's sort of them
