@@ -266,8 +266,10 @@ enum PageFileQueryPlanner {
         let sorted = points.sorted { left, right in
             left.withUnsafeBufferPointer { left in
                 right.withUnsafeBufferPointer { right in
-                    let common = min(left.count, right.count)
-                    let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                    guard let leftBytes = left.baseAddress, let rightBytes = right.baseAddress else {
+                        return left.count < right.count
+                    }
+                    let order = memcmp(leftBytes, rightBytes, min(left.count, right.count))
                     return order != 0 ? order < 0 : left.count < right.count
                 }
             }
