@@ -57,11 +57,11 @@ extension NSManagedObjectContext {
             case .nullifyDeleteRule:
                 guard let inverseSlot = layout.inverseSlotBySlot[slot], let inverse = relationship.inverseRelationship
                 else { continue }
-                for destination in object.destinations(slot) {
+                for destination in ruleDestinations(of: object, slot: slot, relationship) {
                     destination.detach(object, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany)
                 }
             case .cascadeDeleteRule:
-                for destination in object.destinations(slot) where !destination.isDeleted {
+                for destination in ruleDestinations(of: object, slot: slot, relationship) where !destination.isDeleted {
                     delete(destination)
                 }
             case .denyDeleteRule, .noActionDeleteRule:
@@ -69,6 +69,25 @@ extension NSManagedObjectContext {
                 break
             }
         }
+    }
+
+    /// The destinations of `object`'s relationship `slot` for its delete rule. A to-one
+    /// still holding the ID read from the store gives its object by one registry probe
+    /// (registered as a fault where need be, as resolving it would): the slot is not
+    /// resolved, which would copy the deleted object's values to store one reference it
+    /// never reads again.
+    private func ruleDestinations(
+        of object: NSManagedObject, slot: Int, _ relationship: NSRelationshipDescription
+    ) -> [NSManagedObject] {
+        if !relationship.isToMany {
+            object.fireFaultIfNeeded(reading: slot)
+            if slot < object.values.count, case .unresolved(let unresolved) = object.values.storage[slot],
+                !unresolved.hasEdits, let ids = unresolved.objectIDs, ids.count <= 1
+            {
+                return ids.map { self.object(with: $0) }
+            }
+        }
+        return object.destinations(slot)
     }
 
     /// Discards every unsaved change: inserted objects leave the context, updated and

@@ -17,9 +17,9 @@ extension NSManagedObjectContext {
         let coordinator = persistentStoreCoordinator
         // Two objects of one row (one an upsert superseded, NSManagedObjectContext+Save.swift)
         // may both be in a save: a row it deletes is not also updated, nor deleted twice.
-        var deletedIDs: Set<NSManagedObjectID> = []
+        var deletedIDs = ObjectIDSet(minimumCapacity: deleted.count)
         for object in deleted where !object.objectID.isTemporaryID {
-            if deletedIDs.insert(object.objectID).inserted {
+            if deletedIDs.insert(object.objectID) {
                 request.deletedObjects.append((object.objectID, object.version))
             }
         }

@@ -21,5 +21,7 @@ struct ObjectIDSet {
 
     func contains(_ id: NSManagedObjectID) -> Bool { keys.contains(id.registryKey) }
 
-    mutating func insert(_ id: NSManagedObjectID) { keys.insert(id.registryKey) }
+    /// Adds `id`; whether it was not in the set yet.
+    @discardableResult
+    mutating func insert(_ id: NSManagedObjectID) -> Bool { keys.insert(id.registryKey).inserted }
 }

@@ -46,7 +46,7 @@ extension PredicateParser {
             }
             return NSExpression(forKeyPath: key)
         case "@":
-            if let expression = argument as? NSExpression { return expression }
+            if let expression = expressionArgument(argument) { return expression }
             return NSExpression(forConstantValue: argument)
         case "c":
             guard let argument else { return NSExpression(forConstantValue: nil) }
@@ -61,6 +61,14 @@ extension PredicateParser {
             }
             return NSExpression(forConstantValue: argument)
         }
+    }
+
+    /// `argument` when it is an expression, nil otherwise. The argument's type is checked
+    /// first: a cast of an array (an `IN %@` list of thousands of ids) to a class would try
+    /// bridging it to `NSArray`, boxing every element, only to fail.
+    static func expressionArgument(_ argument: Any?) -> NSExpression? {
+        guard let argument, Swift.type(of: argument) is NSExpression.Type else { return nil }
+        return argument as? NSExpression
     }
 
     /// Gives up building a template when `expression` is a placeholder's marker at a place

@@ -59,7 +59,7 @@ struct PredicateTemplate: Sendable {
         bound.reserveCapacity(placeholders.count)
         for (ordinal, placeholder) in placeholders.enumerated() {
             let argument = unwrapOptional(arguments[ordinal])
-            if placeholder.letters == "@", argument is NSExpression { return nil }
+            if placeholder.letters == "@", PredicateParser.expressionArgument(argument) != nil { return nil }
             guard
                 let expression = try? PredicateParser.boundPlaceholder(
                     placeholder.letters, argument, at: placeholder.position)

@@ -37,6 +37,10 @@ struct PageFileCatalog {
         /// Relationship slots with an inverse that the row or a join tree holds (not those
         /// derived from the inverse): the links a save records for the integrity pass.
         private(set) var linkSlots: [Int] = []
+        /// The to-one link slots whose removal a row's deletion records: not those whose
+        /// inverse to-many is derived from them (its reference index entries go with the
+        /// row, and the integrity pass has nothing to repair for such a removal).
+        private(set) var deletedToOneLinkSlots: [Int] = []
 
         init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
             self.entity = entity
@@ -48,11 +52,19 @@ struct PageFileCatalog {
                 let storage = PageFileToMany.storage(of: relationship)
                 if relationship.inverseRelationship != nil {
                     if case .inverse = storage {} else { linkSlots.append(slot) }
+                    if !relationship.isToMany, !Self.derivesInverse(relationship) { deletedToOneLinkSlots.append(slot) }
                 }
                 guard let storage else { continue }
                 externalSlots.append(slot)
                 if case .join = storage { joinSlots.append((slot, relationship)) }
             }
+        }
+
+        /// Whether the inverse of `relationship` is a to-many the store derives from it.
+        private static func derivesInverse(_ relationship: NSRelationshipDescription) -> Bool {
+            guard let inverse = relationship.inverseRelationship, case .inverse = PageFileToMany.storage(of: inverse)
+            else { return false }
+            return true
         }
 
         /// Whether evaluating `predicate` may read a blob attribute of the entity

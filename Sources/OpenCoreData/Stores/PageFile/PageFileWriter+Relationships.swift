@@ -8,11 +8,13 @@ import Foundation
 import StorageEngine
 
 extension PageFileWriter {
-    /// Records the links of the deleted `row`: its to-ones, and the rows whose to-one names
-    /// it through a to-many derived from that to-one (its join entries record themselves).
+    /// Records the links of the deleted `row`: its to-ones (but those whose inverse to-many
+    /// is derived from them: the integrity pass skips such a removal, see
+    /// StoreRelationshipIntegrity.repair), and the rows whose to-one names it through a
+    /// to-many derived from that to-one (its join entries record themselves).
     mutating func noteDeletedLinks(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
         let layout = row.objectID.entity.layout
-        let toOnes = info.linkSlots.filter { layout.relationshipBySlot[$0]?.isToMany == false }
+        let toOnes = info.deletedToOneLinkSlots
         if !toOnes.isEmpty {
             recordLinks { StoreLinkChange.append(row.objectID, before: row.values, after: nil, slots: toOnes, to: &$0) }
         }

@@ -70,20 +70,29 @@ extension PageFileWriter {
     }
 
     /// The stored rows the request updates or deletes, checked against the versions the
-    /// context read; a deleted row's blobs are read when its history tombstone needs them.
+    /// context read. A deleted row is read whole, blobs included, when its history
+    /// tombstone needs it, else with only the slots its deletion reads
+    /// (PageFileDeletedRowReader); a conflict reports the row read again whole.
     private func storedRows(of request: StoreSaveRequest, resolvingDeletedBlobs: Bool) throws
         -> [NSManagedObjectID: StoreRow]
     {
         var stored: [NSManagedObjectID: StoreRow] = [:]
         stored.reserveCapacity(request.updatedRows.count + request.deletedObjects.count)
+        var deletedRows = PageFileDeletedRowReader(reader: reader)
         try request.checkVersions(
             storedRow: { objectID, deleting in
-                let row = try reader.row(
-                    objectID.entity, key: objectID.key, resolvingBlobs: deleting && resolvingDeletedBlobs)
+                let row =
+                    deleting && !resolvingDeletedBlobs && stored[objectID] == nil
+                    ? try deletedRows.row(objectID)
+                    : try reader.row(
+                        objectID.entity, key: objectID.key, resolvingBlobs: deleting && resolvingDeletedBlobs)
                 if let row { stored[objectID] = row }
                 return row
             },
-            persistedRow: { try reader.resolvedCopy($0) })
+            persistedRow: { row in
+                let whole = try reader.row(row.objectID.entity, key: row.objectID.key, resolvingBlobs: false)
+                return try reader.resolvedCopy(whole ?? row)
+            })
         return stored
     }
 

@@ -1,0 +1,69 @@
+// A row a save deletes, read as its deletion needs it (PageFileWriter+Save.swift): the
+// version that optimistic locking checks, and the values of only the slots the deletion
+// reads — index fields, blob slots, the to-ones whose removed links it records. The other
+// slots stay null: a deleted person's names are never made into strings. A save that
+// keeps history reads deleted rows whole instead (their tombstones need them), and a
+// version conflict reports the row read again whole.
+import Foundation
+import StorageEngine
+
+/// Reads deleted rows of one transaction; the entity's row tree and slots are looked up
+/// once for a run of rows of one entity.
+struct PageFileDeletedRowReader {
+    let reader: PageFileRowReader
+    private var entity: NSEntityDescription?
+    private var tree: Tree?
+    private var slots: [Int] = []
+    private var offsets: [Int] = []
+
+    init(reader: PageFileRowReader) {
+        self.reader = reader
+    }
+
+    /// The slots of `info`'s rows that a deletion reads (PageFileWriter.delete(_:)).
+    static func slotsReadByDeletion(_ info: PageFileCatalog.EntityInfo) -> [Int] {
+        var slots = Set(info.indexes.flatMap(\.slots))
+        slots.formUnion(info.blobSlots.map(\.slot))
+        slots.formUnion(info.deletedToOneLinkSlots)
+        return slots.sorted()
+    }
+
+    /// The stored row of `objectID` with only the slots a deletion reads decoded, or nil
+    /// when there is none.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` for a damaged row.
+    mutating func row(_ objectID: NSManagedObjectID) throws -> StoreRow? {
+        if entity !== objectID.entity {
+            let info = try reader.catalog.info(for: objectID.entity)
+            entity = objectID.entity
+            tree = try reader.transaction.tree(named: info.treeName)
+            slots = Self.slotsReadByDeletion(info)
+        }
+        guard let tree else { return nil }
+        let layout = objectID.entity.layout
+        let codec = reader.codec
+        let slots = self.slots
+        // Moved out and back: one buffer of offsets for every row.
+        var offsets = self.offsets
+        self.offsets = []
+        defer { self.offsets = offsets }
+        return try PageFileKey.withPrimary(objectID.key) { key in
+            try tree.withValue(forKey: key) { bytes -> StoreRow in
+                var header = StoreByteReader(row: bytes)
+                let version = try header.varint()
+                try PageFileRowCodec.slotOffsets(bytes, into: &offsets)
+                guard version <= UInt64(StoreCounterLimit.maximum), offsets.count <= layout.properties.count else {
+                    // The full decode names the damage.
+                    let decoded = try codec.decode(bytes, entity: objectID.entity)
+                    return StoreRow(objectID: objectID, version: decoded.version, values: decoded.values)
+                }
+                var values = [StoreValue](repeating: .null, count: layout.properties.count)
+                for slot in slots where slot < offsets.count {
+                    values[slot] = try codec.decodeValue(
+                        bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity)
+                }
+                return StoreRow(objectID: objectID, version: Int64(version), values: values)
+            }
+        }
+    }
+}
