@@ -438,6 +438,7 @@ struct PageFileWriter {
     ///
     /// - Throws: `NSFileReadCorruptFileError` for a damaged unique entry.
     func uniqueClash(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws -> PageFileUniqueClash? {
+        guard info.hasUniqueIndexes else { return nil }
         for index in info.indexes where index.isUnique {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key),
                 let tree = try transaction.tree(named: index.treeName), let value = try tree.value(forKey: key)
