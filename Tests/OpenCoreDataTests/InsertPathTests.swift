@@ -184,4 +184,42 @@ struct InsertPathIntegrityTests {
         #expect(written.contains(again))
         #expect(!written.contains(temporary))
     }
+
+    /// A save of many new objects re-keys the registry in one rebuild, a save of a few
+    /// one object at a time: both leave every new object registered under its permanent
+    /// ID only, keep the objects registered before, and tell a child the permanent IDs.
+    @Test func registryRebuiltAtSaveMatchesOneByOneReKeying() throws {
+        for count in [3, NSManagedObjectContext.registryRebuildMinimum * 2] {
+            let coordinator = try TestStack.coordinator()
+            let context = TestStack.context(coordinator)
+            let stored = TCompany(context: context)
+            stored.name = "Stored"
+            try context.save()
+            let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            child.parent = context
+            let employees = (0..<count).map { index in
+                let employee = TEmployee(context: context)
+                employee.name = "E\(index)"
+                employee.company = stored
+                return employee
+            }
+            let temporaryIDs = employees.map(\.objectID)
+            // The child holds a new object: the save records the permanent IDs for it.
+            _ = child.object(with: temporaryIDs[0])
+            try context.save()
+            #expect(context.registeredObjects.count == count + 1, "\(count)")
+            #expect(context.registeredObject(for: stored.objectID) === stored)
+            for (employee, temporary) in zip(employees, temporaryIDs) {
+                #expect(!employee.objectID.isTemporaryID)
+                #expect(context.registeredObject(for: employee.objectID) === employee)
+                #expect(context.registeredObject(for: temporary) == nil)
+            }
+            for (employee, temporary) in zip(employees, temporaryIDs) {
+                #expect(context.permanentIDsForChildren[temporary] === employee.objectID, "\(count)")
+            }
+            let reader = TestStack.context(coordinator)
+            let company = try #require(try reader.fetch(TestStack.request("Company", TCompany.self)).first)
+            #expect(company.employees.count == count)
+        }
+    }
 }

@@ -308,4 +308,56 @@ final class WriteSample: NSManagedObject {
         let expected = oracle.sorted { $0.lexicographicallyPrecedes($1) }
         #expect(pending.sortedKeys() == expected, "\(hint)")
     }
+
+    /// A row's entry written in place into the pending keys is the key `key(for:)` makes,
+    /// sorted and taken back with keys added as arrays: the fast path and the general one
+    /// hold the same keys.
+    @Test func pendingEntriesWrittenInPlaceAreTheIndexKeys() {
+        var random = SeededRandom(environmentOr: 0x5EED_0514)
+        let hint = random.replayHint
+        var age = PageFileIndex(
+            treeName: "index.P.age", name: "age", fields: [StoreKeyField(slot: 0)],
+            attributeTypes: [.integer64AttributeType], isUnique: false)
+        age.ordinal = 0
+        var name = PageFileIndex(
+            treeName: "index.P.name", name: "name", fields: [StoreKeyField(slot: 1)],
+            attributeTypes: [.stringAttributeType], isUnique: false)
+        name.ordinal = 1
+        var reference = PageFileIndex(
+            treeName: "rel.P.company", name: "company", fields: [StoreKeyField(slot: 2)], attributeTypes: [],
+            isUnique: false)
+        reference.isReference = true
+        for index in [age, name, reference] {
+            var pending = PendingIndexKeys()
+            var oracle: Set<[UInt8]> = []
+            var added: [[UInt8]] = []
+            for step in 0..<1_500 {
+                let values: [StoreValue] = [
+                    random.chance(0.1) ? .null : .integer(Int64(random.int(in: -300...300))),
+                    .string(String(repeating: "ab", count: random.int(in: 0...6))),
+                    random.chance(0.2) ? .null : .integer(Int64(random.int(in: 0...40))),
+                ]
+                let primaryKey = Int64(random.int(in: 1...400))
+                if step > 300, random.chance(0.15), let key = added.randomElement(using: &random) {
+                    #expect(pending.remove(key) == oracle.contains(key), "\(index.name) \(hint)")
+                    oracle.remove(key)
+                    continue
+                }
+                let expected = index.key(for: values, primaryKey: primaryKey)
+                if random.chance(0.3) {
+                    if let expected { pending.insert(expected) }
+                } else {
+                    #expect(
+                        pending.insertEntry(of: index, values: values, primaryKey: primaryKey) == (expected != nil),
+                        "\(index.name) \(hint)")
+                }
+                if let expected {
+                    oracle.insert(expected)
+                    added.append(expected)
+                }
+            }
+            let expected = oracle.sorted { $0.lexicographicallyPrecedes($1) }
+            #expect(pending.sortedKeys() == expected, "\(index.name) \(hint)")
+        }
+    }
 }

@@ -175,6 +175,13 @@ extension NSManagedObjectContext {
         // No reserve: each object leaves its temporary entry as it gains its permanent one.
         var stale: [NSManagedObject] = []
         let forChildren = tracksPermanentIDsForChildren()
+        // Many new objects and no upsert (whose stale objects depend on the order): re-keyed at once.
+        if result.replacedObjectIDs.isEmpty, newObjects.count >= Self.registryRebuildMinimum,
+            newObjects.count * 4 >= registry.count
+        {
+            reassign(newObjects, to: permanentIDs, forChildren: forChildren)
+            return (result.versions, stale)
+        }
         for (object, id) in zip(newObjects, permanentIDs) {
             guard let existing = result.replacedObjectIDs[id] else {
                 reassign(object, to: id, forChildren: forChildren)
@@ -186,6 +193,10 @@ extension NSManagedObjectContext {
         }
         return (result.versions, stale)
     }
+
+    /// New objects of a save from which the registry is rebuilt rather than re-keyed one by
+    /// one (when they are at least a quarter of it).
+    static let registryRebuildMinimum = 64
 
     /// Applies this child's changes to `parent`'s objects, on the parent's queue.
     private func pushChanges(

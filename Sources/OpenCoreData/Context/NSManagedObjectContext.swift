@@ -395,6 +395,37 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     func reassign(
         _ object: NSManagedObject, to objectID: NSManagedObjectID, forChildren: Bool, upserted: Bool = false
     ) {
+        let (registered, previous) = giveID(objectID, to: object, forChildren: forChildren, upserted: upserted)
+        if registered {
+            registry[previous] = nil
+            registry[objectID] = object
+        }
+    }
+
+    /// ``reassign(_:to:forChildren:upserted:)`` of each of `objects` (temporary IDs, in
+    /// order) to the matching new permanent ID of `objectIDs`, the registry rebuilt once
+    /// rather than an entry removed and one added per object: a removal shifts the
+    /// entries after it, which costs several hashes, and a save of many new objects
+    /// re-keys most of the registry. The same registry results, as no temporary ID is
+    /// a permanent one.
+    func reassign(_ objects: [NSManagedObject], to objectIDs: [NSManagedObjectID], forChildren: Bool) {
+        var previousKeys = Set<NSManagedObjectID.Key>(minimumCapacity: objects.count)
+        var moved: [(key: NSManagedObjectID.Key, object: NSManagedObject)] = []
+        moved.reserveCapacity(objects.count)
+        for (object, objectID) in zip(objects, objectIDs) {
+            let (registered, previous) = giveID(objectID, to: object, forChildren: forChildren, upserted: false)
+            guard registered else { continue }
+            previousKeys.insert(previous.registryKey)
+            moved.append((objectID.registryKey, object))
+        }
+        registry.rebuild(removing: previousKeys, adding: moved)
+    }
+
+    /// Gives `object` `objectID`, recording it for the children; returns whether the
+    /// object is registered here and its previous ID.
+    private func giveID(_ objectID: NSManagedObjectID, to object: NSManagedObject, forChildren: Bool, upserted: Bool)
+        -> (registered: Bool, previous: NSManagedObjectID)
+    {
         // The context is read once: each read of the weak reference loads and retains it.
         let registered = object.managedObjectContext === self
         let previous = object.objectID
@@ -403,9 +434,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             permanentIDsToPass.append(
                 PermanentIDAdoption(temporary: previous, permanent: objectID, upserted: upserted))
         }
-        if registered { registry[previous] = nil }
         object.setObjectID(objectID)
-        if registered { registry[objectID] = object }
+        return (registered, previous)
     }
 
     // MARK: Loading values
@@ -500,6 +530,19 @@ struct ObjectRegistry {
     var count: Int { objects.count }
 
     mutating func reserveCapacity(_ count: Int) { objects.reserveCapacity(count) }
+
+    /// Removes the entries of the temporary keys `removed`, then sets `added` in order:
+    /// the registry rebuilt in one pass, no entry removed in place.
+    mutating func rebuild(
+        removing removed: Set<NSManagedObjectID.Key>,
+        adding added: [(key: NSManagedObjectID.Key, object: NSManagedObject)]
+    ) {
+        var rebuilt: [NSManagedObjectID.Key: NSManagedObject] = [:]
+        rebuilt.reserveCapacity(max(objects.count - removed.count, 0) + added.count)
+        for (key, object) in objects where !(key.isTemporary && removed.contains(key)) { rebuilt[key] = object }
+        for (key, object) in added { rebuilt[key] = object }
+        objects = rebuilt
+    }
 }
 
 /// A context held weakly (children, auto-merging contexts).

@@ -99,13 +99,21 @@ enum StoreRelationshipIntegrity {
         guard !changes.isEmpty else { return }
         var order: [LinkKey] = []
         var links: [LinkKey: Link] = [:]
+        // The facts of the last change's relationship: a save's links mostly share a few
+        // relationships, whose inverse and kind are read through the model once per run.
+        var known: (relationship: NSRelationshipDescription, inverse: NSRelationshipDescription?, derived: Bool)?
         for change in changes {
-            guard let inverse = change.relationship.inverseRelationship else { continue }
+            if known?.relationship !== change.relationship {
+                let inverse = change.relationship.inverseRelationship
+                let derived = inverse.map { !change.relationship.isToMany && access.derivesFromInverse($0) } ?? false
+                known = (change.relationship, inverse, derived)
+            }
+            guard let inverse = known?.inverse else { continue }
             // A to-one whose inverse list the store derives from it: the to-one decides and the
             // list always agrees, so a link it removed needs nothing, and a link it added only
             // needs its destination to exist, which a row this save writes (and does not
             // delete) does. One such link per inserted object is the common case of a save.
-            if !change.relationship.isToMany, access.derivesFromInverse(inverse) {
+            if known?.derived == true {
                 if !change.isAdded { continue }
                 let destination = replaced[change.destination] ?? change.destination
                 if written.contains(destination), deleted.isEmpty || !deleted.contains(destination) { continue }

@@ -29,6 +29,9 @@ struct PageFileCatalog {
         let entity: NSEntityDescription
         let treeName: String
         let indexes: [PageFileIndex]
+        /// Whether one of `indexes` is unique: a new row of an entity without one has no
+        /// key to check.
+        let hasUniqueIndexes: Bool
         /// Binary attribute slots whose values may live in the blob tree (SPEC.md §3.8).
         let blobSlots: [PageFileBlobSlot]
         /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
@@ -46,6 +49,7 @@ struct PageFileCatalog {
             self.entity = entity
             self.treeName = treeName
             self.indexes = indexes
+            hasUniqueIndexes = indexes.contains(where: \.isUnique)
             self.blobSlots = blobSlots
             for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
                 guard let relationship else { continue }

@@ -2,102 +2,129 @@
 // key order: a bulk insert then appends to each index tree instead of splitting pages
 // at random places, and an entry added and taken back in one transaction is never
 // written.
+//
+// The keys live back to back in one buffer, each known by a record (its first eight
+// bytes as a word, where it is): adding a row's entry writes its bytes there directly
+// (no array per key), and sorting compares words before bytes.
 import Foundation
 
 /// The ordinary index keys a save adds to one index tree, written sorted at the end.
-/// Kept as a plain list while the save only adds (a bulk insert); a lookup set is built
+/// Kept as a plain list while the save only adds (a bulk insert); a lookup table is built
 /// the first time a key must be taken back (an update or delete of this save).
 struct PendingIndexKeys {
-    private var keys: [[UInt8]] = []
-    private var lookup: Set<[UInt8]>?
+    /// The keys, back to back.
+    private var storage = StoreByteWriter()
+    /// One per key added; a taken-back key's record is marked removed.
+    private var records: [Record] = []
+    /// The record of each key added, once a key was taken back (nil before).
+    private var lookup: [[UInt8]: Int]?
+
+    private struct Record {
+        /// The key's first eight bytes as a big-endian word (zeros past its end).
+        var prefix: UInt64
+        var start: Int
+        /// The key's length; -1 once it was taken back.
+        var length: Int
+    }
 
     /// Keys added so far (taken-back ones included until the next write).
-    var count: Int { keys.count }
+    var count: Int { records.count }
 
     mutating func insert(_ key: [UInt8]) {
-        if lookup == nil {
-            keys.append(key)
-        } else if lookup?.insert(key).inserted == true {
-            keys.append(key)
+        let start = storage.bytes.count
+        storage.bytes.append(contentsOf: key)
+        addRecord(from: start, key: key)
+    }
+
+    /// Adds the entry of the ordinary (not unique) `index` for the row `primaryKey`
+    /// holding `values`, the key ``PageFileIndex/key(for:primaryKey:)`` makes, written in
+    /// place; false when the index holds no entry for the row.
+    mutating func insertEntry(of index: PageFileIndex, values: [StoreValue], primaryKey: Int64) -> Bool {
+        let start = storage.bytes.count
+        guard index.appendEntryValues(of: values, to: &storage) else {
+            storage.bytes.removeLast(storage.bytes.count - start)
+            return false
         }
+        PageFileKey.appendPrimary(primaryKey, to: &storage.bytes)
+        addRecord(from: start, key: lookup == nil ? nil : Array(storage.bytes[start...]))
+        return true
+    }
+
+    /// Records the key written from `start` to the end of the storage (`key`, its bytes,
+    /// when the lookup table is in use: a key already there is not added twice).
+    private mutating func addRecord(from start: Int, key: [UInt8]?) {
+        let length = storage.bytes.count - start
+        if let key, lookup != nil {
+            if let known = lookup?[key], records[known].length >= 0 {
+                storage.bytes.removeLast(length)
+                return
+            }
+            lookup?[key] = records.count
+        }
+        var prefix: UInt64 = 0
+        storage.bytes.withUnsafeBufferPointer { bytes in
+            for offset in start..<(start + min(length, 8)) { prefix = prefix << 8 | UInt64(bytes[offset]) }
+        }
+        if length < 8 { prefix <<= UInt64(8 * (8 - length)) }
+        records.append(Record(prefix: prefix, start: start, length: length))
     }
 
     /// Takes `key` back; false when this save did not add it.
     mutating func remove(_ key: [UInt8]) -> Bool {
-        // Nothing added yet (an update's old entry): no lookup set, adding stays appending.
-        if keys.isEmpty { return false }
-        if lookup == nil { lookup = Set(keys) }
-        return lookup?.remove(key) != nil
+        // Nothing added yet (an update's old entry): no lookup table, adding stays appending.
+        if records.isEmpty { return false }
+        if lookup == nil {
+            var table: [[UInt8]: Int] = [:]
+            table.reserveCapacity(records.count)
+            for (position, record) in records.enumerated() where record.length >= 0 {
+                let key = Array(storage.bytes[record.start..<(record.start + record.length)])
+                // A key added twice in the plain list is held once from now on.
+                if let earlier = table.updateValue(position, forKey: key) { records[earlier].length = -1 }
+            }
+            lookup = table
+        }
+        guard let position = lookup?[key], records[position].length >= 0 else { return false }
+        records[position].length = -1
+        return true
+    }
+
+    /// Calls `body` with each key still added, in byte order, each once.
+    func forEachSorted(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        var order = records.filter { $0.length >= 0 }
+        guard !order.isEmpty else { return }
+        try storage.bytes.withUnsafeBytes { base in
+            order.sort { first, second in
+                if first.prefix != second.prefix { return first.prefix < second.prefix }
+                return Self.compare(first, second, in: base) < 0
+            }
+            var previous: Record?
+            for record in order {
+                // A key added twice (in a plain list) is written once.
+                if let previous, previous.prefix == record.prefix, Self.compare(previous, record, in: base) == 0 {
+                    continue
+                }
+                previous = record
+                try body(UnsafeRawBufferPointer(rebasing: base[record.start..<(record.start + record.length)]))
+            }
+        }
     }
 
     /// The keys still added, in byte order, each once.
     func sortedKeys() -> [[UInt8]] {
-        var result: [[UInt8]]
-        if let lookup {
-            result = keys.filter { lookup.contains($0) }
-        } else {
-            result = keys
-        }
-        // Sorted as (first 24 bytes as three big-endian words, length, position) records:
-        // plain integer comparisons instead of comparing arrays. Equal words decide by
-        // length only when both keys fit in them; longer keys compare their bytes.
-        var order: [SortRecord] = []
-        order.reserveCapacity(result.count)
-        for (index, key) in result.enumerated() { order.append(SortRecord(key, index: index)) }
-        order.sort { first, second in
-            if first.words != second.words { return first.words < second.words }
-            if first.length <= SortRecord.wordBytes && second.length <= SortRecord.wordBytes {
-                return first.length < second.length
-            }
-            return PendingIndexKeys.precedes(result[first.index], result[second.index])
-        }
-        // A key added twice (or taken back and added again) is written once.
-        var unique: [[UInt8]] = []
-        unique.reserveCapacity(order.count)
-        for record in order {
-            let key = result[record.index]
-            if let last = unique.last, last == key { continue }
-            unique.append(key)
-        }
-        return unique
+        var result: [[UInt8]] = []
+        result.reserveCapacity(records.count)
+        forEachSorted { result.append(Array($0)) }
+        return result
     }
 
-    private struct SortRecord {
-        static let wordBytes = 24
-        let words: (UInt64, UInt64, UInt64)
-        let length: Int
-        let index: Int
-
-        init(_ key: [UInt8], index: Int) {
-            var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            key.withUnsafeBytes { bytes in
-                func word(_ start: Int) -> UInt64 {
-                    var value: UInt64 = 0
-                    for offset in start..<(start + 8) {
-                        value <<= 8
-                        if offset < bytes.count { value |= UInt64(bytes[offset]) }
-                    }
-                    return value
-                }
-                words = (word(0), word(8), word(16))
-            }
-            self.words = words
-            self.length = key.count
-            self.index = index
+    /// Byte order (the engine's: memcmp, then the shorter first) of two keys whose first
+    /// eight bytes are equal.
+    private static func compare(_ first: Record, _ second: Record, in base: UnsafeRawBufferPointer) -> Int32 {
+        let common = min(first.length, second.length)
+        if common > 8, let address = base.baseAddress {
+            let order = memcmp(address + first.start + 8, address + second.start + 8, common - 8)
+            if order != 0 { return order }
         }
-    }
-
-    /// Byte order (memcmp), the engine's key order.
-    static func precedes(_ first: [UInt8], _ second: [UInt8]) -> Bool {
-        first.withUnsafeBytes { a in
-            second.withUnsafeBytes { b in
-                let common = min(a.count, b.count)
-                if common > 0, let left = a.baseAddress, let right = b.baseAddress {
-                    let order = memcmp(left, right, common)
-                    if order != 0 { return order < 0 }
-                }
-                return a.count < b.count
-            }
-        }
+        return first.length == second.length ? 0 : first.length < second.length ? -1 : 1
     }
 }

@@ -48,6 +48,8 @@ struct PageFileWriter {
     private var indexTrees: [Tree?]
     /// The entity of the last step: consecutive rows of one entity look it up once.
     private var lastInfo: PageFileCatalog.EntityInfo?
+    /// The bytes of the last row ``storeRow(_:info:externalizingBlobs:replacing:)`` wrote.
+    private var rowBuffer = StoreByteWriter()
     /// The links the steps added or removed, while a save records them for the integrity
     /// pass (StoreRelationshipIntegrity.swift); nil otherwise.
     var linkChanges: [StoreLinkChange]?
@@ -264,12 +266,13 @@ struct PageFileWriter {
     private mutating func writePendingIndexKeys(ordinal: Int) throws {
         // The replaced entries first: a pending entry may be one of them, added back.
         try removeReplacedIndexKeys(ordinal: ordinal)
-        let sorted = pendingIndexKeys[ordinal].sortedKeys()
+        let pending = pendingIndexKeys[ordinal]
         pendingIndexKeys[ordinal] = PendingIndexKeys()
-        guard !sorted.isEmpty else { return }
+        guard pending.count > 0 else { return }
         let tree = try transaction.openTree(named: catalog.indexTreeNames[ordinal])
         indexTrees[ordinal] = tree
-        for key in sorted { try tree.setValue([], forKey: key) }
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        try pending.forEachSorted { key in try tree.setValue(empty, forKey: key) }
     }
 
     // MARK: Parts of a row
@@ -289,13 +292,20 @@ struct PageFileWriter {
             info.blobSlots.isEmpty || !externalizingBlobs ? row.values : try externalizedValues(of: row, info: info)
         // To-manys live in join trees or come from their inverse (SPEC.md §3.2 R1).
         for slot in info.externalSlots where slot < values.count { values[slot] = .unresolved }
-        let bytes = PageFileRowCodec.encode(
+        if replacing {
+            let bytes = PageFileRowCodec.encode(
+                values: values, version: row.version, layout: row.objectID.entity.layout,
+                externalToMany: !info.externalSlots.isEmpty)
+            return try replaceStoredRow(bytes, primaryKey: row.objectID.key, info: info)
+        }
+        // Encoded into the writer's reused buffer: a save of many new rows allocates none per row.
+        rowBuffer.bytes.removeAll(keepingCapacity: true)
+        PageFileRowCodec.encode(
             values: values, version: row.version, layout: row.objectID.entity.layout,
-            externalToMany: !info.externalSlots.isEmpty)
-        if replacing { return try replaceStoredRow(bytes, primaryKey: row.objectID.key, info: info) }
+            externalToMany: !info.externalSlots.isEmpty, into: &rowBuffer)
         let tree = try rowTree(info)
         try PageFileKey.withPrimary(row.objectID.key) { key in
-            try bytes.withUnsafeBytes { try tree.setValue($0, forKey: key) }
+            try rowBuffer.bytes.withUnsafeBytes { try tree.setValue($0, forKey: key) }
         }
     }
 
@@ -310,9 +320,22 @@ struct PageFileWriter {
     /// Adds `row`'s index entries: unique ones at once (later rows check against them),
     /// the others at ``finish()``.
     mutating func addIndexEntries(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws {
-        for index in info.indexes {
-            guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-            try addIndexEntry(key, of: index, primaryKey: row.objectID.key)
+        let indexes = info.indexes
+        let primaryKey = row.objectID.key
+        for position in indexes.indices {
+            if indexes[position].isUnique {
+                guard let key = indexes[position].key(for: row.values, primaryKey: primaryKey) else { continue }
+                try addIndexEntry(key, of: indexes[position], primaryKey: primaryKey)
+                continue
+            }
+            // Written into the pending keys' buffer: no key array per entry.
+            let ordinal = indexes[position].ordinal
+            guard
+                pendingIndexKeys[ordinal].insertEntry(of: indexes[position], values: row.values, primaryKey: primaryKey)
+            else { continue }
+            if pendingIndexKeys[ordinal].count >= Self.pendingIndexKeyLimit {
+                try writePendingIndexKeys(ordinal: ordinal)
+            }
         }
     }
 
@@ -415,6 +438,7 @@ struct PageFileWriter {
     ///
     /// - Throws: `NSFileReadCorruptFileError` for a damaged unique entry.
     func uniqueClash(of row: StoreRow, info: PageFileCatalog.EntityInfo) throws -> PageFileUniqueClash? {
+        guard info.hasUniqueIndexes else { return nil }
         for index in info.indexes where index.isUnique {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key),
                 let tree = try transaction.tree(named: index.treeName), let value = try tree.value(forKey: key)
