@@ -10,20 +10,19 @@
 // like the one it replaces, so nothing but the allocation changes (PageFileInterned-
 // ObjectIDsTests holds the decoded rows of both paths equal).
 //
-// The table lives as long as the codec copy of one fetch (it holds IDs, which hold the
-// store: kept by the store, it would keep the store alive). A fetch of a few rows makes
-// no table: the first references are made as before.
+// The table lives as long as one fetch (it holds IDs, which hold the store: kept by the
+// store, it would keep the store alive). A fetch of a few rows makes no table, and pays
+// nothing for it: the fetch keeps a PageFileReferenceInterning on its stack, its codec
+// copy points there (a plain pointer, no retain per copy), and the table is allocated at
+// the first reference past a few, which are made as before.
 import Foundation
 
 /// The object IDs one fetch made for references, by entity and key (see the file comment).
 final class PageFileInternedObjectIDs {
     /// Entries of the table: a power of two, so a slot is the top bits of a mixed word.
     private static let capacity = 256
-    /// References made before the table is worth its allocation.
-    private static let referencesBeforeTable = 8
 
-    @exclusivity(unchecked) private var entries: [NSManagedObjectID?] = []
-    @exclusivity(unchecked) private var referencesMade = 0
+    @exclusivity(unchecked) private var entries = [NSManagedObjectID?](repeating: nil, count: capacity)
 
     /// The ID of the object `key` of `entity`: one made before in this fetch, else the one
     /// `make` makes, kept for the next reference.
@@ -31,11 +30,6 @@ final class PageFileInternedObjectIDs {
     func objectID(
         _ entity: NSEntityDescription, _ key: Int64, make: (NSEntityDescription, Int64) -> NSManagedObjectID
     ) -> NSManagedObjectID {
-        if entries.isEmpty {
-            referencesMade += 1
-            guard referencesMade > Self.referencesBeforeTable else { return make(entity, key) }
-            entries = Array(repeating: nil, count: Self.capacity)
-        }
         var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
         word &*= 0x9E37_79B9_7F4A_7C15
         let slot = Int(truncatingIfNeeded: word >> 56)
@@ -45,5 +39,28 @@ final class PageFileInternedObjectIDs {
         let made = make(entity, key)
         entries[slot] = made
         return made
+    }
+}
+
+/// One fetch's interning, kept on its stack: the references it made before the table is
+/// worth its allocation, then the table (see the file comment).
+struct PageFileReferenceInterning {
+    /// References made before the table is worth its allocation.
+    private static let referencesBeforeTable = 8
+
+    private var referencesMade = 0
+    private var table: PageFileInternedObjectIDs?
+
+    /// The ID of the object `key` of `entity`, from the table once there is one.
+    @inline(__always)
+    mutating func objectID(
+        _ entity: NSEntityDescription, _ key: Int64, make: (NSEntityDescription, Int64) -> NSManagedObjectID
+    ) -> NSManagedObjectID {
+        if let table { return table.objectID(entity, key, make: make) }
+        referencesMade += 1
+        guard referencesMade > Self.referencesBeforeTable else { return make(entity, key) }
+        let made = PageFileInternedObjectIDs()
+        table = made
+        return made.objectID(entity, key, make: make)
     }
 }

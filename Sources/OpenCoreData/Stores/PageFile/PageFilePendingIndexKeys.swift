@@ -109,7 +109,8 @@ struct PendingIndexKeys {
         }
     }
 
-    /// The keys still added, in byte order, each once.
+    /// The keys still added, in byte order, each once, each copied out (tests read them;
+    /// the writer walks them in place with ``forEachSorted(_:)``).
     func sortedKeys() -> [[UInt8]] {
         var result: [[UInt8]] = []
         result.reserveCapacity(records.count)

@@ -50,16 +50,19 @@ struct PageFileRowCodec {
     /// Whether to-many relationships decode as empty and to-one references as the
     /// destination's key (`.integer`): checking a file without its model.
     var skipsReferences = false
-    /// The IDs this codec made for references, when it decodes the rows of one fetch
+    /// The interning of the fetch whose rows this codec decodes, on that fetch's stack
     /// (PageFileInternedObjectIDs.swift); nil makes an ID per reference.
-    var internedIDs: PageFileInternedObjectIDs?
+    var interning: UnsafeMutablePointer<PageFileReferenceInterning>?
 
-    /// This codec, making one ID per referenced object while it lives: for the copy one
-    /// fetch decodes its rows with.
-    func interningReferences() -> PageFileRowCodec {
-        var codec = self
-        codec.internedIDs = PageFileInternedObjectIDs()
-        return codec
+    /// `body`'s result, given a copy of this codec that makes one ID per referenced object
+    /// while `body` runs: for the rows of one fetch. The copy must not outlive `body`.
+    func interningReferences<Result>(_ body: (PageFileRowCodec) throws -> Result) rethrows -> Result {
+        var interning = PageFileReferenceInterning()
+        return try withUnsafeMutablePointer(to: &interning) { pointer in
+            var codec = self
+            codec.interning = pointer
+            return try body(codec)
+        }
     }
 
     // MARK: Encoding
@@ -231,7 +234,7 @@ struct PageFileRowCodec {
             throw reader.damaged("an object reference names entity '\(name)', which the model does not have")
         }
         let key = try reader.signed()
-        if let internedIDs { return internedIDs.objectID(entity, key, make: makeObjectID) }
+        if let interning { return interning.pointee.objectID(entity, key, make: makeObjectID) }
         return makeObjectID(entity, key)
     }
 }

@@ -12,34 +12,36 @@ extension PageFileStore {
     {
         let entity = plan.entity
         // The rows of many objects name the same destinations: one ID each per fetch.
-        let codec = self.codec.interningReferences()
-        do {
-            return try readCommitted { transaction in
-                var result: [StoreRow] = []
-                let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
-                var isSorted = false
-                if entities.count == 1, let limit = plan.leadingRowLimit,
-                    let sorted = try collectWindow(
-                        of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
-                {
-                    isSorted = sorted
-                } else if entities.count == 1, let limit = plan.leadingRowLimit,
-                    try collectTopRows(
-                        of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
-                {
-                    isSorted = true
-                } else {
-                    for candidate in entities {
-                        try collectRows(
-                            of: candidate, predicate: request.predicate, in: transaction, codec: codec, into: &result)
+        return try codec.interningReferences { codec in
+            do {
+                return try readCommitted { transaction in
+                    var result: [StoreRow] = []
+                    let entities = entity.hierarchy(includingSubentities: request.includesSubentities)
+                    var isSorted = false
+                    if entities.count == 1, let limit = plan.leadingRowLimit,
+                        let sorted = try collectWindow(
+                            of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
+                    {
+                        isSorted = sorted
+                    } else if entities.count == 1, let limit = plan.leadingRowLimit,
+                        try collectTopRows(
+                            of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
+                    {
+                        isSorted = true
+                    } else {
+                        for candidate in entities {
+                            try collectRows(
+                                of: candidate, predicate: request.predicate, in: transaction, codec: codec,
+                                into: &result)
+                        }
                     }
+                    if plan.readsValues { try resolveBlobs(&result, in: transaction) }
+                    try resolvePrefetched(request, &result, in: transaction, codec: codec)
+                    return StoreFetchAnswer(rows: result, isSorted: isSorted)
                 }
-                if plan.readsValues { try resolveBlobs(&result, in: transaction) }
-                try resolvePrefetched(request, &result, in: transaction, codec: codec)
-                return StoreFetchAnswer(rows: result, isSorted: isSorted)
+            } catch {
+                throw translate(error)
             }
-        } catch {
-            throw translate(error)
         }
     }
 

@@ -381,9 +381,11 @@ struct PageFileWriter {
     mutating func removeStoredIndexEntries(_ keys: PendingIndexKeys, of index: PageFileIndex) throws {
         precondition(!index.isUnique, "a unique entry is removed only while it is its row's own")
         guard keys.count > 0, let tree = try indexTree(index) else { return }
-        let sorted = keys.sortedKeys()
+        // Each key sought where it lies in the pending buffer: no array per key.
         try tree.edit { editor in
-            for key in sorted where try editor.seek(key) { try editor.removeEntry() }
+            try keys.forEachSorted { key in
+                if try editor.seek(key) { try editor.removeEntry() }
+            }
         }
     }
 
