@@ -99,13 +99,20 @@ extension NSMergePolicy {
     private func applyDeleteRules(of object: NSManagedObject, toDestinationsAddedIn persisted: [StoreValue]) {
         guard let context = object.managedObjectContext else { return }
         let layout = object.layout
+        // A deleted object a merge turned back into a fault holds no values: the rules ran on
+        // what it held when deleted, which is not known now, so every destination the store
+        // lists gets them (a second run over one is a no-op: it is deleted or detached).
+        let holdsValues = !object.isFault && object.values.storage.count == layout.properties.count
         for slot in layout.relationshipSlots where slot < persisted.count {
             guard let relationship = layout.relationshipBySlot[slot], let inverse = relationship.inverseRelationship,
                 let inverseSlot = layout.inverseSlotBySlot[slot],
-                relationship.deleteRule == .nullifyDeleteRule || relationship.deleteRule == .cascadeDeleteRule,
-                let known = try? object.storeValue(slot: slot, mapping: [:]), !isUnknown(known)
+                relationship.deleteRule == .nullifyDeleteRule || relationship.deleteRule == .cascadeDeleteRule
             else { continue }
-            let seen = Set(Self.objectIDs(known))
+            var seen: Set<NSManagedObjectID> = []
+            if holdsValues {
+                guard let known = try? object.storeValue(slot: slot, mapping: [:]), !isUnknown(known) else { continue }
+                seen = Set(Self.objectIDs(known))
+            }
             for id in Self.objectIDs(persisted[slot]) where !seen.contains(id) {
                 let destination = context.object(with: id)
                 if relationship.deleteRule == .cascadeDeleteRule {
