@@ -112,4 +112,65 @@ import Testing
         }
         #expect(batch[6] == nil, "no row under the key")
     }
+
+    /// An unordered to-many read with no edit pending is built into its set while its
+    /// destinations register; with an edit pending it goes through the array the edit
+    /// applies to. Both hold the members a fetch through the inverse finds (employees and
+    /// managers, a sub-entity, interleaved across companies in the default store), and the
+    /// objects registered before keep their identity.
+    @Test func theSetBuiltWhileRegisteringHoldsTheGeneralPathsMembers() throws {
+        let url = try PageFileFixtures.temporaryURL()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let coordinator = try PageFileFixtures.coordinator(TestStack.model, url)
+        let writer = PageFileFixtures.context(coordinator)
+        let firms = (0..<3).map { index -> TCompany in
+            let company = TCompany(context: writer)
+            company.name = "C\(index)"
+            return company
+        }
+        for index in 0..<450 {
+            let employee = index % 7 == 0 ? TManager(context: writer) : TEmployee(context: writer)
+            employee.name = "E\(index)"
+            employee.age = Int16(index % 90)
+            employee.company = firms[index % 3]
+        }
+        try writer.save()
+
+        let plain = PageFileFixtures.context(coordinator)
+        let edited = PageFileFixtures.context(coordinator)
+        let early = FaultingStack.employees(sorted: false)
+        early.predicate = NSPredicate(format: "age < 10")
+        early.returnsObjectsAsFaults = false
+        let registered = try plain.fetch(early)
+        let byName = NSSortDescriptor(key: "name", ascending: true)
+        let companies = TestStack.request("Company", TCompany.self)
+        companies.sortDescriptors = [byName]
+        for (company, editedCompany) in zip(try plain.fetch(companies), try edited.fetch(companies)) {
+            let added = TEmployee(context: edited)
+            added.name = "added"
+            added.company = editedCompany
+            let slot = try #require(editedCompany.layout.slotsByName["employees"])
+            guard case .unresolved(let pending) = editedCompany.values.storage[slot] else {
+                Issue.record("the edited company's employees are resolved before they are read")
+                continue
+            }
+            #expect(pending.hasEdits, "the edit is pending on the unresolved to-many")
+
+            let fast = company.employees
+            let general = editedCompany.employees
+            let inverse = FaultingStack.employees(sorted: false)
+            inverse.predicate = NSPredicate(format: "company == %@", company)
+            let fetched = try plain.fetch(inverse)
+            #expect(fast.count == 150 && fetched.count == 150)
+            #expect(Set(fast.map(\.objectID)) == Set(fetched.map(\.objectID)))
+            #expect(Set(fast.compactMap(\.name)) == Set(fetched.compactMap(\.name)))
+            #expect(Set(general.compactMap(\.name)) == Set(fetched.compactMap(\.name)).union(["added"]))
+            #expect(general.count == 151)
+            for object in registered where object.company === company {
+                #expect(fast.contains { $0 === object }, "\(object.name ?? "?") is the registered object")
+            }
+            #expect(fast.map { Int($0.age) }.sorted() == fetched.map { Int($0.age) }.sorted())
+            #expect(fast.filter { $0 is TManager }.count == fetched.filter { $0 is TManager }.count)
+        }
+    }
 }

@@ -129,16 +129,38 @@ extension NSManagedObjectContext {
     func toManyDestinations(_ objectIDs: [NSManagedObjectID], of source: NSManagedObject, slot: Int)
         -> [NSManagedObject]
     {
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(objectIDs.count)
+        registerToManyDestinations(objectIDs, of: source, slot: slot) { objects.append($0) }
+        return objects
+    }
+
+    /// ``toManyDestinations(_:of:slot:)`` as the set an unordered to-many holds, each
+    /// destination inserted as it is registered: no array of them made, kept and hashed
+    /// into a set again.
+    func toManyDestinationSet(_ objectIDs: [NSManagedObjectID], of source: NSManagedObject, slot: Int)
+        -> Set<NSManagedObject>
+    {
+        var objects = Set<NSManagedObject>(minimumCapacity: objectIDs.count)
+        registerToManyDestinations(objectIDs, of: source, slot: slot) { objects.insert($0) }
+        return objects
+    }
+
+    /// Registers the destinations (see ``toManyDestinations(_:of:slot:)``) and hands each
+    /// to `collect`, in the order of `objectIDs`.
+    @inline(__always)
+    private func registerToManyDestinations(
+        _ objectIDs: [NSManagedObjectID], of source: NSManagedObject, slot: Int,
+        _ collect: (NSManagedObject) -> Void
+    ) {
         registry.reserveCapacity(registry.count + objectIDs.count)
         // A child context's faults fire through its parent, which may hold newer values.
         let batches = parent == nil && objectIDs.count > 1
-        var objects: [NSManagedObject] = []
-        objects.reserveCapacity(objectIDs.count)
         var waiting: [NSManagedObject] = []
         waiting.reserveCapacity(batches ? objectIDs.count : 0)
         for id in objectIDs {
             let object = object(with: id)
-            objects.append(object)
+            collect(object)
             // A permanent `id` finds an object under its permanent ID; a temporary one may
             // find the object that adopted a permanent ID since.
             if batches, object.isFault, object.pendingFault == nil, !id.isTemporaryID || !object.objectID.isTemporaryID
@@ -146,7 +168,7 @@ extension NSManagedObjectContext {
                 waiting.append(object)
             }
         }
-        guard waiting.count > 1 else { return objects }
+        guard waiting.count > 1 else { return }
         var toOne: ToOneSource?
         if !source.objectID.isTemporaryID, let inverseSlot = source.layout.inverseSlotBySlot[slot],
             source.layout.relationshipBySlot[slot]?.inverseRelationship?.isToMany == false
@@ -158,7 +180,7 @@ extension NSManagedObjectContext {
             // One batch: it takes the array as it is.
             let batch = FaultBatch(objects: waiting, prefetchKeyPaths: [], source: toOne)
             for object in waiting { object.pendingFault = .batch(batch) }
-            return objects
+            return
         }
         var start = 0
         while start < waiting.count {
@@ -167,7 +189,6 @@ extension NSManagedObjectContext {
             for object in slice { object.pendingFault = .batch(batch) }
             start += limit
         }
-        return objects
     }
 
     /// The objects of `objectIDs`, registered as faults where not registered yet: one

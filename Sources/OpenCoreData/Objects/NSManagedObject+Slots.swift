@@ -42,15 +42,19 @@ extension NSManagedObject {
     private func resolve(slot: Int, _ unresolved: UnresolvedRelationship) -> Any? {
         guard let relationship = layout.relationshipBySlot[slot] else { return nil }
         var objects: [NSManagedObject] = []
-        if let context = managedObjectContext {
-            if let destination = unresolved.destination {
-                objects = [context.object(with: destination)]
-            } else {
-                let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
-                objects =
-                    relationship.isToMany
-                    ? context.toManyDestinations(ids, of: self, slot: slot) : context.objects(with: ids)
+        if let context = managedObjectContext, unresolved.destination == nil {
+            let ids = unresolved.objectIDs ?? context.destinationIDs(of: relationship, for: objectID)
+            if relationship.isToMany && !relationship.isOrdered && !unresolved.hasEdits {
+                // The set built while registering: the same members as the general path's
+                // array turned into a set.
+                return replace(
+                    unresolved, in: slot, by: .objects(context.toManyDestinationSet(ids, of: self, slot: slot)))
             }
+            objects =
+                relationship.isToMany
+                ? context.toManyDestinations(ids, of: self, slot: slot) : context.objects(with: ids)
+        } else if let context = managedObjectContext, let destination = unresolved.destination {
+            objects = [context.object(with: destination)]
         }
         objects = unresolved.applyingEdits(to: objects)
         // Stored in its case: no `Any` made and opened again.
@@ -62,6 +66,12 @@ extension NSManagedObject {
         } else {
             resolved = .objects(Set(objects))
         }
+        return replace(unresolved, in: slot, by: resolved)
+    }
+
+    /// Replaces `unresolved` in `slot` (and in the committed values while they share it) by
+    /// `resolved`, returned as a value.
+    private func replace(_ unresolved: UnresolvedRelationship, in slot: Int, by resolved: SlotValue) -> Any? {
         values.storage[slot] = resolved
         if let stored = committed, slot < stored.count, case .unresolved(let kept) = stored.storage[slot],
             kept === unresolved

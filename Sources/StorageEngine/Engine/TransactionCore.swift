@@ -13,6 +13,8 @@ final class TreeState {
     @exclusivity(unchecked) var deleted = false
     /// Bumped on every change so open cursors notice.
     @exclusivity(unchecked) var version = 0
+    /// Where this tree's last reader lookup went down (``DescentHint``).
+    @exclusivity(unchecked) var descentHint = DescentHint()
 
     init(name: String, root: UInt64, count: UInt64) {
         self.name = name

@@ -60,7 +60,7 @@ public struct Tree {
         if core.writer == nil, state.root != 0, !key.isEmpty {
             switch try core.store.readerCell(
                 root: state.root, key: SearchKey(key), limit: core.snapshot.pageCount,
-                maximumTransaction: core.snapshot.transaction)
+                maximumTransaction: core.snapshot.transaction, hint: &state.descentHint)
             {
             case .found(let (leaf, offset)):
                 let cell = leaf.leafCell(atOffset: offset)

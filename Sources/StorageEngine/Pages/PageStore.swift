@@ -68,7 +68,8 @@ final class PageStore: @unchecked Sendable {
     func readerValue(
         root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
     ) throws -> ReaderLookup<[UInt8]> {
-        try lookUp(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction) {
+        var hint = DescentHint()
+        return try lookUp(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction, hint: &hint) {
             bytes, offset, loaded, _ in
             let cell = LeafCell(bytes + offset)
             guard !cell.isOverflow else { return .generalPath }
@@ -81,10 +82,13 @@ final class PageStore: @unchecked Sendable {
     /// leaf (kept alive by this reference) and the cell's offset, so the caller can read
     /// the value in place after the lock is released; only the leaf's page object is
     /// retained.
+    ///
+    /// `hint` is where the tree's previous lookup went down; the descent starts each
+    /// branch search there and records its own path in it (``DescentHint``).
     func readerCell(
-        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64, hint: inout DescentHint
     ) throws -> ReaderLookup<(leaf: Page, offset: Int)> {
-        try lookUp(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction) {
+        try lookUp(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction, hint: &hint) {
             _, offset, loaded, index in
             guard let leaf = loaded ?? cache[index] else { return .generalPath }
             return .found((leaf, offset))
@@ -95,12 +99,14 @@ final class PageStore: @unchecked Sendable {
     /// offset, the page if just loaded, and its cache index) while the lock is still held.
     @inline(__always)
     private func lookUp<Found>(
-        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64,
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64, hint: inout DescentHint,
         found: (UnsafeRawPointer, Int, Page?, Int) -> ReaderLookup<Found>
     ) throws -> ReaderLookup<Found> {
         lock.lock()
         defer { lock.unlock() }
-        switch try descendLocked(root: root, key: key, limit: limit, maximumTransaction: maximumTransaction) {
+        switch try descendLocked(
+            root: root, key: key, limit: limit, maximumTransaction: maximumTransaction, hint: &hint)
+        {
         case .generalPath: return .generalPath
         case .absent: return .absent
         case .found(let bytes, let offset, let loaded, let index): return found(bytes, offset, loaded, index)
@@ -120,7 +126,7 @@ final class PageStore: @unchecked Sendable {
     /// The descent both lookups share. The caller holds `lock`.
     @inline(__always)
     private func descendLocked(
-        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64
+        root: UInt64, key: SearchKey, limit: UInt64, maximumTransaction: UInt64, hint: inout DescentHint
     ) throws -> Descent {
         var number = root
         var depth = 0
@@ -146,9 +152,11 @@ final class PageStore: @unchecked Sendable {
                     bytes: bytes, cellOffset: Int(truncatingIfNeeded: table[count + position]), loaded: loaded,
                     index: index)
             }
+            let child = tableBranchSearch(bytes, table, count, key, from: hint.child(atLevel: depth, of: number))
+            hint.record(child, atLevel: depth, of: number)
             depth += 1
             try checkDescentDepth(depth)
-            number = table[count + tableBranchSearch(bytes, table, count, key)]
+            number = table[count + child]
             withExtendedLifetime(loaded) {}
         }
     }
