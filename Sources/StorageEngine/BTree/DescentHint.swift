@@ -47,8 +47,8 @@ struct DescentHint {
 }
 
 /// ``tableBranchSearch(_:_:_:_:)`` starting at child `hint` when there is one: the same
-/// child index for every hint, found with one or two comparisons when `key` lies under
-/// the hinted child or the next.
+/// child index for every hint, found with a comparison or a few when `key` lies under the
+/// hinted child or one of the next two.
 @inline(__always)
 func tableBranchSearch(
     _ bytes: UnsafeRawPointer, _ table: UnsafePointer<UInt64>, _ count: Int, _ key: SearchKey, from hint: Int?
@@ -64,7 +64,13 @@ func tableBranchSearch(
     }
     // Child `hint` holds the keys from separator `hint - 1` (inclusive) to separator `hint`.
     guard hint == 0 || order(hint - 1) <= 0 else { return tableBranchSearch(bytes, table, count, key) }
-    if hint == count || order(hint) > 0 { return hint }
-    if hint + 1 == count || order(hint + 1) > 0 { return hint + 1 }
-    return tableBranchSearch(bytes, table, count, key)
+    // The key is under child `hint` or later: a few steps right, else the full search.
+    var child = hint
+    let last = min(count, hint + hintSteps)
+    while child < last, order(child) <= 0 { child += 1 }
+    return child < last || last == count ? child : tableBranchSearch(bytes, table, count, key)
 }
+
+/// Separators a hinted search steps over before it searches in full: ascending lookups
+/// one or two leaves apart (members of one to-many) stay within them.
+let hintSteps = 3
