@@ -45,44 +45,46 @@ import Testing
 
     /// Formats with argument lists: the same format with constants of other values and
     /// kinds, formats differing only in an operator, in constants or in their order.
-    static let cases: [(format: String, arguments: [[Any]])] = [
-        ("id == %lld", [[Int64(3)], [Int64(-7)], [Int64(1) << 60], [Int64(40)]]),
-        (
-            "id == %@",
-            [[NSNumber(value: 4)], ["four"], [NSNull()], [2.5], [Int64(1) << 60], [Date(timeIntervalSince1970: 9)]]
-        ),
-        ("id < %lld", [[Int64(5)], [Int64(1) << 60]]),
-        ("id <= %d", [[5], [-1]]),
-        ("id > %lld", [[Int64(12)]]),
-        ("id >= %f", [[3.5], [12.0]]),
-        ("%lld == id", [[Int64(6)]]),
-        ("%lld < id", [[Int64(6)]]),
-        ("%lld >= id", [[Int64(6)]]),
-        ("id != %lld", [[Int64(6)]]),
-        ("id IN %@", [[[NSNumber(value: 3)]], [[3, 9, 3, 14]], [[Int64(5)]], [["a", "b"]], [[] as [Int]]]),
-        ("id BETWEEN %@", [[[2, 9]], [[9, 2]], [["a", 3]]]),
-        ("id BETWEEN {%d, %d}", [[2, 9]]),
-        ("id == 5 AND age > %d", [[3], [100]]),
-        ("age > %d AND id == %lld", [[3, Int64(5)], [3, Int64(1) << 60]]),
-        ("group == %d AND age < %d", [[2, 30], [2, 3]]),
-        ("group == %d AND age IN %@", [[1, [3, 4]], [1, [4]]]),
-        ("group == %d", [[1]]),
-        ("id == %lld OR age == %d", [[Int64(3), 4]]),
-        ("NOT id == %lld", [[Int64(3)]]),
-        ("%K == %lld", [["id", Int64(3)], ["age", Int64(3)]]),
-        ("id == %lld AND %K < %d", [[Int64(3), "age", 9]]),
-        ("name == %@", [["n3"], [""], [NSNull()]]),
-        ("name BEGINSWITH %@", [["n1"], [""], ["é"]]),
-        ("name BEGINSWITH[c] %@", [["n1"]]),
-        ("name ==[c] %@", [["N3"]]),
-        ("name == %@ AND id == %lld", [["n3", Int64(3)]]),
-        ("id + 1 == %d", [[4]]),
-        ("score > %f AND age < %d", [[1.5, 9]]),
-        ("id == $value", [[]]),
-        ("TRUEPREDICATE", [[]]),
-        ("id == 4", [[]]),
-        ("age IN {1, 2} AND id > %d", [[3]]),
-    ]
+    static func cases() -> [(format: String, arguments: [[Any]])] {
+        [
+            ("id == %lld", [[Int64(3)], [Int64(-7)], [Int64(1) << 60], [Int64(40)]]),
+            (
+                "id == %@",
+                [[NSNumber(value: 4)], ["four"], [NSNull()], [2.5], [Int64(1) << 60], [Date(timeIntervalSince1970: 9)]]
+            ),
+            ("id < %lld", [[Int64(5)], [Int64(1) << 60]]),
+            ("id <= %d", [[5], [-1]]),
+            ("id > %lld", [[Int64(12)]]),
+            ("id >= %f", [[3.5], [12.0]]),
+            ("%lld == id", [[Int64(6)]]),
+            ("%lld < id", [[Int64(6)]]),
+            ("%lld >= id", [[Int64(6)]]),
+            ("id != %lld", [[Int64(6)]]),
+            ("id IN %@", [[[NSNumber(value: 3)]], [[3, 9, 3, 14]], [[Int64(5)]], [["a", "b"]], [[] as [Int]]]),
+            ("id BETWEEN %@", [[[2, 9]], [[9, 2]], [["a", 3]]]),
+            ("id BETWEEN {%d, %d}", [[2, 9]]),
+            ("id == 5 AND age > %d", [[3], [100]]),
+            ("age > %d AND id == %lld", [[3, Int64(5)], [3, Int64(1) << 60]]),
+            ("group == %d AND age < %d", [[2, 30], [2, 3]]),
+            ("group == %d AND age IN %@", [[1, [3, 4]], [1, [4]]]),
+            ("group == %d", [[1]]),
+            ("id == %lld OR age == %d", [[Int64(3), 4]]),
+            ("NOT id == %lld", [[Int64(3)]]),
+            ("%K == %lld", [["id", Int64(3)], ["age", Int64(3)]]),
+            ("id == %lld AND %K < %d", [[Int64(3), "age", 9]]),
+            ("name == %@", [["n3"], [""], [NSNull()]]),
+            ("name BEGINSWITH %@", [["n1"], [""], ["é"]]),
+            ("name BEGINSWITH[c] %@", [["n1"]]),
+            ("name ==[c] %@", [["N3"]]),
+            ("name == %@ AND id == %lld", [["n3", Int64(3)]]),
+            ("id + 1 == %d", [[4]]),
+            ("score > %f AND age < %d", [[1.5, 9]]),
+            ("id == $value", [[]]),
+            ("TRUEPREDICATE", [[]]),
+            ("id == 4", [[]]),
+            ("age IN {1, 2} AND id > %d", [[3]]),
+        ]
+    }
 
     @Test func aRecipePlansAsTheTreeDoes() throws {
         let directory = try TestStack.scratchDirectory("plan-cache")
@@ -95,7 +97,7 @@ import Testing
             for name in ["Item", "Other"] {
                 let entity = try #require(model.entitiesByName[name])
                 let info = try store.info(for: entity)
-                for (format, argumentLists) in Self.cases {
+                for (format, argumentLists) in Self.cases() {
                     for arguments in argumentLists {
                         let predicate = OpenCoreData.NSPredicate(format: format, argumentArray: arguments)
                         if predicate.binding != nil { boundCount += 1 }
@@ -113,7 +115,7 @@ import Testing
                 #expect(info.planCache.count > 0)
             }
             // Nearly every case is bound from a template: the recipe path is what ran.
-            #expect(boundCount > 2 * (Self.cases.count - 5))
+            #expect(boundCount > 2 * (Self.cases().count - 5))
         }
     }
 
@@ -175,7 +177,7 @@ import Testing
                 NSSQLiteStoreType, model: Self.model(indexesID: indexesID), in: directory)
             let context = TestStack.context(coordinator)
             for name in ["Item", "Other"] {
-                for (format, argumentLists) in Self.cases where !format.contains("$") {
+                for (format, argumentLists) in Self.cases() where !format.contains("$") {
                     for arguments in argumentLists {
                         let bound = OpenCoreData.NSPredicate(format: format, argumentArray: arguments)
                         let unbound = OpenCoreData.NSPredicate(content: .parsed(bound.resolved))
@@ -203,28 +205,32 @@ import Testing
         _ context: NSManagedObjectContext, _ name: String, _ predicate: OpenCoreData.NSPredicate,
         _ shape: (sort: String?, ascending: Bool, limit: Int, offset: Int, ids: Bool)
     ) -> [String] {
-        let request = NSFetchRequest<NSFetchRequestResult>(entityName: name)
+        do {
+            if shape.ids {
+                let request = NSFetchRequest<NSManagedObjectID>(entityName: name)
+                configure(request, predicate, shape)
+                request.resultType = .managedObjectIDResultType
+                return try context.fetch(request).map { $0.uriRepresentation().absoluteString }
+            }
+            let request = NSFetchRequest<NSManagedObject>(entityName: name)
+            configure(request, predicate, shape)
+            return try context.fetch(request).map { $0.objectID.uriRepresentation().absoluteString }
+        } catch {
+            // A predicate the store refuses (a date compared with a number) fails alike.
+            return ["error: \(error)"]
+        }
+    }
+
+    private static func configure<T>(
+        _ request: NSFetchRequest<T>, _ predicate: OpenCoreData.NSPredicate,
+        _ shape: (sort: String?, ascending: Bool, limit: Int, offset: Int, ids: Bool)
+    ) {
         request.predicate = predicate
         if let sort = shape.sort {
             request.sortDescriptors = [NSSortDescriptor(key: sort, ascending: shape.ascending)]
         }
         request.fetchLimit = shape.limit
         request.fetchOffset = shape.offset
-        if shape.ids { request.resultType = .managedObjectIDResultType }
-        var found: [String] = []
-        do {
-            for result in try context.fetch(request) {
-                if let object = result as? NSManagedObject {
-                    found.append(object.objectID.uriRepresentation().absoluteString)
-                } else if let id = result as? NSManagedObjectID {
-                    found.append(id.uriRepresentation().absoluteString)
-                }
-            }
-        } catch {
-            // A predicate the store refuses (a date compared with a number) fails alike.
-            return ["error: \(error)"]
-        }
-        return found
     }
 
     /// A plan in comparable form: its index, ranges and exactness.

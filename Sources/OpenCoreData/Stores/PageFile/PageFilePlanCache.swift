@@ -40,6 +40,9 @@ struct PageFilePlanRecipe: @unchecked Sendable {
 
     /// The template's tree, held so its identity names this recipe's template alone.
     let template: NSPredicate
+    /// The entity layout the conjuncts were resolved in (slots): a model not yet frozen
+    /// makes a new one per use, and a recipe is used only with its own.
+    let layout: EntityLayout
     /// The template's conjuncts; nil when the template's plan is made from each bound tree
     /// (rule 2 above).
     let conjuncts: [Conjunct]?
@@ -47,6 +50,7 @@ struct PageFilePlanRecipe: @unchecked Sendable {
     /// The recipe of `template` over `layout`.
     init(_ template: PredicateTemplate, layout: EntityLayout) {
         self.template = template.tree
+        self.layout = layout
         conjuncts = Self.conjuncts(of: template, layout: layout)
     }
 
@@ -110,7 +114,9 @@ final class PageFilePlanCache: Sendable {
     /// The recipe of `template` over `layout` (the entity's), made on first use.
     func recipe(for template: PredicateTemplate, layout: EntityLayout) -> PageFilePlanRecipe {
         let key = ObjectIdentifier(template.tree)
-        if let cached = recipes.withLock({ $0[key] }), cached.template === template.tree { return cached }
+        if let cached = recipes.withLock({ $0[key] }), cached.template === template.tree, cached.layout === layout {
+            return cached
+        }
         let recipe = PageFilePlanRecipe(template, layout: layout)
         recipes.withLock { recipes in
             if recipes.count >= Self.limit { recipes.removeAll(keepingCapacity: true) }
