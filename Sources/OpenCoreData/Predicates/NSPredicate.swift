@@ -27,10 +27,14 @@ open class NSPredicate: NSObject, @unchecked Sendable {
     let content: Content
     /// The height of the tree below this predicate (see `NSExpression.depth`).
     let depth: Int
+    /// For a format predicate a cached template bound, that template and the bound
+    /// arguments: held so the template's identity names this predicate's shape while it lives.
+    let binding: PredicateBinding?
     private let compiledCache = Mutex<CompiledPredicate?>(nil)
 
-    init(content: Content, depth: Int = 1) {
+    init(content: Content, depth: Int = 1, binding: PredicateBinding? = nil) {
         self.content = content
+        self.binding = binding
         if case .parsed(let tree) = content {
             self.depth = tree.depth
         } else {
@@ -50,7 +54,8 @@ open class NSPredicate: NSObject, @unchecked Sendable {
     /// A predicate parsed from `predicateFormat` with its arguments in an array.
     public convenience init(format predicateFormat: String, argumentArray arguments: [Any]?) {
         do {
-            self.init(content: .parsed(try PredicateParser.parsePredicate(predicateFormat, arguments: arguments ?? [])))
+            let parsed = try PredicateParser.parseBoundPredicate(predicateFormat, arguments: arguments ?? [])
+            self.init(content: .parsed(parsed.tree), binding: parsed.binding)
         } catch let error as PredicateLanguageError {
             self.init(content: .invalid(error, format: predicateFormat))
         } catch {

@@ -56,7 +56,8 @@ extension PredicateParser {
             guard value.isNumber || argument == nil else {
                 throw malformed("'%\(letters)' needs a number argument, got a \(value.kindName)", at: position)
             }
-            if ["f", "lf", "e", "g"].contains(letters), let double = value.doubleValue {
+            let isFloatingPoint = letters == "f" || letters == "lf" || letters == "e" || letters == "g"
+            if isFloatingPoint, let double = value.doubleValue {
                 return NSExpression(forConstantValue: double)
             }
             return NSExpression(forConstantValue: argument)

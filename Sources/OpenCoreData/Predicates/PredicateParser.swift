@@ -34,10 +34,20 @@ struct PredicateParser {
     /// Parses a whole predicate format: a format parsed before binds `arguments` into its
     /// cached template (PredicateFormatCache.swift) instead of being parsed again.
     static func parsePredicate(_ format: String, arguments: [Any]) throws -> NSPredicate {
+        try parseBoundPredicate(format, arguments: arguments).tree
+    }
+
+    /// Parses a whole predicate format as ``parsePredicate(_:arguments:)`` does, with the
+    /// binding it came from when a cached template bound the arguments.
+    static func parseBoundPredicate(_ format: String, arguments: [Any]) throws -> (
+        tree: NSPredicate, binding: PredicateBinding?
+    ) {
         try explained(format) {
             let parsed = try PredicateFormatCache.entry(of: format)
-            if let template = parsed.template, let bound = template.bind(arguments) { return bound }
-            return try parsePredicate(tokens: parsed.tokens, arguments: arguments)
+            if let template = parsed.template, let bound = template.binding(of: arguments) {
+                return (bound.tree, bound.binding)
+            }
+            return (try parsePredicate(tokens: parsed.tokens, arguments: arguments), nil)
         }
     }
 

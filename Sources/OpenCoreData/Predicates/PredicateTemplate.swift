@@ -52,9 +52,13 @@ struct PredicateTemplate: Sendable {
 
     /// The tree with `arguments` bound, as a parse of the format with them gives it; nil
     /// when the call must be parsed instead (see the rules at the top of this file).
-    func bind(_ arguments: [Any]) -> NSPredicate? {
+    func bind(_ arguments: [Any]) -> NSPredicate? { binding(of: arguments)?.tree }
+
+    /// The tree with `arguments` bound and what it was bound from (its template and the
+    /// expression each placeholder became); nil when the call must be parsed instead.
+    func binding(of arguments: [Any]) -> (tree: NSPredicate, binding: PredicateBinding)? {
         guard arguments.count >= placeholders.count else { return nil }
-        if placeholders.isEmpty { return tree }
+        if placeholders.isEmpty { return (tree, PredicateBinding(template: self, arguments: [])) }
         var bound: [NSExpression] = []
         bound.reserveCapacity(placeholders.count)
         for (ordinal, placeholder) in placeholders.enumerated() {
@@ -69,6 +73,17 @@ struct PredicateTemplate: Sendable {
         let names = markerNames
         let substitution = PredicateSubstitution(
             replacement: { name in names.firstIndex(of: name).map { bound[$0] } }, foldsAggregates: true)
-        return substitution.substitute(tree, bound: [])
+        return (substitution.substitute(tree, bound: []), PredicateBinding(template: self, arguments: bound))
     }
+}
+
+/// What a format predicate was bound from: its cached template and the expression each
+/// placeholder became. The predicate holds it, so the template's tree lives as long as the
+/// predicate does and its identity names the predicate's shape: a store may key what it
+/// derives from the shape alone (a query plan) by it (PageFilePlanCache.swift).
+struct PredicateBinding: Sendable {
+    /// The template the predicate was bound from.
+    let template: PredicateTemplate
+    /// The expression that replaced each placeholder's marker, by argument ordinal.
+    let arguments: [NSExpression]
 }

@@ -124,10 +124,24 @@ enum PredicateValue {
 /// Removes any level of `Optional` wrapping an `Any` may hide, and maps NSNull to nil.
 func unwrapOptional(_ value: Any?) -> Any? {
     guard let value else { return nil }
+    // The commonest values (a `%lld` id, a `%@` string) are told by their exact type, no
+    // Optional: the cast below searches the runtime's conformances for every other type.
+    if isPlainValue(value) { return value }
     if let optional = value as? any OptionalUnwrapping {
         return unwrapOptional(optional.unwrappedValue)
     }
     return value
+}
+
+/// Whether `value`'s exact type is one of the plain value types predicate arguments and
+/// attribute values mostly have (no Optional among them).
+@inline(__always)
+private func isPlainValue(_ value: Any) -> Bool {
+    let type = ObjectIdentifier(Swift.type(of: value))
+    return type == ObjectIdentifier(Int64.self) || type == ObjectIdentifier(Int.self)
+        || type == ObjectIdentifier(String.self) || type == ObjectIdentifier(Int32.self)
+        || type == ObjectIdentifier(Int16.self) || type == ObjectIdentifier(Double.self)
+        || type == ObjectIdentifier(Bool.self)
 }
 
 /// Lets `unwrapOptional` see through `Optional<T>` stored in an `Any`.

@@ -44,7 +44,7 @@ struct PageFileBatchMatcher {
         self.decodeRow = decodeRow
         self.view = view
         rows = try transaction.tree(named: info.treeName)
-        let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes)
+        let plan = PageFileQueryPlanner.plan(predicate, info: info)
         let index = try plan.flatMap { try transaction.tree(named: $0.index.treeName) }
         self.plan = index == nil ? nil : plan
         self.index = index

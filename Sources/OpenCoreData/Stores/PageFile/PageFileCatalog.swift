@@ -34,6 +34,8 @@ struct PageFileCatalog {
         let hasUniqueIndexes: Bool
         /// Binary attribute slots whose values may live in the blob tree (SPEC.md §3.8).
         let blobSlots: [PageFileBlobSlot]
+        /// Query plan recipes by predicate template (PageFilePlanCache.swift).
+        let planCache = PageFilePlanCache()
         /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
         private(set) var externalSlots: [Int] = []
         private(set) var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []

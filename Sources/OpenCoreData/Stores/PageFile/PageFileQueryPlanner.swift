@@ -29,19 +29,76 @@ enum PageFileQueryPlanner {
         let isExact: Bool
     }
 
-    /// The best plan for `predicate` over `indexes`, or nil for a full scan.
+    /// The best plan for `predicate` over the indexes of `info`'s entity, or nil for a full
+    /// scan: for a predicate a cached template bound, from the plan recipe of its template
+    /// (PageFilePlanCache.swift), else as ``plan(_:layout:indexes:)`` makes it. Both give
+    /// the same plan.
+    static func plan(_ predicate: NSPredicate?, info: PageFileCatalog.EntityInfo) -> PageFilePlan? {
+        guard let predicate else { return nil }
+        let layout = info.entity.layout
+        if let binding = predicate.binding,
+            let plan = plan(
+                info.planCache.recipe(for: binding.template, layout: layout), binding: binding, indexes: info.indexes)
+        {
+            return plan
+        }
+        return plan(predicate, layout: layout, indexes: info.indexes)
+    }
+
+    /// The best plan for `predicate` over `indexes`, or nil for a full scan, made from the
+    /// predicate's tree.
     static func plan(_ predicate: NSPredicate?, layout: EntityLayout, indexes: [PageFileIndex]) -> PageFilePlan? {
         guard let predicate, let tree = tree(of: predicate) else { return nil }
         let conjuncts = flatten(tree)
         var terms: [SlotTerm] = []
         var allSargable = true
         for conjunct in conjuncts {
-            if let term = term(conjunct, layout: layout) {
+            if let resolved = resolve(conjunct, layout: layout, isConstant: isConstant),
+                let term = term(resolved, constant: resolved.constant)
+            {
                 terms.append(term)
             } else {
                 allSargable = false
             }
         }
+        return choose(terms, allSargable: allSargable, indexes: indexes)
+    }
+
+    /// The plan of `recipe` with the constants of `binding`: the terms ``plan(_:layout:indexes:)``
+    /// makes of the bound tree, without walking it. Nil when the recipe cannot tell (the
+    /// caller then plans from the tree).
+    private static func plan(_ recipe: PageFilePlanRecipe, binding: PredicateBinding, indexes: [PageFileIndex])
+        -> PageFilePlan??
+    {
+        guard let conjuncts = recipe.conjuncts else { return nil }
+        var terms: [SlotTerm] = []
+        terms.reserveCapacity(conjuncts.count)
+        var allSargable = true
+        for conjunct in conjuncts {
+            guard case .sargable(let resolved, let source) = conjunct else {
+                allSargable = false
+                continue
+            }
+            let constant: NSExpression
+            switch source {
+            case .argument(let ordinal):
+                guard ordinal < binding.arguments.count else { return nil }
+                constant = binding.arguments[ordinal]
+            case .literal(let expression):
+                constant = expression
+            }
+            if let term = term(resolved, constant: constant) {
+                terms.append(term)
+            } else {
+                allSargable = false
+            }
+        }
+        return .some(choose(terms, allSargable: allSargable, indexes: indexes))
+    }
+
+    /// The best index plan for `terms` over `indexes` (`allSargable`: every conjunct gave a
+    /// term), or nil for a full scan.
+    private static func choose(_ terms: [SlotTerm], allSargable: Bool, indexes: [PageFileIndex]) -> PageFilePlan? {
         guard !terms.isEmpty else { return nil }
         var best: (plan: PageFilePlan, score: Int)?
         for index in indexes where !index.isUnique && index.isOrdered {
@@ -123,13 +180,34 @@ enum PageFileQueryPlanner {
         return [node]
     }
 
-    private static func term(_ predicate: NSPredicate, layout: EntityLayout) -> SlotTerm? {
+    /// A conjunct's comparison of an indexable attribute with what may be constants, in
+    /// `attribute operator constant` order: what of a term its shape decides.
+    struct ResolvedComparison {
+        let field: StoreKeyField
+        let type: NSAttributeType
+        let operatorType: NSComparisonPredicate.Operator
+        /// The side compared with the attribute, from the conjunct it was resolved from.
+        let constant: NSExpression
+    }
+
+    /// Whether `expression` is a constant, for a conjunct read in a bound tree.
+    static func isConstant(_ expression: NSExpression) -> Bool {
+        if case .constant = expression.node { return true }
+        return false
+    }
+
+    /// The comparison `predicate` makes of an indexable attribute, nil when it is no such
+    /// comparison. `isConstant` tells which expressions are constants: a template's
+    /// placeholder markers are, as the constants bound in their place will be.
+    static func resolve(
+        _ predicate: NSPredicate, layout: EntityLayout, isConstant: (NSExpression) -> Bool
+    ) -> ResolvedComparison? {
         guard let comparison = predicate as? NSComparisonPredicate, comparison.comparisonPredicateModifier == .direct
         else { return nil }
         var operatorType = comparison.predicateOperatorType
         var keyExpression = comparison.leftExpression
         var constantExpression = comparison.rightExpression
-        if case .keyPath = constantExpression.node, case .constant = keyExpression.node {
+        if case .keyPath = constantExpression.node, isConstant(keyExpression) {
             swap(&keyExpression, &constantExpression)
             switch operatorType {
             case .lessThan: operatorType = .greaterThan
@@ -146,6 +224,19 @@ enum PageFileQueryPlanner {
         let type = attribute.attributeType
         guard PageFileKey.isOrderable(type) else { return nil }
         if type == .stringAttributeType, !comparison.options.subtracting(.normalized).isEmpty { return nil }
+        switch operatorType {
+        case .equalTo, .in, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo, .between: break
+        case .beginsWith where type == .stringAttributeType: break
+        default: return nil
+        }
+        return ResolvedComparison(field: field, type: type, operatorType: operatorType, constant: constantExpression)
+    }
+
+    /// The term of `comparison` with `constantExpression` compared with its attribute.
+    private static func term(_ comparison: ResolvedComparison, constant constantExpression: NSExpression) -> SlotTerm? {
+        let field = comparison.field
+        let type = comparison.type
+        let operatorType = comparison.operatorType
         let exactType = type != .stringAttributeType && type != .integer64AttributeType
         // 64-bit integers beyond 2^53 share Float64 keys, but never with an integer constant
         // within ±2^53 (exact as a Float64; rounding keeps the order), so their terms against

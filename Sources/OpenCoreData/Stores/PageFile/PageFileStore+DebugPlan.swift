@@ -13,8 +13,7 @@ extension PageFileStore {
             try entities.map { candidate -> String in
                 let info = try info(for: candidate)
                 guard
-                    let plan = PageFileQueryPlanner.plan(
-                        request.predicate, layout: candidate.layout, indexes: info.indexes),
+                    let plan = PageFileQueryPlanner.plan(request.predicate, info: info),
                     let index = try transaction.tree(named: plan.index.treeName)
                 else {
                     let rows = try transaction.tree(named: info.treeName)?.count ?? 0

@@ -59,8 +59,7 @@ extension PageFileStore {
                         total += try rows.count
                         continue
                     }
-                    let indexPlan = PageFileQueryPlanner.plan(
-                        predicate, layout: candidate.layout, indexes: info.indexes)
+                    let indexPlan = PageFileQueryPlanner.plan(predicate, info: info)
                     // With no index to narrow them, every row is tested on its encoded bytes.
                     if indexPlan == nil,
                         let counted = try countEncodedMatches(
@@ -175,7 +174,7 @@ extension PageFileStore {
         let info = try info(for: entity)
         guard let rows = try transaction.tree(named: info.treeName) else { return }
         let readsBlobs = predicateReadsBlobs(predicate, info: info)
-        let plan = PageFileQueryPlanner.plan(predicate, layout: entity.layout, indexes: info.indexes)
+        let plan = PageFileQueryPlanner.plan(predicate, info: info)
         let index = try plan.flatMap { try transaction.tree(named: $0.index.treeName) }
         // An exact index range holds only matching rows (what counts rely on): nothing below
         // evaluates a row, so the predicate is not even compiled (a fetch by an indexed
@@ -316,7 +315,7 @@ extension PageFileStore {
         else { return nil }
         var range: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil)
         var rangeIsExact = false
-        if let plan = PageFileQueryPlanner.plan(request.predicate, layout: entity.layout, indexes: info.indexes) {
+        if let plan = PageFileQueryPlanner.plan(request.predicate, info: info) {
             guard plan.index.treeName == index.treeName, plan.ranges.count == 1, let only = plan.ranges.first else {
                 return nil
             }
