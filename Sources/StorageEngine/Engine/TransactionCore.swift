@@ -93,7 +93,8 @@ final class WriterState {
         scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
         // A one-row commit copies a root-to-leaf path and the catalog leaf: room for that
         // up front saves the table and arrays regrowing three times in every small commit.
-        dirty.reserveCapacity(8)
+        // A specialized allocation: `reserveCapacity` runs the unspecialized generic (~1.5k).
+        dirty = Dictionary(minimumCapacity: 8)
         freed.reserveCapacity(8)
         taken.reserveCapacity(8)
         pathPages.reserveCapacity(8)
@@ -293,7 +294,7 @@ final class TransactionCore {
         catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
         // A store's save opens a handful of trees (rows, indexes, counters): one allocation
         // instead of growing (and rehashing every name) from empty.
-        if writer != nil { trees.reserveCapacity(8) }
+        if writer != nil { trees = Dictionary(minimumCapacity: 8) }
     }
 
     /// Page `number` as this transaction sees it.
