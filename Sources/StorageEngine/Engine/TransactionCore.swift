@@ -253,7 +253,7 @@ final class CatalogCache: @unchecked Sendable {
     /// changing `trees` (the catalog entries it rewrote): the other entries stay valid.
     /// A cache holding another state, or a nil `previous` (the commit changed the catalog
     /// in other ways too), starts afresh at `next` with the changed entries.
-    func advance(committing trees: [String: TreeState], from previous: UInt64?, to next: UInt64, store: PageStore) {
+    func advance(committing trees: TreeTable, from previous: UInt64?, to next: UInt64, store: PageStore) {
         lock.withLock {
             if previous == nil || transaction != previous || self.store != ObjectIdentifier(store) {
                 entries.removeAll(keepingCapacity: true)
@@ -279,7 +279,7 @@ final class TransactionCore {
     let writer: WriterState?
     @exclusivity(unchecked) var isOpen = true
     let catalog: TreeState
-    @exclusivity(unchecked) var trees: [String: TreeState] = [:]
+    @exclusivity(unchecked) var trees = TreeTable()
     let catalogCache: CatalogCache?
 
     init(
@@ -292,9 +292,6 @@ final class TransactionCore {
         self.writer = writer
         self.catalogCache = catalogCache
         catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
-        // A store's save opens a handful of trees (rows, indexes, counters): one allocation
-        // instead of growing (and rehashing every name) from empty.
-        if writer != nil { trees = Dictionary(minimumCapacity: 8) }
     }
 
     /// Page `number` as this transaction sees it.
