@@ -35,6 +35,11 @@ struct TreeTable {
                 return
             }
             guard let newValue else { return }
+            // One allocation for a save's handful of trees instead of regrowing at 1, 2, 4.
+            if names.isEmpty {
+                names.reserveCapacity(8)
+                values.reserveCapacity(8)
+            }
             names.append(name)
             values.append(newValue)
             if positions != nil {
