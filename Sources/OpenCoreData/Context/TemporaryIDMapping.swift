@@ -19,7 +19,9 @@ struct TemporaryIDMapping: ExpressibleByDictionaryLiteral {
 
     var isEmpty: Bool { permanentByKey.isEmpty }
 
-    mutating func reserveCapacity(_ count: Int) { permanentByKey.reserveCapacity(count) }
+    /// Room for `count` IDs; a save of one or two objects lets the table grow instead
+    /// (reserving runs the unspecialized generic, ~2k instructions).
+    mutating func reserveCapacity(_ count: Int) { if count > 2 { permanentByKey.reserveCapacity(count) } }
 
     /// The permanent ID of the temporary `id`; nil for an ID the save does not insert.
     subscript(id: NSManagedObjectID) -> NSManagedObjectID? {

@@ -225,10 +225,7 @@ extension NSPersistentStoreCoordinator {
 
     /// The stores of `stores` added with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`.
     private func postingStores(_ stores: [NSPersistentStore]) -> [NSPersistentStore] {
-        stores.filter { store in
-            let option = store.options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
-            return (option as? NSNumber)?.boolValue ?? (option as? Bool) ?? false
-        }
+        stores.filter(\.postsRemoteChangeNotifications)
     }
 
     /// Posts `NSPersistentStoreRemoteChange` for `store`: its identifier, URL and newest

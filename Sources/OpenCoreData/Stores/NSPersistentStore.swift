@@ -42,6 +42,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// to-ones naming the object say (StoreRelationshipIntegrity.swift), so a save may
     /// leave such a list `.unresolved` in an updated row. Only this module's stores do.
     var listsFollowInverseToOnes: Bool { false }
+    /// Whether the store was added with `NSPersistentStoreRemoteChangeNotificationPostOptionKey`
+    /// on: read once here (`options` is set only by the initializer), not from the options
+    /// dictionary at every save.
+    let postsRemoteChangeNotifications: Bool
     /// The coordinator the store belongs to.
     open private(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
 
@@ -56,6 +60,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.url = url
         self.options = options
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        let postOption = options?[NSPersistentStoreRemoteChangeNotificationPostOptionKey]
+        postsRemoteChangeNotifications = (postOption as? NSNumber)?.boolValue ?? (postOption as? Bool) ?? false
         super.init()
     }
 

@@ -95,7 +95,8 @@ final class WriterState {
         scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
         // A one-row commit copies a root-to-leaf path and the catalog leaf: room for that
         // up front saves the table and arrays regrowing three times in every small commit.
-        dirty.reserveCapacity(8)
+        // A specialized allocation: `reserveCapacity` runs the unspecialized generic (~1.5k).
+        dirty = Dictionary(minimumCapacity: 8)
         freed.reserveCapacity(8)
         taken.reserveCapacity(8)
         pathPages.reserveCapacity(8)
@@ -254,7 +255,7 @@ final class CatalogCache: @unchecked Sendable {
     /// changing `trees` (the catalog entries it rewrote): the other entries stay valid.
     /// A cache holding another state, or a nil `previous` (the commit changed the catalog
     /// in other ways too), starts afresh at `next` with the changed entries.
-    func advance(committing trees: [String: TreeState], from previous: UInt64?, to next: UInt64, store: PageStore) {
+    func advance(committing trees: TreeTable, from previous: UInt64?, to next: UInt64, store: PageStore) {
         lock.withLock {
             if previous == nil || transaction != previous || self.store != ObjectIdentifier(store) {
                 entries.removeAll(keepingCapacity: true)
@@ -280,7 +281,7 @@ final class TransactionCore {
     let writer: WriterState?
     @exclusivity(unchecked) var isOpen = true
     let catalog: TreeState
-    @exclusivity(unchecked) var trees: [String: TreeState] = [:]
+    @exclusivity(unchecked) var trees = TreeTable()
     let catalogCache: CatalogCache?
 
     init(
@@ -293,9 +294,6 @@ final class TransactionCore {
         self.writer = writer
         self.catalogCache = catalogCache
         catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0)
-        // A store's save opens a handful of trees (rows, indexes, counters): one allocation
-        // instead of growing (and rehashing every name) from empty.
-        if writer != nil { trees.reserveCapacity(8) }
     }
 
     /// Page `number` as this transaction sees it.

@@ -44,6 +44,9 @@ extension PageFileWriter {
     mutating func deferRemoval(_ key: [UInt8], of index: PageFileIndex) -> Bool {
         guard updatesInPlace, !index.isUnique, !index.isReference else { return false }
         if pendingIndexKeys[index.ordinal].remove(key) { return true }
+        if replacedIndexKeys.isEmpty {
+            replacedIndexKeys = Array(repeating: PendingIndexKeys(), count: pendingIndexKeys.count)
+        }
         replacedIndexKeys[index.ordinal].insert(key)
         replacedIndexes[index.ordinal] = index
         return true
@@ -51,7 +54,9 @@ extension PageFileWriter {
 
     /// Removes the replaced entries of the index `ordinal` in one walk of its tree.
     mutating func removeReplacedIndexKeys(ordinal: Int) throws {
-        guard replacedIndexKeys[ordinal].count > 0, let index = replacedIndexes[ordinal] else { return }
+        guard ordinal < replacedIndexKeys.count, replacedIndexKeys[ordinal].count > 0,
+            let index = replacedIndexes[ordinal]
+        else { return }
         let keys = replacedIndexKeys[ordinal]
         replacedIndexKeys[ordinal] = PendingIndexKeys()
         replacedIndexes[ordinal] = nil

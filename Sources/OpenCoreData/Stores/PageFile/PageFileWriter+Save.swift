@@ -26,7 +26,8 @@ extension PageFileWriter {
             tracksHistory && !request.isEmpty
             ? PersistentHistoryRecord(request: request, storedRow: { stored[$0] }) : nil
         var result = StoreSaveResult()
-        result.versions.reserveCapacity(request.updatedRows.count)
+        // Reserving runs the unspecialized generic (~2k); one or two versions just grow.
+        if request.updatedRows.count > 2 { result.versions.reserveCapacity(request.updatedRows.count) }
         try delete(request.deletedObjects.compactMap { stored[$0.objectID] })
         var clashes: [StoreConstraintConflict] = []
         updatesInPlace = true
@@ -77,7 +78,8 @@ extension PageFileWriter {
         -> [NSManagedObjectID: StoreRow]
     {
         var stored: [NSManagedObjectID: StoreRow] = [:]
-        stored.reserveCapacity(request.updatedRows.count + request.deletedObjects.count)
+        let storedCount = request.updatedRows.count + request.deletedObjects.count
+        if storedCount > 2 { stored.reserveCapacity(storedCount) }
         var deletedRows = PageFileDeletedRowReader(reader: reader)
         try request.checkVersions(
             storedRow: { objectID, deleting in

@@ -62,7 +62,8 @@ struct PageFileWriter {
     var rowEditors: [ObjectIdentifier: TreeEditor] = [:]
     /// Stored entries of ordinary attribute indexes that in-place updates replaced, by
     /// index ordinal: removed in one walk of each tree before its pending entries go in.
-    var replacedIndexKeys: [PendingIndexKeys]
+    /// Empty until the first replaced entry (most saves replace none).
+    var replacedIndexKeys: [PendingIndexKeys] = []
     /// The indexes of ``replacedIndexKeys`` that hold keys, by ordinal.
     var replacedIndexes: [Int: PageFileIndex] = [:]
 
@@ -71,7 +72,6 @@ struct PageFileWriter {
         self.reader = PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
         pendingIndexKeys = Array(repeating: PendingIndexKeys(), count: catalog.indexTreeNames.count)
         indexTrees = Array(repeating: nil, count: catalog.indexTreeNames.count)
-        replacedIndexKeys = Array(repeating: PendingIndexKeys(), count: catalog.indexTreeNames.count)
     }
 
     /// The catalog entry of `entity`.
@@ -179,6 +179,8 @@ struct PageFileWriter {
     /// walks run before a row whose deletion reads an index (the sources of an inverse
     /// to-many), and at the end.
     mutating func delete(_ rows: [StoreRow]) throws {
+        // Most saves delete nothing: they pay for no tables below.
+        guard !rows.isEmpty else { return }
         // By index ordinal: no dictionary entry, index copy or key set made per entry.
         var deferred = Array(repeating: PendingIndexKeys(), count: pendingIndexKeys.count)
         var deferredIndexes: [PageFileIndex?] = Array(repeating: nil, count: pendingIndexKeys.count)
