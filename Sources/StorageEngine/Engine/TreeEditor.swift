@@ -210,9 +210,20 @@ public final class TreeEditor {
     // MARK: Steps
 
     private func remember(_ key: UnsafeRawBufferPointer) {
-        self.key.removeAll(keepingCapacity: true)
-        self.key.append(contentsOf: key)
+        // One access to the stored key and a copy in place: a sorted walk seeks once per entry.
+        Self.copy(key, into: &self.key)
         positioned = true
+    }
+
+    /// Makes `target` hold the bytes of `source`, reusing its storage.
+    private static func copy(_ source: UnsafeRawBufferPointer, into target: inout [UInt8]) {
+        let count = source.count
+        if target.count > count {
+            target.removeLast(target.count - count)
+        } else if target.count < count {
+            target.append(contentsOf: repeatElement(0, count: count - target.count))
+        }
+        target.withUnsafeMutableBytes { $0.copyMemory(from: source) }
     }
 
     private func changed() {
