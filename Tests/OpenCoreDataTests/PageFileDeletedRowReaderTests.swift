@@ -103,7 +103,8 @@ import Testing
             try writer.finish()
         }
         let info = try catalog.info(for: owner)
-        #expect(info.indexes.contains(where: \.isReference))
+        let hasReferenceIndex = info.indexes.contains { $0.isReference }
+        #expect(hasReferenceIndex)
         try store.openDatabase().read { transaction in
             let reader = PageFileRowReader(transaction: transaction, catalog: catalog, codec: codec)
             var deleted = PageFileDeletedRowReader(reader: reader)
