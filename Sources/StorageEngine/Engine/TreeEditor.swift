@@ -47,8 +47,10 @@ public final class TreeEditor {
     private var writable = false
     /// Whether the editor removed or shortened entries of `leaf` (a merge may be due).
     private var thinned = false
-    /// The current key, kept to find the place again after another change.
-    private var key: [UInt8] = []
+    /// The current key, kept to find the place again after another change. Unchecked:
+    /// only this editor's own steps touch it, one at a time, and the dynamic exclusivity
+    /// check of its copy cost more than the copy on every seek of a sorted walk.
+    @exclusivity(unchecked) private var key: [UInt8] = []
 
     init(core: TransactionCore, state: TreeState) {
         self.core = core

@@ -77,10 +77,12 @@ struct PageFileDeletedRowReader {
                 for slot in slots where slot < offsets.count {
                     if slot < keyOnlySlots.count, keyOnlySlots[slot] {
                         values[slot] = try codec.decodeReferenceKey(
-                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity)
+                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity
+                        )
                     } else {
                         values[slot] = try codec.decodeValue(
-                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity)
+                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity
+                        )
                     }
                 }
                 return StoreRow(objectID: objectID, version: Int64(version), values: values)
