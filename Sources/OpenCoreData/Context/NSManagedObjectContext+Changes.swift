@@ -57,12 +57,13 @@ extension NSManagedObjectContext {
             case .nullifyDeleteRule:
                 guard let inverseSlot = layout.inverseSlotBySlot[slot], let inverse = relationship.inverseRelationship
                 else { continue }
-                for destination in ruleDestinations(of: object, slot: slot, relationship) {
-                    destination.detach(object, inverseSlot: inverseSlot, inverseIsToMany: inverse.isToMany)
+                let inverseIsToMany = inverse.isToMany
+                forEachRuleDestination(of: object, slot: slot, relationship) { destination in
+                    destination.detach(object, inverseSlot: inverseSlot, inverseIsToMany: inverseIsToMany)
                 }
             case .cascadeDeleteRule:
-                for destination in ruleDestinations(of: object, slot: slot, relationship) where !destination.isDeleted {
-                    delete(destination)
+                forEachRuleDestination(of: object, slot: slot, relationship) { destination in
+                    if !destination.isDeleted { delete(destination) }
                 }
             case .denyDeleteRule, .noActionDeleteRule:
                 // Deny is checked by validateForDelete at save; no action leaves destinations alone.
@@ -71,23 +72,25 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// The destinations of `object`'s relationship `slot` for its delete rule. A to-one
-    /// still holding the ID read from the store gives its object by one registry probe
-    /// (registered as a fault where need be, as resolving it would): the slot is not
-    /// resolved, which would copy the deleted object's values to store one reference it
-    /// never reads again.
-    private func ruleDestinations(
-        of object: NSManagedObject, slot: Int, _ relationship: NSRelationshipDescription
-    ) -> [NSManagedObject] {
+    /// Calls `body` with each destination of `object`'s relationship `slot` for its delete
+    /// rule; the destinations are listed before the first call. A to-one still holding the
+    /// ID read from the store gives its object by one registry probe (registered as a fault
+    /// where need be, as resolving it would), and no list: the slot is not resolved, which
+    /// would copy the deleted object's values to store one reference it never reads again.
+    private func forEachRuleDestination(
+        of object: NSManagedObject, slot: Int, _ relationship: NSRelationshipDescription,
+        _ body: (NSManagedObject) -> Void
+    ) {
         if !relationship.isToMany {
             object.fireFaultIfNeeded(reading: slot)
             if slot < object.values.count, case .unresolved(let unresolved) = object.values.storage[slot],
                 !unresolved.hasEdits, let ids = unresolved.objectIDs, ids.count <= 1
             {
-                return ids.map { self.object(with: $0) }
+                if let id = ids.first { body(self.object(with: id)) }
+                return
             }
         }
-        return object.destinations(slot)
+        for destination in object.destinations(slot) { body(destination) }
     }
 
     /// Discards every unsaved change: inserted objects leave the context, updated and

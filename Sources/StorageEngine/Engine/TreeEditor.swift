@@ -47,8 +47,10 @@ public final class TreeEditor {
     private var writable = false
     /// Whether the editor removed or shortened entries of `leaf` (a merge may be due).
     private var thinned = false
-    /// The current key, kept to find the place again after another change.
-    private var key: [UInt8] = []
+    /// The current key, kept to find the place again after another change. Unchecked:
+    /// only this editor's own steps touch it, one at a time, and the dynamic exclusivity
+    /// check of its copy cost more than the copy on every seek of a sorted walk.
+    @exclusivity(unchecked) private var key: [UInt8] = []
 
     init(core: TransactionCore, state: TreeState) {
         self.core = core
@@ -210,9 +212,20 @@ public final class TreeEditor {
     // MARK: Steps
 
     private func remember(_ key: UnsafeRawBufferPointer) {
-        self.key.removeAll(keepingCapacity: true)
-        self.key.append(contentsOf: key)
+        // One access to the stored key and a copy in place: a sorted walk seeks once per entry.
+        Self.copy(key, into: &self.key)
         positioned = true
+    }
+
+    /// Makes `target` hold the bytes of `source`, reusing its storage.
+    private static func copy(_ source: UnsafeRawBufferPointer, into target: inout [UInt8]) {
+        let count = source.count
+        if target.count > count {
+            target.removeLast(target.count - count)
+        } else if target.count < count {
+            target.append(contentsOf: repeatElement(0, count: count - target.count))
+        }
+        target.withUnsafeMutableBytes { $0.copyMemory(from: source) }
     }
 
     private func changed() {

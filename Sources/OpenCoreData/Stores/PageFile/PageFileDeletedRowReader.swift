@@ -3,7 +3,9 @@
 // reads — index fields, blob slots, the to-ones whose removed links it records. The other
 // slots stay null: a deleted person's names are never made into strings. A save that
 // keeps history reads deleted rows whole instead (their tombstones need them), and a
-// version conflict reports the row read again whole.
+// version conflict reports the row read again whole. A to-one read only for its
+// reference index entry reads as its destination's key (`.integer`, the form the entry's
+// key takes), so no object ID is made for it.
 import Foundation
 import StorageEngine
 
@@ -14,6 +16,8 @@ struct PageFileDeletedRowReader {
     private var entity: NSEntityDescription?
     private var tree: Tree?
     private var slots: [Int] = []
+    /// The slots of `slots` read only for a reference index entry (by slot, for `slots`).
+    private var keyOnlySlots: [Bool] = []
     private var offsets: [Int] = []
 
     init(reader: PageFileRowReader) {
@@ -28,6 +32,15 @@ struct PageFileDeletedRowReader {
         return slots.sorted()
     }
 
+    /// The slots of `info`'s rows that a deletion reads only for a reference index entry:
+    /// their destination's key is all it needs.
+    static func slotsReadOnlyAsKeys(_ info: PageFileCatalog.EntityInfo) -> Set<Int> {
+        var other = Set(info.indexes.lazy.filter { !$0.isReference }.flatMap(\.slots))
+        other.formUnion(info.blobSlots.map(\.slot))
+        other.formUnion(info.deletedToOneLinkSlots)
+        return Set(info.indexes.lazy.filter(\.isReference).flatMap(\.slots)).subtracting(other)
+    }
+
     /// The stored row of `objectID` with only the slots a deletion reads decoded, or nil
     /// when there is none.
     ///
@@ -38,11 +51,14 @@ struct PageFileDeletedRowReader {
             entity = objectID.entity
             tree = try reader.transaction.tree(named: info.treeName)
             slots = Self.slotsReadByDeletion(info)
+            let keyOnly = Self.slotsReadOnlyAsKeys(info)
+            keyOnlySlots = (0..<objectID.entity.layout.properties.count).map { keyOnly.contains($0) }
         }
         guard let tree else { return nil }
         let layout = objectID.entity.layout
         let codec = reader.codec
         let slots = self.slots
+        let keyOnlySlots = self.keyOnlySlots
         // Moved out and back: one buffer of offsets for every row.
         var offsets = self.offsets
         self.offsets = []
@@ -59,8 +75,15 @@ struct PageFileDeletedRowReader {
                 }
                 var values = [StoreValue](repeating: .null, count: layout.properties.count)
                 for slot in slots where slot < offsets.count {
-                    values[slot] = try codec.decodeValue(
-                        bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity)
+                    if slot < keyOnlySlots.count, keyOnlySlots[slot] {
+                        values[slot] = try codec.decodeReferenceKey(
+                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity
+                        )
+                    } else {
+                        values[slot] = try codec.decodeValue(
+                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity
+                        )
+                    }
                 }
                 return StoreRow(objectID: objectID, version: Int64(version), values: values)
             }

@@ -316,8 +316,10 @@ enum PageFileQueryPlanner {
     /// The index points of an `IN` list given as `[NSNumber]` (an app's `IN %@` with an
     /// array of ids) against a number attribute, and whether they are exact: each number
     /// read once, without boxing the list's elements in `Any`s and casting each three times.
-    /// The same points and exactness as the general path; nil, for that path, for any other
-    /// list, an element of another class, or one the general path refuses (NaN, an integer
+    /// The same points and exactness as the general path, in key order: the numbers are
+    /// sorted, cheaper than their keys and in the same order (SPEC.md §3.4 K2), so the
+    /// plan's sort of the points finds them sorted. Nil, for that path, for any other list,
+    /// an element of another class, or one the general path refuses (NaN, an integer
     /// beyond ±2^53).
     private static func numberPoints(_ expression: NSExpression, type: NSAttributeType)
         -> (points: [[UInt8]], isExact: Bool)?
@@ -327,8 +329,8 @@ enum PageFileQueryPlanner {
             let numbers = value as? [NSNumber], !numbers.isEmpty
         else { return nil }
         let limit: Int64 = 1 << 53
-        var points: [[UInt8]] = []
-        points.reserveCapacity(numbers.count)
+        var keys: [Double] = []
+        keys.reserveCapacity(numbers.count)
         var integersOnly = true
         for number in numbers {
             guard ObjectIdentifier(Swift.type(of: number)) == ObjectIdentifier(NSNumber.self) else { return nil }
@@ -344,8 +346,14 @@ enum PageFileQueryPlanner {
             default:
                 return nil
             }
+            keys.append(key)
+        }
+        keys.sort()
+        var points: [[UInt8]] = []
+        points.reserveCapacity(keys.count)
+        for key in keys {
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(9)
+            bytes.reserveCapacity(11)
             PageFileKey.appendNumber(key, to: &bytes)
             points.append(bytes)
         }

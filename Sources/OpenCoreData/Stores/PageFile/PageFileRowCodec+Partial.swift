@@ -166,4 +166,23 @@ extension PageFileRowCodec {
         var reader = StoreByteReader(row: bytes, from: offset)
         return try decodeValue(&reader, declaredEntity: declaredEntity)
     }
+
+    /// The to-one stored at `offset` of `bytes` as its destination's primary key
+    /// (`.integer`), the value a reference index entry is made of, without making an
+    /// object ID; another value (null) as ``decodeValue(_:at:declaredEntity:)`` reads it.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` when the value is damaged or names an entity
+    ///   the model does not have.
+    func decodeReferenceKey(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, declaredEntity: NSEntityDescription?
+    ) throws -> StoreValue {
+        // The common form: the tag, an empty entity name (the declared destination), the key.
+        if offset + 2 < bytes.count, bytes[offset] == Tag.objectID.rawValue, bytes[offset + 1] == 0 {
+            var reader = StoreByteReader(row: bytes, from: offset + 2)
+            return .integer(try reader.signed())
+        }
+        let value = try decodeValue(bytes, at: offset, declaredEntity: declaredEntity)
+        if case .objectID(let destination) = value { return .integer(destination.key) }
+        return value
+    }
 }

@@ -20,7 +20,7 @@ extension PageFileWriter {
     /// - Throws: 133020 for stale rows, 133021 for unique-key clashes, 133000 for an update of
     ///   a row that is gone when versions are not checked; the engine's errors.
     mutating func save(_ request: StoreSaveRequest, tracksHistory: Bool) throws -> StoreSaveResult {
-        let stored = try storedRows(of: request, resolvingDeletedBlobs: tracksHistory)
+        let (stored, deletedRows) = try storedRows(of: request, resolvingDeletedBlobs: tracksHistory)
         linkChanges = []
         var history =
             tracksHistory && !request.isEmpty
@@ -28,7 +28,7 @@ extension PageFileWriter {
         var result = StoreSaveResult()
         // Reserving runs the unspecialized generic (~2k); one or two versions just grow.
         if request.updatedRows.count > 2 { result.versions.reserveCapacity(request.updatedRows.count) }
-        try delete(request.deletedObjects.compactMap { stored[$0.objectID] })
+        try delete(deletedRows)
         var clashes: [StoreConstraintConflict] = []
         updatesInPlace = true
         for update in Self.inKeyOrder(request.updatedRows) {
@@ -71,31 +71,41 @@ extension PageFileWriter {
     }
 
     /// The stored rows the request updates or deletes, checked against the versions the
-    /// context read. A deleted row is read whole, blobs included, when its history
-    /// tombstone needs it, else with only the slots its deletion reads
-    /// (PageFileDeletedRowReader); a conflict reports the row read again whole.
+    /// context read: by object ID the updated rows (and the deleted ones when `resolvingDeletedBlobs`),
+    /// and the deleted rows in the request's order. A deleted row is read whole, blobs
+    /// included, when its history tombstone needs it, else with only the slots its
+    /// deletion reads (PageFileDeletedRowReader), and then goes into no table (the
+    /// deletion takes the list as it is); a conflict reports the row read again whole.
     private func storedRows(of request: StoreSaveRequest, resolvingDeletedBlobs: Bool) throws
-        -> [NSManagedObjectID: StoreRow]
+        -> (rows: [NSManagedObjectID: StoreRow], deleted: [StoreRow])
     {
         var stored: [NSManagedObjectID: StoreRow] = [:]
-        let storedCount = request.updatedRows.count + request.deletedObjects.count
+        let storedCount = request.updatedRows.count + (resolvingDeletedBlobs ? request.deletedObjects.count : 0)
         if storedCount > 2 { stored.reserveCapacity(storedCount) }
+        var deleted: [StoreRow] = []
+        if request.deletedObjects.count > 2 { deleted.reserveCapacity(request.deletedObjects.count) }
         var deletedRows = PageFileDeletedRowReader(reader: reader)
         try request.checkVersions(
             storedRow: { objectID, deleting in
+                guard deleting else {
+                    let row = try reader.row(objectID.entity, key: objectID.key, resolvingBlobs: false)
+                    if let row { stored[objectID] = row }
+                    return row
+                }
                 let row =
-                    deleting && !resolvingDeletedBlobs && stored[objectID] == nil
-                    ? try deletedRows.row(objectID)
-                    : try reader.row(
-                        objectID.entity, key: objectID.key, resolvingBlobs: deleting && resolvingDeletedBlobs)
-                if let row { stored[objectID] = row }
+                    resolvingDeletedBlobs
+                    ? try reader.row(objectID.entity, key: objectID.key, resolvingBlobs: true)
+                    : try deletedRows.row(objectID)
+                guard let row else { return nil }
+                deleted.append(row)
+                if resolvingDeletedBlobs { stored[objectID] = row }
                 return row
             },
             persistedRow: { row in
                 let whole = try reader.row(row.objectID.entity, key: row.objectID.key, resolvingBlobs: false)
                 return try reader.resolvedCopy(whole ?? row)
             })
-        return stored
+        return (stored, deleted)
     }
 
     /// Inserts the request's new rows; returns the inserted objects that became upserts,

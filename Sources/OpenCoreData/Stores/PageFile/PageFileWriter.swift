@@ -198,13 +198,15 @@ struct PageFileWriter {
             let info = try info(for: row.objectID.entity)
             if !info.externalSlots.isEmpty { try flush(&self) }
             for index in info.indexes {
-                guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
                 // An entry this writer added (not yet stored) is taken back from its pending keys.
                 if index.isUnique || pendingIndexKeys[index.ordinal].count > 0 {
+                    guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
                     try removeIndexEntry(key, of: index, primaryKey: row.objectID.key)
-                } else {
+                } else if deferred[index.ordinal].insertEntry(
+                    of: index, values: row.values, primaryKey: row.objectID.key)
+                {
+                    // Written in place in the deferred keys' buffer: no key array per entry.
                     if deferredIndexes[index.ordinal] == nil { deferredIndexes[index.ordinal] = index }
-                    deferred[index.ordinal].insert(key)
                 }
             }
             try deleteRemainder(of: row, info: info, removingRow: false)
