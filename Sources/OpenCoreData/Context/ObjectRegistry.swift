@@ -45,7 +45,7 @@ struct ObjectRegistry {
 
     /// Room for `count` objects in all; new objects of a fetch or fault batch are stored,
     /// so the room goes to the permanent table.
-    mutating func reserveCapacity(_ count: Int) { permanent.reserveCapacity(count - temporary.count) }
+    mutating func reserveCapacity(_ count: Int) { permanent.reserveCapacity(Swift.max(0, count - temporary.count)) }
 
     /// Moves each of `moved` from its temporary key `from` to its permanent key `to`
     /// (the objects are the ones registered under `from`, which are all distinct):

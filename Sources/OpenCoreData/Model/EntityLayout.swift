@@ -37,6 +37,12 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     /// For each slot: whether it is a to-many relationship (read for every relationship
     /// value a save stores; the description's property is dynamically dispatched).
     let toManyBySlot: [Bool]
+    /// For each slot: whether it is a relationship with an inverse (read per saved row by
+    /// the store's integrity pass; the description's inverse is a weak reference).
+    let hasInverseBySlot: [Bool]
+    /// For each slot: whether it is a relationship any number of destinations satisfies
+    /// (an optional to-many without a minimum above one or a maximum): validation skips it.
+    let countUncheckedBySlot: [Bool]
     /// For each relationship slot: the identity of its destination entity. An object of
     /// exactly that entity is a valid destination without walking the superentities
     /// (the object holds its entity, so an equal identity is that entity).
@@ -126,6 +132,12 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.inverseIsToManyBySlot = relationshipBySlot.map { $0?.inverseRelationship?.isToMany ?? false }
         self.decidedByInverseToOneBySlot = relationshipBySlot.map { $0?.isDecidedByInverseToOne ?? false }
         self.toManyBySlot = relationshipBySlot.map { $0?.isToMany ?? false }
+        self.hasInverseBySlot = relationshipBySlot.map { $0?.inverseRelationship != nil }
+        self.countUncheckedBySlot = relationshipBySlot.map { relationship in
+            guard let relationship else { return false }
+            return relationship.isToMany && relationship.isOptional && relationship.minCount <= 1
+                && relationship.maxCount == 0
+        }
         self.destinationIdentityBySlot = relationshipBySlot.map { $0?.destinationEntity.map(ObjectIdentifier.init) }
         self.objectClass = EntityLayout.resolveClass(named: entity.managedObjectClassName)
         self.canonicalTypeBySlot = properties.map { property in
