@@ -403,22 +403,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// ``reassign(_:to:forChildren:upserted:)`` of each of `objects` (temporary IDs, in
-    /// order) to the matching new permanent ID of `objectIDs`, the registry rebuilt once
-    /// rather than an entry removed and one added per object: a removal shifts the
-    /// entries after it, which costs several hashes, and a save of many new objects
-    /// re-keys most of the registry. The same registry results, as no temporary ID is
-    /// a permanent one.
+    /// order) to the matching new permanent ID of `objectIDs`, the registry re-keyed at
+    /// once (ObjectRegistry.swift) rather than an entry removed and one added per object.
+    /// The same registry results.
     func reassign(_ objects: [NSManagedObject], to objectIDs: [NSManagedObjectID], forChildren: Bool) {
-        var previousKeys = Set<NSManagedObjectID.Key>(minimumCapacity: objects.count)
-        var moved: [(key: NSManagedObjectID.Key, object: NSManagedObject)] = []
+        var moved: [(from: NSManagedObjectID.Key, to: NSManagedObjectID.Key, object: NSManagedObject)] = []
         moved.reserveCapacity(objects.count)
         for (object, objectID) in zip(objects, objectIDs) {
             let (registered, previous) = giveID(objectID, to: object, forChildren: forChildren, upserted: false)
             guard registered else { continue }
-            previousKeys.insert(previous.registryKey)
-            moved.append((objectID.registryKey, object))
+            moved.append((previous.registryKey, objectID.registryKey, object))
         }
-        registry.rebuild(removing: previousKeys, adding: moved)
+        registry.rekey(moved)
     }
 
     /// Gives `object` `objectID`, recording it for the children; returns whether the
@@ -499,49 +495,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return object.destinations(slot).map(\.objectID)
         }
         return destinationIDs(of: relationship, for: objectID)
-    }
-}
-
-/// Registered objects by ID. Keyed by a plain struct rather than the ID object: hashing
-/// and comparing NSObject keys goes through dynamic dispatch and existential casts.
-struct ObjectRegistry {
-    private var objects: [NSManagedObjectID.Key: NSManagedObject] = [:]
-
-    subscript(id: NSManagedObjectID) -> NSManagedObject? {
-        get { objects[id.registryKey] }
-        set { objects[id.registryKey] = newValue }
-    }
-
-    subscript(key: NSManagedObjectID.Key) -> NSManagedObject? {
-        get { objects[key] }
-        set { objects[key] = newValue }
-    }
-
-    /// The object registered under `key`, or the one `make` creates, registered: one hash
-    /// and one probe either way.
-    mutating func object(for key: NSManagedObjectID.Key, orRegister make: () -> NSManagedObject) -> NSManagedObject {
-        Self.current(&objects[key, default: make()])
-    }
-
-    private static func current(_ object: inout NSManagedObject) -> NSManagedObject { object }
-
-    var values: Dictionary<NSManagedObjectID.Key, NSManagedObject>.Values { objects.values }
-    var isEmpty: Bool { objects.isEmpty }
-    var count: Int { objects.count }
-
-    mutating func reserveCapacity(_ count: Int) { objects.reserveCapacity(count) }
-
-    /// Removes the entries of the temporary keys `removed`, then sets `added` in order:
-    /// the registry rebuilt in one pass, no entry removed in place.
-    mutating func rebuild(
-        removing removed: Set<NSManagedObjectID.Key>,
-        adding added: [(key: NSManagedObjectID.Key, object: NSManagedObject)]
-    ) {
-        var rebuilt: [NSManagedObjectID.Key: NSManagedObject] = [:]
-        rebuilt.reserveCapacity(max(objects.count - removed.count, 0) + added.count)
-        for (key, object) in objects where !(key.isTemporary && removed.contains(key)) { rebuilt[key] = object }
-        for (key, object) in added { rebuilt[key] = object }
-        objects = rebuilt
     }
 }
 

@@ -81,7 +81,7 @@ final class ObjectLifecycle {
         didSet { observersDidChange() }
     }
     /// Whether anything observes the context.
-    private(set) var isObserved = false
+    @exclusivity(unchecked) private(set) var isObserved = false
 
     private func observersDidChange() {
         let observed = observer != nil || resultsObserver != nil
@@ -100,9 +100,9 @@ final class ObjectLifecycle {
         !inserted.isEmpty || !deleted.isEmpty || !pendingDeletes.isEmpty || updated.contains { $0.hasDirtySlots }
     }
 
-    /// Tells the observer, once the object's state is the new one and before the object's
-    /// own hooks run after it (changes they make follow the transition).
+    /// Tells the observers (none: nothing read), after the state changes, before the object's hooks run.
     private func report(_ transition: ObjectTransition, _ object: NSManagedObject) {
+        guard isObserved else { return }
         observer?.object(object, didUndergo: transition)
         resultsObserver?.object(object, didUndergo: transition)
     }

@@ -31,6 +31,22 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     /// For each slot: whether it is a relationship whose inverse is a to-many (read on
     /// every inverse edit; the descriptions' properties are dynamically dispatched).
     let inverseIsToManyBySlot: [Bool]
+    /// For each slot: whether it is an unordered to-many whose inverse is a to-one
+    /// (`isDecidedByInverseToOne`, read on every inverse edit of an unloaded list).
+    let decidedByInverseToOneBySlot: [Bool]
+    /// For each slot: whether it is a to-many relationship (read for every relationship
+    /// value a save stores; the description's property is dynamically dispatched).
+    let toManyBySlot: [Bool]
+    /// For each slot: whether it is a relationship with an inverse (read per saved row by
+    /// the store's integrity pass; the description's inverse is a weak reference).
+    let hasInverseBySlot: [Bool]
+    /// For each slot: whether it is a relationship any number of destinations satisfies
+    /// (an optional to-many without a minimum above one or a maximum): validation skips it.
+    let countUncheckedBySlot: [Bool]
+    /// For each relationship slot: the identity of its destination entity. An object of
+    /// exactly that entity is a valid destination without walking the superentities
+    /// (the object holds its entity, so an equal identity is that entity).
+    let destinationIdentityBySlot: [ObjectIdentifier?]
     /// The class of the entity's objects.
     let objectClass: NSManagedObject.Type
     /// Attribute defaults and empty relationships: the values of a new object.
@@ -114,6 +130,15 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.relationshipBySlot = relationshipBySlot
         self.inverseSlotBySlot = inverseSlots
         self.inverseIsToManyBySlot = relationshipBySlot.map { $0?.inverseRelationship?.isToMany ?? false }
+        self.decidedByInverseToOneBySlot = relationshipBySlot.map { $0?.isDecidedByInverseToOne ?? false }
+        self.toManyBySlot = relationshipBySlot.map { $0?.isToMany ?? false }
+        self.hasInverseBySlot = relationshipBySlot.map { $0?.inverseRelationship != nil }
+        self.countUncheckedBySlot = relationshipBySlot.map { relationship in
+            guard let relationship else { return false }
+            return relationship.isToMany && relationship.isOptional && relationship.minCount <= 1
+                && relationship.maxCount == 0
+        }
+        self.destinationIdentityBySlot = relationshipBySlot.map { $0?.destinationEntity.map(ObjectIdentifier.init) }
         self.objectClass = EntityLayout.resolveClass(named: entity.managedObjectClassName)
         self.canonicalTypeBySlot = properties.map { property in
             (property as? NSAttributeDescription).flatMap { $0.attributeType.canonicalType.map(ObjectIdentifier.init) }

@@ -329,7 +329,7 @@ extension NSManagedObject {
     func setManagedToOne(_ destination: NSManagedObject?, slot: Int) {
         if let destination, let relationship = layout.relationshipBySlot[slot] {
             do {
-                try checkDestination(destination, relationship)
+                try checkDestination(destination, slot: slot, relationship)
             } catch {
                 preconditionFailure(
                     "OpenCoreData: @Managed var \(layout.properties[slot].name): \(error.localizedDescription)")

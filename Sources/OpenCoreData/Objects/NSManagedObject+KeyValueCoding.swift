@@ -347,6 +347,24 @@ extension NSManagedObject {
 
     /// Checks that `object` may be a destination of `relationship`: right entity, same context.
     func checkDestination(_ object: NSManagedObject, _ relationship: NSRelationshipDescription) throws {
+        try checkDestinationEntity(object, relationship)
+        try checkSameContext(object, key: relationship.name)
+    }
+
+    /// ``checkDestination(_:_:)`` of the relationship in `slot`: an object of exactly the
+    /// destination entity (the common case) passes the entity check on the layout's
+    /// identity alone, and the relationship's name is read only for an error.
+    @inline(__always)
+    func checkDestination(_ object: NSManagedObject, slot: Int, _ relationship: NSRelationshipDescription) throws {
+        if slot >= layout.destinationIdentityBySlot.count
+            || layout.destinationIdentityBySlot[slot] != ObjectIdentifier(object.entity)
+        {
+            try checkDestinationEntity(object, relationship)
+        }
+        try checkSameContext(object, key: relationship.name)
+    }
+
+    private func checkDestinationEntity(_ object: NSManagedObject, _ relationship: NSRelationshipDescription) throws {
         if let destination = relationship.destinationEntity, object.entity !== destination,
             !object.entity.isKindOf(entity: destination)
         {
@@ -356,11 +374,13 @@ extension NSManagedObject {
                     + "given a \(object.entity.name ?? "?")",
                 object: self, key: relationship.name, value: object)
         }
-        try checkSameContext(object, key: relationship.name)
     }
 
-    func checkSameContext(_ object: NSManagedObject, key: String) throws {
+    /// The key is read only for the error (a relationship's name is a dynamically
+    /// dispatched read and a string copy per edit otherwise).
+    func checkSameContext(_ object: NSManagedObject, key: @autoclosure () -> String) throws {
         if let mine = managedObjectContext, let theirs = object.managedObjectContext, mine !== theirs {
+            let key = key()
             throw CoreDataError.validation(
                 NSManagedObjectValidationError,
                 "Illegal attempt to establish a relationship '\(key)' between objects in different contexts "

@@ -341,8 +341,8 @@ extension NSManagedObject {
             guard let attribute = layout.attributeBySlot[slot] else { return .null }
             return try attribute.storeValue(value)
         }
-        guard let relationship = layout.relationshipBySlot[slot] else { return .null }
-        let toMany = relationship.isToMany
+        guard layout.relationshipBySlot[slot] != nil else { return .null }
+        let toMany = layout.toManyBySlot[slot]
         // Every case by name (no default): a new relationship form must say how it is stored.
         switch values.storage[slot] {
         case .unresolved(let unresolved):

@@ -60,11 +60,12 @@ extension NSManagedObject {
             if let relationship = layout.relationshipBySlot[slot] {
                 // Any number of destinations is valid: counting them would copy a loaded
                 // list, and loading an unloaded one would register every one as a fault.
-                if Self.countIsUnchecked(relationship) { continue }
+                // Read from the layout: the description's properties are dynamically dispatched.
+                if layout.countUncheckedBySlot[slot] { continue }
                 // A to-one naming an object or its destination's ID is set, which is all its
                 // rule asks (resolving it would register the destination per source); nil is
                 // valid where the relationship is optional.
-                if !relationship.isToMany {
+                if !layout.toManyBySlot[slot] {
                     switch values.storage[slot] {
                     case .object: continue
                     case .null where relationship.isOptional: continue
@@ -77,12 +78,6 @@ extension NSManagedObject {
             errors.append(contentsOf: validationErrors(slot: slot, value: value))
         }
         return errors
-    }
-
-    /// Whether every number of destinations of `relationship` is valid (an optional
-    /// to-many without a minimum above one or a maximum).
-    private static func countIsUnchecked(_ relationship: NSRelationshipDescription) -> Bool {
-        relationship.isToMany && relationship.isOptional && relationship.minCount <= 1 && relationship.maxCount == 0
     }
 
     private func validationErrors(slot: Int, value: Any?) -> [Error] {

@@ -22,8 +22,9 @@ final class UnresolvedRelationship {
     private let list: [NSManagedObjectID]?
     /// Destinations the context added or removed since (PendingToManyEdits.swift), by
     /// identity; the two never share an object.
-    var added: [ObjectIdentifier: NSManagedObject] = [:]
-    var removed: [ObjectIdentifier: NSManagedObject] = [:]
+    /// Unchecked exclusivity, as the object's own values: confined to the context's queue.
+    @exclusivity(unchecked) var added: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var removed: [ObjectIdentifier: NSManagedObject] = [:]
 
     init(objectIDs: [NSManagedObjectID]?) {
         self.destination = nil

@@ -85,7 +85,8 @@ extension NSManagedObject {
         // Read in its case: no `Any` made per edit (an import edits one list per new object).
         guard slot < values.count, case .unresolved(let current) = values.storage[slot],
             let context = managedObjectContext, !context.lifecycle.isObserved,
-            let relationship = layout.relationshipBySlot[slot], relationship.isDecidedByInverseToOne,
+            slot < layout.decidedByInverseToOneBySlot.count, layout.decidedByInverseToOneBySlot[slot],
+            let relationship = layout.relationshipBySlot[slot],
             context.persistentStoreCoordinator?.derivesValues(through: relationship) != true,
             // A list another store computes on demand is written as the context holds it.
             current.objectIDs != nil || objectID.persistentStore?.listsFollowInverseToOnes == true
@@ -105,11 +106,12 @@ extension NSManagedObject {
             edited.removed = current.removed
         }
         let identity = ObjectIdentifier(object)
+        // An empty table is left alone: removing a key from it still hashes the key.
         if adding {
-            edited.removed[identity] = nil
+            if !edited.removed.isEmpty { edited.removed[identity] = nil }
             edited.added[identity] = object
         } else {
-            edited.added[identity] = nil
+            if !edited.added.isEmpty { edited.added[identity] = nil }
             edited.removed[identity] = object
         }
         ObjectLifecycle.change(self, slot: slot, toTyped: .unresolved(edited))

@@ -274,7 +274,7 @@ extension StoreLinkChange {
         let layout = objectID.entity.layout
         for slot in slots ?? layout.relationshipSlots {
             guard slot < layout.relationshipBySlot.count, let relationship = layout.relationshipBySlot[slot],
-                relationship.inverseRelationship != nil
+                layout.hasInverseBySlot[slot]
             else { continue }
             let old = before.map { slot < $0.count ? $0[slot] : .null } ?? .null
             let new = after.map { slot < $0.count ? $0[slot] : .null } ?? .null

@@ -44,6 +44,8 @@ struct PageFileWriter {
     var pendingIndexKeys: [PendingIndexKeys]
     /// Row trees by entity, opened once per transaction instead of by name for every row.
     private var rowTrees: [ObjectIdentifier: Tree] = [:]
+    /// The row tree used last: a save's rows mostly come entity by entity.
+    private var lastRowTree: (entity: ObjectIdentifier, tree: Tree)?
     /// Index trees by ordinal, looked up once per transaction (nil: not looked up, or absent).
     private var indexTrees: [Tree?]
     /// The entity of the last step: consecutive rows of one entity look it up once.
@@ -315,9 +317,10 @@ struct PageFileWriter {
 
     mutating func rowTree(_ info: PageFileCatalog.EntityInfo) throws -> Tree {
         let entity = ObjectIdentifier(info.entity)
-        if let known = rowTrees[entity] { return known }
-        let tree = try transaction.openTree(named: info.treeName)
+        if let last = lastRowTree, last.entity == entity { return last.tree }
+        let tree = try rowTrees[entity] ?? transaction.openTree(named: info.treeName)
         rowTrees[entity] = tree
+        lastRowTree = (entity, tree)
         return tree
     }
 

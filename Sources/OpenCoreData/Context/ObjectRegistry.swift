@@ -1,0 +1,65 @@
+// The context's registered objects by ID.
+//
+// Keyed by a plain struct rather than the ID object: hashing and comparing NSObject keys
+// goes through dynamic dispatch and existential casts. Objects under temporary IDs (the
+// inserted ones) are kept in a table of their own: a save of many new objects gives each
+// a permanent ID, and when every temporary entry goes at once the table is dropped whole
+// instead of each entry being removed (a removal shifts the entries after it, which costs
+// several hashes) or the whole registry being rebuilt.
+import Foundation
+
+/// Registered objects by ID (see the file comment).
+struct ObjectRegistry {
+    private var permanent: [NSManagedObjectID.Key: NSManagedObject] = [:]
+    private var temporary: [NSManagedObjectID.Key: NSManagedObject] = [:]
+
+    subscript(id: NSManagedObjectID) -> NSManagedObject? {
+        get { self[id.registryKey] }
+        set { self[id.registryKey] = newValue }
+    }
+
+    subscript(key: NSManagedObjectID.Key) -> NSManagedObject? {
+        get { key.isTemporary ? temporary[key] : permanent[key] }
+        set {
+            if key.isTemporary {
+                temporary[key] = newValue
+            } else {
+                permanent[key] = newValue
+            }
+        }
+    }
+
+    /// The object registered under `key`, or the one `make` creates, registered: one hash
+    /// and one probe either way.
+    mutating func object(for key: NSManagedObjectID.Key, orRegister make: () -> NSManagedObject) -> NSManagedObject {
+        if key.isTemporary { return Self.current(&temporary[key, default: make()]) }
+        return Self.current(&permanent[key, default: make()])
+    }
+
+    private static func current(_ object: inout NSManagedObject) -> NSManagedObject { object }
+
+    /// Every registered object (permanent IDs first).
+    var values: some Sequence<NSManagedObject> { [permanent.values, temporary.values].joined() }
+    var isEmpty: Bool { permanent.isEmpty && temporary.isEmpty }
+    var count: Int { permanent.count + temporary.count }
+
+    /// Room for `count` objects in all; new objects of a fetch or fault batch are stored,
+    /// so the room goes to the permanent table.
+    mutating func reserveCapacity(_ count: Int) { permanent.reserveCapacity(Swift.max(0, count - temporary.count)) }
+
+    /// Moves each of `moved` from its temporary key `from` to its permanent key `to`
+    /// (the objects are the ones registered under `from`, which are all distinct):
+    /// the temporary table is dropped whole when they are all of it.
+    mutating func rekey(_ moved: [(from: NSManagedObjectID.Key, to: NSManagedObjectID.Key, object: NSManagedObject)]) {
+        permanent.reserveCapacity(permanent.count + moved.count)
+        var leaving = 0
+        for entry in moved where temporary[entry.from] === entry.object { leaving += 1 }
+        if leaving == temporary.count {
+            temporary = [:]
+        } else {
+            let gone = Set(moved.lazy.filter { $0.from.isTemporary }.map(\.from))
+            temporary = temporary.filter { !gone.contains($0.key) }
+        }
+        for entry in moved { self[entry.to] = entry.object }
+    }
+}
