@@ -46,6 +46,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var coordinatorStorage: NSPersistentStoreCoordinator?
     private var parentStorage: NSManagedObjectContext?
     private let childrenLock = NSLock()
+    /// What the context's objects and weak holders keep instead of `weak` (WeakHandle.swift).
+    let referenceHandle = WeakHandle<NSManagedObjectContext>()
     private var children: [WeakContext] = []
     /// The permanent IDs this context's saves gave objects a child still knows by their
     /// temporary IDs (a child's objects keep them after the parent saves, as in Core Data).
@@ -139,6 +141,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             queue = DispatchQueue(label: "OpenCoreData.NSManagedObjectContext")
         }
         super.init()
+        referenceHandle.attach(self)
         lifecycle.attach(to: self)
         if concurrencyType != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: queueToken)
@@ -153,6 +156,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     deinit {
+        referenceHandle.clear()
         // Objects still held elsewhere must not keep each other alive through relationships.
         lifecycle.forgetAll(reporting: false)
     }
@@ -531,6 +535,17 @@ struct ObjectRegistry {
 
     mutating func reserveCapacity(_ count: Int) { objects.reserveCapacity(count) }
 
+    /// Empties the registry and keeps its table unless it is over `retainedCapacity`
+    /// entries: a context reset between rounds of similar size (fetch, use, reset) does not
+    /// grow the table again from empty each round, and a round of a million objects does
+    /// not leave its table behind.
+    mutating func removeAll() {
+        objects.removeAll(keepingCapacity: objects.capacity <= Self.retainedCapacity)
+    }
+
+    /// The largest table `removeAll()` keeps (a few MiB).
+    static let retainedCapacity = 1 << 16
+
     /// Removes the entries of the temporary keys `removed`, then sets `added` in order:
     /// the registry rebuilt in one pass, no entry removed in place.
     mutating func rebuild(
@@ -545,9 +560,14 @@ struct ObjectRegistry {
     }
 }
 
-/// A context held weakly (children, auto-merging contexts).
+/// A context held weakly (children, auto-merging contexts), through its handle.
 struct WeakContext {
-    weak var context: NSManagedObjectContext?
+    private let handle: WeakHandle<NSManagedObjectContext>
+    var context: NSManagedObjectContext? { handle.target }
+
+    init(context: NSManagedObjectContext) {
+        handle = context.referenceHandle
+    }
 }
 
 /// Carries a non-Sendable value across a synchronous queue hop the caller waits for.
