@@ -430,7 +430,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private func giveID(_ objectID: NSManagedObjectID, to object: NSManagedObject, forChildren: Bool, upserted: Bool)
         -> (registered: Bool, previous: NSManagedObjectID)
     {
-        // The context is read once: each read of the weak reference loads and retains it.
+        // The context is read once: each read of the reference locks its handle and retains it.
         let registered = object.managedObjectContext === self
         let previous = object.objectID
         if forChildren, previous.isTemporaryID, registered {
