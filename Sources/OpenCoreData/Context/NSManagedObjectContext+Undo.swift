@@ -97,7 +97,8 @@ enum UndoStep {
 /// Records a context's changes for its undo manager (see the file comment). Used on the
 /// context's queue only, as the context's objects are.
 final class ContextUndoRecorder: ObjectLifecycleObserver, @unchecked Sendable {
-    private weak var context: NSManagedObjectContext?
+    private let contextHandle: WeakHandle<NSManagedObjectContext>
+    private var context: NSManagedObjectContext? { contextHandle.target }
     private weak var undoManager: UndoManager?
     private var steps: [UndoStep] = []
     /// Set while registering, so a checkpoint the registration causes does not re-enter.
@@ -105,7 +106,7 @@ final class ContextUndoRecorder: ObjectLifecycleObserver, @unchecked Sendable {
     private var checkpointObserver: (any NSObjectProtocol)?
 
     init(context: NSManagedObjectContext, undoManager: UndoManager) {
-        self.context = context
+        self.contextHandle = context.referenceHandle
         self.undoManager = undoManager
         // Delivered on the posting thread: the undo manager is used on the context's queue.
         checkpointObserver = NotificationCenter.default.addObserver(

@@ -46,6 +46,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var coordinatorStorage: NSPersistentStoreCoordinator?
     private var parentStorage: NSManagedObjectContext?
     private let childrenLock = NSLock()
+    /// What the context's objects and weak holders keep instead of `weak` (WeakHandle.swift).
+    let referenceHandle = WeakHandle<NSManagedObjectContext>()
     private var children: [WeakContext] = []
     /// The permanent IDs this context's saves gave objects a child still knows by their
     /// temporary IDs (a child's objects keep them after the parent saves, as in Core Data).
@@ -139,6 +141,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             queue = DispatchQueue(label: "OpenCoreData.NSManagedObjectContext")
         }
         super.init()
+        referenceHandle.attach(self)
         lifecycle.attach(to: self)
         if concurrencyType != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: queueToken)
@@ -153,6 +156,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     deinit {
+        referenceHandle.clear()
         // Objects still held elsewhere must not keep each other alive through relationships.
         lifecycle.forgetAll(reporting: false)
     }
@@ -422,7 +426,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private func giveID(_ objectID: NSManagedObjectID, to object: NSManagedObject, forChildren: Bool, upserted: Bool)
         -> (registered: Bool, previous: NSManagedObjectID)
     {
-        // The context is read once: each read of the weak reference loads and retains it.
+        // The context is read once: each read of the reference locks its handle and retains it.
         let registered = object.managedObjectContext === self
         let previous = object.objectID
         if forChildren, previous.isTemporaryID, registered {
@@ -498,9 +502,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 }
 
-/// A context held weakly (children, auto-merging contexts).
+/// A context held weakly (children, auto-merging contexts), through its handle.
 struct WeakContext {
-    weak var context: NSManagedObjectContext?
+    private let handle: WeakHandle<NSManagedObjectContext>
+    var context: NSManagedObjectContext? { handle.target }
+
+    init(context: NSManagedObjectContext) {
+        handle = context.referenceHandle
+    }
 }
 
 /// Carries a non-Sendable value across a synchronous queue hop the caller waits for.

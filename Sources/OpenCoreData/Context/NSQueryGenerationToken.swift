@@ -61,7 +61,11 @@ final class QueryGeneration: @unchecked Sendable {
     /// The stores there were when the generation bound.
     private var boundStores: Set<ObjectIdentifier> = []
     /// The coordinator the generation belongs to, once bound.
-    private(set) weak var coordinator: NSPersistentStoreCoordinator?
+    private(set) var coordinator: NSPersistentStoreCoordinator? {
+        get { coordinatorHandle?.target }
+        set { coordinatorHandle = newValue?.referenceHandle }
+    }
+    private var coordinatorHandle: WeakHandle<NSPersistentStoreCoordinator>?
 
     /// Takes a snapshot of each of `stores` unless bound already (called under the
     /// coordinator's lock, so no save lands between two stores' snapshots).

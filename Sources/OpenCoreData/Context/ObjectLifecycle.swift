@@ -327,7 +327,7 @@ final class ObjectLifecycle {
         }
         // Objects deleted while inserted are in no set and no longer registered.
         for object in pendingDeletes where object.state.isInserted { Self.releaseValues(of: object) }
-        context.registry = ObjectRegistry()
+        context.registry.removeAll()
         inserted = []
         updated = []
         deleted = []

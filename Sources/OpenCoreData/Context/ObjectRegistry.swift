@@ -47,6 +47,18 @@ struct ObjectRegistry {
     /// so the room goes to the permanent table.
     mutating func reserveCapacity(_ count: Int) { permanent.reserveCapacity(Swift.max(0, count - temporary.count)) }
 
+    /// Empties the registry and keeps its permanent table unless it is over
+    /// `retainedCapacity` entries: a context reset between rounds of similar size (fetch,
+    /// use, reset) does not grow the table again from empty each round, and a round of a
+    /// million objects does not leave its table behind.
+    mutating func removeAll() {
+        permanent.removeAll(keepingCapacity: permanent.capacity <= Self.retainedCapacity)
+        temporary = [:]
+    }
+
+    /// The largest table `removeAll()` keeps (a few MiB).
+    static let retainedCapacity = 1 << 16
+
     /// Moves each of `moved` from its temporary key `from` to its permanent key `to`
     /// (the objects are the ones registered under `from`, which are all distinct):
     /// the temporary table is dropped whole when they are all of it.

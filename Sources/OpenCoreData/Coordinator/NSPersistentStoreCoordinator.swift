@@ -19,6 +19,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var stores: [NSPersistentStore] = []
     private var mergingContexts: [WeakContext] = []
+    /// What stores and query generations keep instead of `weak` (WeakHandle.swift).
+    let referenceHandle = WeakHandle<NSPersistentStoreCoordinator>()
     /// The model's derived attributes, checked when the first store is added (under `lock`).
     private(set) var derivedPlan: DerivedAttributePlan?
 
@@ -34,6 +36,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         self.managedObjectModel = model
         model.freeze()
         super.init()
+        referenceHandle.attach(self)
+    }
+
+    deinit {
+        referenceHandle.clear()
     }
 
     // MARK: Store types

@@ -35,7 +35,11 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         didSet { for entity in subentities { entity.superentity = self } }
     }
     /// The entity this one inherits properties from.
-    open internal(set) weak var superentity: NSEntityDescription?
+    open internal(set) var superentity: NSEntityDescription? {
+        get { superentityHandle?.target }
+        set { superentityHandle = newValue?.referenceHandle }
+    }
+    private var superentityHandle: WeakHandle<NSEntityDescription>?
     /// Groups of property names (strings) whose values must be unique among the entity's objects.
     open var uniquenessConstraints: [[Any]] = [] {
         willSet { assertEditable("uniquenessConstraints") }
@@ -58,7 +62,13 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         willSet { assertEditable("userInfo") }
     }
     /// The model this entity belongs to.
-    open internal(set) weak var managedObjectModel: NSManagedObjectModel?
+    open internal(set) var managedObjectModel: NSManagedObjectModel? {
+        get { modelHandle?.target }
+        set { modelHandle = newValue?.referenceHandle }
+    }
+    private var modelHandle: WeakHandle<NSManagedObjectModel>?
+    /// What the entity's back references hold instead of `weak` (WeakHandle.swift).
+    let referenceHandle = WeakHandle<NSEntityDescription>()
 
     /// Frozen layout; set once when the model freezes, read-only afterwards.
     private var frozenLayout: EntityLayout?
@@ -66,6 +76,11 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// Creates an unnamed entity.
     public override init() {
         super.init()
+        referenceHandle.attach(self)
+    }
+
+    deinit {
+        referenceHandle.clear()
     }
 
     // MARK: Properties, inherited ones included

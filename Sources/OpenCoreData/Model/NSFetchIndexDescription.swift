@@ -41,7 +41,11 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// Restricts the index to objects matching this predicate (partial index).
     open var partialIndexPredicate: NSPredicate?
     /// The entity the index belongs to.
-    open internal(set) weak var entity: NSEntityDescription?
+    open internal(set) var entity: NSEntityDescription? {
+        get { entityHandle?.target }
+        set { entityHandle = newValue?.referenceHandle }
+    }
+    private var entityHandle: WeakHandle<NSEntityDescription>?
 
     /// An index named `name` over `elements`.
     public init(name: String, elements: [NSFetchIndexElementDescription]?) {

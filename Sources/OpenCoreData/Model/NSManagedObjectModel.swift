@@ -18,6 +18,8 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     private var frozen = false
     private var classToEntity: [ObjectIdentifier: NSEntityDescription] = [:]
     private var frozenEntitiesByName: [String: NSEntityDescription]?
+    /// What the entities' `managedObjectModel` holds instead of `weak` (WeakHandle.swift).
+    let referenceHandle = WeakHandle<NSManagedObjectModel>()
 
     /// The model's entities, sub-entities included.
     open var entities: [NSEntityDescription] = [] {
@@ -37,6 +39,11 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     /// Creates an empty model.
     public override init() {
         super.init()
+        referenceHandle.attach(self)
+    }
+
+    deinit {
+        referenceHandle.clear()
     }
 
     /// The entities by name.
@@ -124,7 +131,8 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
 /// what `NSManagedObject.entity()` answers from (Core Data looks in its models too).
 enum ClassEntityRegistry {
     private struct WeakEntity {
-        weak var entity: NSEntityDescription?
+        let handle: WeakHandle<NSEntityDescription>
+        var entity: NSEntityDescription? { handle.target }
     }
 
     private static let lock = NSLock()
@@ -135,7 +143,7 @@ enum ClassEntityRegistry {
         defer { lock.unlock() }
         for (type, entity) in byClass {
             var list = entities[type, default: []].filter { $0.entity != nil }
-            list.append(WeakEntity(entity: entity))
+            list.append(WeakEntity(handle: entity.referenceHandle))
             entities[type] = list
         }
     }

@@ -53,7 +53,11 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     var validationErrorCodes: [Int] = []
 
     /// The entity this property belongs to (set when it is added to an entity).
-    open internal(set) weak var entity: NSEntityDescription?
+    open internal(set) var entity: NSEntityDescription? {
+        get { entityHandle?.target }
+        set { entityHandle = newValue?.referenceHandle }
+    }
+    private var entityHandle: WeakHandle<NSEntityDescription>?
 
     /// Whether the property is an attribute.
     var isAttribute: Bool { false }

@@ -8,13 +8,25 @@ import Foundation
 /// the two sides consistent on every edit.
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     /// The entity of the objects this relationship points to.
-    open weak var destinationEntity: NSEntityDescription? {
-        willSet { assertEditable("destinationEntity") }
+    open var destinationEntity: NSEntityDescription? {
+        get { destinationHandle?.target }
+        set {
+            assertEditable("destinationEntity")
+            destinationHandle = newValue?.referenceHandle
+        }
     }
+    private var destinationHandle: WeakHandle<NSEntityDescription>?
     /// The relationship on the destination that points back.
-    open weak var inverseRelationship: NSRelationshipDescription? {
-        willSet { assertEditable("inverseRelationship") }
+    open var inverseRelationship: NSRelationshipDescription? {
+        get { inverseHandle?.target }
+        set {
+            assertEditable("inverseRelationship")
+            inverseHandle = newValue?.referenceHandle
+        }
     }
+    private var inverseHandle: WeakHandle<NSRelationshipDescription>?
+    /// What the inverse's `inverseRelationship` holds instead of `weak` (WeakHandle.swift).
+    let referenceHandle = WeakHandle<NSRelationshipDescription>()
     /// The smallest number of destinations a valid object has (to-many).
     open var minCount: Int = 0 {
         willSet { assertEditable("minCount") }
@@ -51,6 +63,11 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
     /// Creates a to-one relationship with no destination.
     public override init() {
         super.init()
+        referenceHandle.attach(self)
+    }
+
+    deinit {
+        referenceHandle.clear()
     }
 
     override var versionHashKind: String { "relationship" }

@@ -74,7 +74,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     let layout: EntityLayout
     private var storedObjectID: NSManagedObjectID?
     /// The context the object is registered in; nil once deleted and saved, or never inserted.
-    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+    public internal(set) var managedObjectContext: NSManagedObjectContext? {
+        get { contextHandle?.target }
+        set { contextHandle = newValue?.referenceHandle }
+    }
+    /// The context's handle instead of a `weak` reference (WeakHandle.swift).
+    @exclusivity(unchecked) private var contextHandle: WeakHandle<NSManagedObjectContext>?
 
     /// Current values by slot (empty while a fault).
     @exclusivity(unchecked) var values: SlotValues

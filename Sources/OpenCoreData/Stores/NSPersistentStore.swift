@@ -47,7 +47,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// dictionary at every save.
     let postsRemoteChangeNotifications: Bool
     /// The coordinator the store belongs to.
-    open private(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    open private(set) var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        get { coordinatorHandle?.target }
+        set { coordinatorHandle = newValue?.referenceHandle }
+    }
+    private var coordinatorHandle: WeakHandle<NSPersistentStoreCoordinator>?
 
     /// Creates a store for `coordinator` at `url`. Call ``loadMetadata()`` before use
     /// (the coordinator does).
@@ -55,7 +59,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         persistentStoreCoordinator coordinator: NSPersistentStoreCoordinator?, configurationName: String?,
         at url: URL, options: [AnyHashable: Any]?
     ) {
-        self.persistentStoreCoordinator = coordinator
+        self.coordinatorHandle = coordinator?.referenceHandle
         self.configurationName = configurationName ?? "PF_DEFAULT_CONFIGURATION_NAME"
         self.url = url
         self.options = options

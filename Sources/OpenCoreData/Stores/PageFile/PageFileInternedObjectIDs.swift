@@ -2,9 +2,8 @@
 //
 // A row names its to-one destinations by entity and key, and the decoder makes an
 // NSManagedObjectID for each: fetching 2,000 people of 100 companies made 2,000 company
-// IDs, each an allocation that retains the entity and the store (both targets of weak
-// references, so each retain and release takes the runtime's slow path) and is freed
-// again with its object. While one fetch decodes its rows, the IDs it made are kept in a
+// IDs, each an allocation that retains the entity and the store and is freed again with
+// its object. While one fetch decodes its rows, the IDs it made are kept in a
 // small direct-mapped table by entity and key, and a reference to an object named before
 // gets the same ID. IDs are values: an interned ID is equal to, hashes like and reads
 // like the one it replaces, so nothing but the allocation changes (PageFileInterned-

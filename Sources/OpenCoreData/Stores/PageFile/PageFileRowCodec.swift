@@ -105,7 +105,7 @@ struct PageFileRowCodec {
                     continue
                 }
             }
-            // The destination entity only names references (a weak load per slot otherwise).
+            // The destination entity only names references (a locked handle read per slot otherwise).
             var declaredEntity: NSEntityDescription?
             if let relationship, !transient {
                 switch value {
