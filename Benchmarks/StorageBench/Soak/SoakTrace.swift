@@ -3,7 +3,8 @@
 // reached the store to DIR/trace-WRITER-PID.txt:
 //
 //   TIME WRITER POLICY save ins=[...] upd=[...] del=[...]
-//   TIME WRITER POLICY ack {effects} | fail COUNTER ERROR
+//   TIME WRITER POLICY ack {effects} operations [...] owners [[key, item, ...], ...]
+//   TIME WRITER POLICY fail COUNTER ERROR
 //
 // each object as ENTITY/KEY@ID (KEY its key or name when loaded, ID the last part of its
 // object ID's URI), so an item that comes back can be followed by ID to the save that
@@ -24,7 +25,7 @@ final class SoakTrace: Sendable {
             return nil
         }
         let path = "\(directory)/trace-\(writer)-\(getpid()).txt"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { return nil }
         guard let handle = FileHandle(forWritingAtPath: path) else { return nil }
         self.handle = handle
         self.writer = writer

@@ -176,12 +176,14 @@ final class SoakWriter: @unchecked Sendable {
     @discardableResult
     func step(operations: [Operation]? = nil) -> Bool {
         var save = PlannedSave(counter: counter + 1, owners: owners, policy: policy)
+        var performed: [Operation] = []
         do {
             try context.performAndWait {
                 let counterObject = try counterObject()
                 counterObject.value = save.effects.counter
                 for operation in operations ?? (0..<random.int(in: 1...3)).map({ _ in randomOperation() }) {
                     try perform(operation, &save)
+                    performed.append(operation)
                     statistics.operations += 1
                 }
                 if parent == nil { willSave(save.effects) }
@@ -208,11 +210,17 @@ final class SoakWriter: @unchecked Sendable {
             // A failed read-back leaves the deletes unclaimed (deletesMayBeUndone).
             try? context.performAndWait { try settleRollback(&save) }
         }
+        if let trace {
+            // What the writer believes of the owners the save changed: key, then items in order.
+            let changed = save.owners.filter { owners[$0.key] != $0.value }.map { [$0.key] + $0.value }
+            trace.note(
+                "ack " + SoakChild.json(save.effects) + " operations \(performed) owners "
+                    + SoakChild.json(changed.sorted { $0[0] < $1[0] }))
+        }
         counter = save.effects.counter
         owners = save.owners
         statistics.saves += 1
         collectConflictCounts()
-        trace?.note("ack " + SoakChild.json(save.effects))
         didSave(save.effects)
         return true
     }
