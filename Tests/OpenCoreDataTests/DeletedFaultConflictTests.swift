@@ -1,10 +1,10 @@
 // A context deletes an owner; another context adds an item to that owner and saves; the
 // first then saves under a policy that keeps its delete. The owner's delete rules must run
 // over the item the other save added (cascade: the item goes), whether the first context
-// merged the other save or not, and after the deleted owner is refreshed. (The release
-// soak, seed 301, trapped in these rules reading a slot of a deleted owner that held no
-// values; this test does not reach that state: how a deleted object loses its values
-// there is not yet found, see the commit.)
+// merged the other save or not, and after the deleted owner is refreshed. (The deleted
+// owner here is loaded again before its conflict; DeletedObjectRefreshTests reaches the
+// conflict of a deleted owner holding no values, where the release soak, seed 301,
+// trapped.)
 import Foundation
 import TestSupport
 import Testing

@@ -87,6 +87,7 @@ enum StorageBenchCommand {
             guard let count = Int(arguments[2]) else { return nil }
             return runStoreShareChild(path: arguments[1], count: count)
         case ("soak-child", _): return SoakChild.run(Array(arguments.dropFirst()))
+        case ("soak-inspect", _): return SoakInspect.run(Array(arguments.dropFirst()))
         default: return nil
         }
     }

@@ -136,6 +136,8 @@ final class SoakWriter: @unchecked Sendable {
     var willSave: (SoakEffects) -> Void = { _ in }
     /// Called when a save returned.
     var didSave: (SoakEffects) -> Void = { _ in }
+    /// The per-save trace (SOAK_TRACE), if asked for.
+    private let trace: SoakTrace?
 
     /// A writer on `context` (saving through `parent` when given), resuming from what the
     /// store holds of its data.
@@ -151,6 +153,8 @@ final class SoakWriter: @unchecked Sendable {
         self.writerNumbers = writerNumbers
         counts = countsConflicts ? ConflictCounts() : nil
         random = SeededRandom(seed: seed)
+        trace = SoakTrace(writer: name, policy: policy)
+        trace?.observe(parent ?? context)
         (parent ?? context).performAndWait { (parent ?? context).mergePolicy = policy.policy(counting: counts) }
         try context.performAndWait {
             counter =
@@ -167,16 +171,19 @@ final class SoakWriter: @unchecked Sendable {
 
     // MARK: Saving
 
-    /// One save with one to three operations; true when it returned.
+    /// One save with one to three operations (`operations`, when given: a test's script);
+    /// true when it returned.
     @discardableResult
-    func step() -> Bool {
+    func step(operations: [Operation]? = nil) -> Bool {
         var save = PlannedSave(counter: counter + 1, owners: owners, policy: policy)
+        var performed: [Operation] = []
         do {
             try context.performAndWait {
                 let counterObject = try counterObject()
                 counterObject.value = save.effects.counter
-                for _ in 0..<random.int(in: 1...3) {
-                    try perform(randomOperation(), &save)
+                for operation in operations ?? (0..<random.int(in: 1...3)).map({ _ in randomOperation() }) {
+                    try perform(operation, &save)
+                    performed.append(operation)
                     statistics.operations += 1
                 }
                 if parent == nil { willSave(save.effects) }
@@ -188,6 +195,7 @@ final class SoakWriter: @unchecked Sendable {
             }
         } catch {
             statistics.failures[Self.describe(error), default: 0] += 1
+            trace?.note("fail \(save.effects.counter) \(Self.describe(error))")
             for context in [context, parent].compactMap(\.self) {
                 context.performAndWait {
                     context.rollback()
@@ -201,6 +209,13 @@ final class SoakWriter: @unchecked Sendable {
         if policy == .rollback {
             // A failed read-back leaves the deletes unclaimed (deletesMayBeUndone).
             try? context.performAndWait { try settleRollback(&save) }
+        }
+        if let trace {
+            // What the writer believes of the owners the save changed: key, then items in order.
+            let changed = save.owners.filter { owners[$0.key] != $0.value }.map { [$0.key] + $0.value }
+            trace.note(
+                "ack " + SoakChild.json(save.effects) + " operations \(performed) owners "
+                    + SoakChild.json(changed.sorted { $0[0] < $1[0] }))
         }
         counter = save.effects.counter
         owners = save.owners
@@ -258,6 +273,8 @@ final class SoakWriter: @unchecked Sendable {
         var owners: [Int64: [Int64]]
         var nextSerial: Int64 = 0
         var insertedOwners: [Int64: SoakOwner] = [:]
+        /// Fresh objects under stored owners' keys (upserts), saved with this save.
+        var upsertedOwners: [Int64: SoakOwner] = [:]
 
         init(counter: Int64, owners: [Int64: [Int64]], policy: SoakPolicy) {
             effects = SoakEffects(counter: counter)
@@ -335,9 +352,13 @@ final class SoakWriter: @unchecked Sendable {
         return counter
     }
 
+    /// The writer's owner `key`: the object this save inserted, else the stored one. Not a
+    /// fetch's first result: once the save upserts the key, a fetch (which includes pending
+    /// changes, as Core Data's does) finds the upsert's fresh object too, in no defined order.
     private func ownOwner(_ key: Int64, _ save: PlannedSave) throws -> SoakOwner? {
         if let owner = save.insertedOwners[key] { return owner }
-        return try SoakModel.owner(key, in: context)
+        return try SoakModel.fetch("Owner", where: "key", is: NSNumber(value: key), in: context, as: SoakOwner.self)
+            .first { $0 !== save.upsertedOwners[key] }
     }
 
     private func randomOwnOwner(_ save: PlannedSave, withItems: Bool = false) -> Int64? {
@@ -354,7 +375,7 @@ final class SoakWriter: @unchecked Sendable {
         case .reorderItems: try reorderItems(save)
         case .deleteItem: try deleteItem(&save)
         case .deleteOwner: try deleteOwner(&save)
-        case .upsertOwner: try upsertOwner(save)
+        case .upsertOwner: try upsertOwner(&save)
         case .linkTag: try linkTag()
         case .setFavorite: try setFavorite()
         case .editNote: try editNote(save)
@@ -453,6 +474,8 @@ final class SoakWriter: @unchecked Sendable {
             return
         }
         context.delete(owner)
+        // An upsert of the key in this save would write the owner back (without its items).
+        if let upserted = save.upsertedOwners.removeValue(forKey: key) { context.delete(upserted) }
         save.effects.deletedOwners.append(key)
         save.effects.cascadedItems += (save.owners[key] ?? []).map { [$0, key] }
         save.owners[key] = nil
@@ -461,12 +484,15 @@ final class SoakWriter: @unchecked Sendable {
     }
 
     /// A fresh object for an own owner's key: an upsert into the stored one.
-    private func upsertOwner(_ save: PlannedSave) throws {
-        guard policy != .error, let key = randomOwnOwner(save), save.insertedOwners[key] == nil else { return }
+    private func upsertOwner(_ save: inout PlannedSave) throws {
+        guard policy != .error, let key = randomOwnOwner(save), save.insertedOwners[key] == nil,
+            save.upsertedOwners[key] == nil
+        else { return }
         let owner = SoakOwner(context: context)
         owner.key = key
         owner.writer = name
         owner.note = "\(name) upsert #\(save.effects.counter)"
+        save.upsertedOwners[key] = owner
     }
 
     /// Some writer's owner, or nil when the chosen key space has none.

@@ -95,7 +95,8 @@ extension NSMergePolicy {
     }
 
     /// Runs `object`'s delete rules on the destinations another save gave it since the
-    /// context read it (the rules ran on the others when it was deleted here).
+    /// context read it (the rules ran on the others when it was deleted here, and those the
+    /// context took from it before are not its own any more).
     private func applyDeleteRules(of object: NSManagedObject, toDestinationsAddedIn persisted: [StoreValue]) {
         guard let context = object.managedObjectContext else { return }
         let layout = object.layout
@@ -112,6 +113,14 @@ extension NSMergePolicy {
             if holdsValues {
                 guard let known = try? object.storeValue(slot: slot, mapping: [:]), !isUnknown(known) else { continue }
                 seen = Set(Self.objectIDs(known))
+                // What the context last read counts as known too: a destination it moved to
+                // another object before the delete is still listed in the store, and is not
+                // one another save added (cascading to it lost an item the soak had moved).
+                if let committed = object.committed, slot < committed.count,
+                    let read = try? object.storeValue(slot: slot, of: committed, mapping: [:])
+                {
+                    seen.formUnion(Self.objectIDs(read))
+                }
             }
             for id in Self.objectIDs(persisted[slot]) where !seen.contains(id) {
                 let destination = context.object(with: id)
