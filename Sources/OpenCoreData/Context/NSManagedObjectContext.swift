@@ -500,13 +500,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Loads the fault `object` with `values` (stored form) of row version `version`.
     func fill(_ object: NSManagedObject, values: [StoreValue], version: Int64) {
-        lifecycle.load(object, stored: values, version: version)
+        lifecycle.load(object, values: object.layout.objectValues(fromStored: values), version: version)
     }
 
     /// Loads the fault `object` with `row`'s values (its slot form as it is).
     func fill(_ object: NSManagedObject, row: StoreRow) {
         var row = row
-        lifecycle.load(object, taking: &row)
+        lifecycle.load(object, values: object.layout.objectValues(taking: &row), version: row.version)
     }
 
     /// The destinations of a to-many relationship the row left unresolved.

@@ -363,21 +363,10 @@ final class ObjectLifecycle {
 
     // MARK: Values from a store or parent
 
-    /// The fault `object` loads row version `version`'s `values`; `source`: see Faulting.swift.
-    func load(_ object: NSManagedObject, stored values: [StoreValue], version: Int64, source: ToOneSource? = nil) {
+    /// The fault `object` loads row version `version`'s `values` (its layout's
+    /// `objectValues(taking:source:)` or `objectValues(fromStored:source:)`).
+    func load(_ object: NSManagedObject, values: SlotValues, version: Int64) {
         checkLegal(.loaded, object)
-        load(object, values: object.layout.objectValues(fromStored: values, source: source), version: version)
-    }
-
-    /// The fault `object` loads `row`: its slot form as it is, else its stored values
-    /// converted. The slot form is taken out of `row`.
-    func load(_ object: NSManagedObject, taking row: inout StoreRow, source: ToOneSource? = nil) {
-        checkLegal(.loaded, object)
-        let version = row.version
-        load(object, values: object.layout.objectValues(taking: &row, source: source), version: version)
-    }
-
-    private func load(_ object: NSManagedObject, values: SlotValues, version: Int64) {
         object.pendingFault = nil
         object.values = values
         object.committed = object.values
@@ -407,19 +396,9 @@ final class ObjectLifecycle {
     }
 
     /// Stored values (`stored`, of row version `version`) come in for the loaded
-    /// `object`: every slot without an unsaved change takes its stored value.
-    func refresh(_ object: NSManagedObject, stored: [StoreValue], version: Int64) {
+    /// `object` (`fresh`: its object values): every slot without an unsaved change takes its stored value.
+    func refresh(_ object: NSManagedObject, fresh: SlotValues, version: Int64) {
         checkLegal(.refreshed, object)
-        refresh(object, fresh: object.objectValues(from: stored), version: version)
-    }
-
-    /// ``refresh(_:stored:version:)`` with `row`: its slot form as it is.
-    func refresh(_ object: NSManagedObject, row: StoreRow) {
-        checkLegal(.refreshed, object)
-        refresh(object, fresh: row.slots?.values ?? object.objectValues(from: row.values), version: row.version)
-    }
-
-    private func refresh(_ object: NSManagedObject, fresh: SlotValues, version: Int64) {
         for slot in fresh.indices where slot < object.values.count {
             let changed = slot < object.dirtySlots.count && object.dirtySlots[slot]
             if !changed {

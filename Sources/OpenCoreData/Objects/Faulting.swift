@@ -108,7 +108,8 @@ extension NSManagedObjectContext {
         for (position, object) in zip(rows.indices, waiting) {
             // Taken out of the list: the object's values are then the row's own, not a copy.
             guard var row = rows[position].take() else { continue }
-            lifecycle.load(object, taking: &row, source: source)
+            lifecycle.load(
+                object, values: object.layout.objectValues(taking: &row, source: source), version: row.version)
             if !batch.prefetchKeyPaths.isEmpty { filled.append(object) }
         }
         // The key paths were validated at fetch time; a store error here leaves the
@@ -258,7 +259,9 @@ extension NSManagedObjectContext {
     func refreshRefetched(_ object: NSManagedObject, from row: StoreRow) {
         // The same version holds the same values.
         guard row.version != object.version else { return }
-        lifecycle.refresh(object, row: row)
+        // A row in the slot form holds the object values as they are.
+        lifecycle.refresh(
+            object, fresh: row.slots?.values ?? object.objectValues(from: row.values), version: row.version)
     }
 }
 
