@@ -239,7 +239,7 @@ final class LifecycleLog: ObjectLifecycleObserver {
                 let context = try TestStack.freshContext()
                 let company = TCompany(context: context)
                 // Loading values into an inserted object (not a fault) is not a transition.
-                context.lifecycle.load(company, stored: [], version: 1)
+                context.lifecycle.load(company, values: company.layout.objectValues(fromStored: []), version: 1)
             }
         }
     #endif

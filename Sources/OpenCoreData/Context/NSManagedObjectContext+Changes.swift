@@ -120,7 +120,7 @@ extension NSManagedObjectContext {
             return
         }
         guard let snapshot = try? snapshot(for: object.objectID) else { return }
-        lifecycle.refresh(object, stored: snapshot.values, version: snapshot.version)
+        lifecycle.refresh(object, fresh: object.objectValues(from: snapshot.values), version: snapshot.version)
     }
 
     /// Refreshes every registered object, keeping unsaved changes.

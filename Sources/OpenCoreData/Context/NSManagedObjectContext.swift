@@ -460,6 +460,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Loads a fault's values (called when a fault fires).
     func fulfillFault(_ object: NSManagedObject) {
         if fulfillPendingFault(object) { return }
+        if parentStorage == nil {
+            fulfillFaultFromStore(object)
+            return
+        }
         let loaded: (values: [StoreValue], version: Int64)?
         do {
             loaded = try snapshot(for: object.objectID)
@@ -473,9 +477,36 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         fill(object, values: loaded.values, version: loaded.version)
     }
 
+    /// Loads a fault of a context on a coordinator from its store: its row as the store
+    /// answers it for an object to fill (StoreRowSlots.swift).
+    private func fulfillFaultFromStore(_ object: NSManagedObject) {
+        let objectID = object.objectID
+        let row: StoreRow?
+        do {
+            if let coordinator = persistentStoreCoordinator, !objectID.isTemporaryID {
+                row = try readingQueryGeneration { try coordinator.objectRow(for: objectID) }
+            } else {
+                row = nil
+            }
+        } catch {
+            return
+        }
+        guard let row else {
+            faultIsInaccessible(object)
+            return
+        }
+        fill(object, row: row)
+    }
+
     /// Loads the fault `object` with `values` (stored form) of row version `version`.
     func fill(_ object: NSManagedObject, values: [StoreValue], version: Int64) {
-        lifecycle.load(object, stored: values, version: version)
+        lifecycle.load(object, values: object.layout.objectValues(fromStored: values), version: version)
+    }
+
+    /// Loads the fault `object` with `row`'s values (its slot form as it is).
+    func fill(_ object: NSManagedObject, row: StoreRow) {
+        var row = row
+        lifecycle.load(object, values: object.layout.objectValues(taking: &row), version: row.version)
     }
 
     /// The destinations of a to-many relationship the row left unresolved.

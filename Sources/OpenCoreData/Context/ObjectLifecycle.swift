@@ -363,11 +363,12 @@ final class ObjectLifecycle {
 
     // MARK: Values from a store or parent
 
-    /// The fault `object` loads row version `version`'s `values`; `source`: see Faulting.swift.
-    func load(_ object: NSManagedObject, stored values: [StoreValue], version: Int64, source: ToOneSource? = nil) {
+    /// The fault `object` loads row version `version`'s `values` (its layout's
+    /// `objectValues(taking:source:)` or `objectValues(fromStored:source:)`).
+    func load(_ object: NSManagedObject, values: SlotValues, version: Int64) {
         checkLegal(.loaded, object)
         object.pendingFault = nil
-        object.values = object.layout.objectValues(fromStored: values, source: source)
+        object.values = values
         object.committed = object.values
         object.version = version
         object.state.isFault = false
@@ -395,10 +396,9 @@ final class ObjectLifecycle {
     }
 
     /// Stored values (`stored`, of row version `version`) come in for the loaded
-    /// `object`: every slot without an unsaved change takes its stored value.
-    func refresh(_ object: NSManagedObject, stored: [StoreValue], version: Int64) {
+    /// `object` (`fresh`: its object values): every slot without an unsaved change takes its stored value.
+    func refresh(_ object: NSManagedObject, fresh: SlotValues, version: Int64) {
         checkLegal(.refreshed, object)
-        let fresh = object.objectValues(from: stored)
         for slot in fresh.indices where slot < object.values.count {
             let changed = slot < object.dirtySlots.count && object.dirtySlots[slot]
             if !changed {

@@ -351,14 +351,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try withStores { reads(store) ? try store.row(for: objectID) : nil }
     }
 
+    /// ``row(for:)`` for a fault to fill: the store may answer it in the slot form.
+    func objectRow(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        guard let store = objectID.persistentStore else { return nil }
+        return try withStores { reads(store) ? try store.objectRow(for: objectID) : nil }
+    }
+
     /// The rows of `objectIDs` in order (nil where missing), one `rows(for:)` call per store;
     /// references to the object of `named` may be given as `named` itself; with
-    /// `toManyNames`, only the to-manys of those names need resolving.
+    /// `toManyNames`, only the to-manys of those names need resolving; `fillsObjects`: the
+    /// caller only fills faults from the rows (a store may answer them in the slot form).
     func rows(
         for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil,
-        resolvingToMany toManyNames: Set<String>? = nil
+        resolvingToMany toManyNames: Set<String>? = nil, fillsObjects: Bool = false
     ) throws -> [StoreRow?] {
         func rows(of store: NSPersistentStore, _ objectIDs: [NSManagedObjectID]) throws -> [StoreRow?] {
+            if fillsObjects, toManyNames == nil { return try store.objectRows(for: objectIDs, naming: named) }
             if let named { return try store.rows(for: objectIDs, naming: named) }
             if let toManyNames { return try store.rows(for: objectIDs, resolvingToMany: toManyNames) }
             return try store.rows(for: objectIDs)

@@ -342,7 +342,7 @@ extension NSManagedObjectContext {
             let id = candidates[index].objectID
             let object = self.object(with: id)
             if object.isFault, parent == nil, let row = candidates[index].row {
-                fill(object, values: row.values, version: row.version)
+                fill(object, row: row)
             }
             candidates[index].object = object
         }

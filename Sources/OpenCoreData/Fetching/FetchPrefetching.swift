@@ -89,8 +89,9 @@ extension NSManagedObjectContext {
     /// The destination IDs of relationship `slot` of `source`, read without firing it.
     private func destinationIDs(of source: NSManagedObject, slot: Int) throws -> [NSManagedObjectID] {
         if source.isFault {
-            guard case .row(let row) = source.pendingFault, slot < row.values.count else { return [] }
-            switch row.values[slot] {
+            guard case .row(let row) = source.pendingFault else { return [] }
+            // One slot read, not every slot made: the row may be in the slot form.
+            switch row.storeValue(atSlot: slot) {
             case .objectID(let id): return [id]
             case .objectIDs(let ids): return ids
             case .unresolved:

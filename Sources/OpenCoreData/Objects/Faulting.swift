@@ -77,7 +77,7 @@ extension NSManagedObjectContext {
         object.pendingFault = nil
         switch pending {
         case .row(let row):
-            fill(object, values: row.values, version: row.version)
+            fill(object, row: row)
         case .batch(let batch):
             fulfillBatch(batch)
         }
@@ -98,16 +98,18 @@ extension NSManagedObjectContext {
         // The source only while it is still this context's object (not reset or invalidated since).
         let source = batch.source.flatMap { $0.destination.managedObjectContext === self ? $0 : nil }
         guard !waiting.isEmpty,
-            let rows = try? loadRows(ids, naming: source?.destination.objectID)
+            var rows = try? loadRows(ids, naming: source?.destination.objectID, fillsObjects: true)
         else { return }
         // Fired: a member whose row is gone looks it up on its own when it fires.
         batch.objects = []
         batch.source = nil
         var filled: [NSManagedObject] = []
         filled.reserveCapacity(batch.prefetchKeyPaths.isEmpty ? 0 : waiting.count)
-        for (object, row) in zip(waiting, rows) {
-            guard let row else { continue }
-            lifecycle.load(object, stored: row.values, version: row.version, source: source)
+        for (position, object) in zip(rows.indices, waiting) {
+            // Taken out of the list: the object's values are then the row's own, not a copy.
+            guard var row = rows[position].take() else { continue }
+            lifecycle.load(
+                object, values: object.layout.objectValues(taking: &row, source: source), version: row.version)
             if !batch.prefetchKeyPaths.isEmpty { filled.append(object) }
         }
         // The key paths were validated at fetch time; a store error here leaves the
@@ -203,14 +205,15 @@ extension NSManagedObjectContext {
 
     /// The rows of `objectIDs` from the stores, in one call per store; references to the
     /// object of `named` may be given as `named` itself; with `toManyNames`, only the
-    /// to-manys of those names need resolving.
+    /// to-manys of those names need resolving; `fillsObjects`: the rows only fill faults.
     func loadRows(
         _ objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID? = nil,
-        resolvingToMany toManyNames: Set<String>? = nil
+        resolvingToMany toManyNames: Set<String>? = nil, fillsObjects: Bool = false
     ) throws -> [StoreRow?] {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         return try readingQueryGeneration {
-            try coordinator.rows(for: objectIDs, naming: named, resolvingToMany: toManyNames)
+            try coordinator.rows(
+                for: objectIDs, naming: named, resolvingToMany: toManyNames, fillsObjects: fillsObjects)
         }
     }
 
@@ -257,7 +260,7 @@ extension NSManagedObjectContext {
             } else if request.returnsObjectsAsFaults {
                 object.pendingFault = .row(row)
             } else {
-                fill(object, values: row.values, version: row.version)
+                fill(object, row: row)
             }
         }
         if batchSize > 0 {
@@ -277,7 +280,9 @@ extension NSManagedObjectContext {
     func refreshRefetched(_ object: NSManagedObject, from row: StoreRow) {
         // The same version holds the same values.
         guard row.version != object.version else { return }
-        lifecycle.refresh(object, stored: row.values, version: row.version)
+        // A row in the slot form holds the object values as they are.
+        lifecycle.refresh(
+            object, fresh: row.slots?.values ?? object.objectValues(from: row.values), version: row.version)
     }
 }
 
@@ -312,7 +317,14 @@ final class FetchSortRecord: KeyValueSlotReadable {
 
     func readValue(atSlot slot: Int) -> Any? {
         if let object { return object.readValue(atSlot: slot) }
-        guard let row, slot < row.values.count else { return nil }
+        guard let row else { return nil }
+        if let slots = row.slots {
+            // The slot form holds an attribute as its object does (StoreRowSlots.swift).
+            guard slot < slots.values.count else { return nil }
+            if slot < layout.attributeBySlot.count, layout.attributeBySlot[slot] != nil { return slots.values[slot] }
+            return makeView?(row).readValue(atSlot: slot)
+        }
+        guard slot < row.values.count else { return nil }
         if slot < layout.attributeBySlot.count, let attribute = layout.attributeBySlot[slot] {
             return attribute.attributeValue(row.values[slot])
         }

@@ -80,7 +80,8 @@ extension NSManagedObjectContext {
     /// - Throws: the first decoding error, naming the attribute.
     func checkTransformableValues(_ candidates: [FetchCandidate]) throws {
         for candidate in candidates {
-            guard let row = candidate.row else { continue }
+            // A row in the slot form holds no transformable's bytes: they keep it in stored form.
+            guard let row = candidate.row, row.slots == nil else { continue }
             let layout = row.objectID.entity.layout
             for slot in layout.transformableSlots where slot < row.values.count {
                 guard case .binary(let data) = row.values[slot], let attribute = layout.attributeBySlot[slot] else {

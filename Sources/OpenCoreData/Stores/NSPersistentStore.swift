@@ -149,6 +149,20 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try rows(for: objectIDs)
     }
 
+    /// The row of `objectID` for a context to fill a fault from: ``row(for:)``. A store of
+    /// this module may answer it decoded straight into the object's form (StoreRowSlots.swift).
+    func objectRow(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        try row(for: objectID)
+    }
+
+    /// The rows of `objectIDs` for a context to fill a batch of faults from: ``rows(for:naming:)``
+    /// (``rows(for:)`` without `named`). A store of this module may answer rows decoded
+    /// straight into the objects' form (StoreRowSlots.swift).
+    func objectRows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID?) throws -> [StoreRow?] {
+        if let named { return try rows(for: objectIDs, naming: named) }
+        return try rows(for: objectIDs)
+    }
+
     /// ``rows(for:)``, where only the to-many relationships named in `names` need their
     /// destinations: a store that keeps to-manys outside its rows may leave the others
     /// `.unresolved` (read through ``objectIDs(forRelationship:of:)`` only if they are read).

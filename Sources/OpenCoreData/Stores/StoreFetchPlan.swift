@@ -22,6 +22,10 @@ struct StoreFetchPlan {
     /// Whether the context reads the rows' values, not only their IDs or their number:
     /// when false a store may leave values it keeps apart (blobs) unread.
     let readsValues: Bool
+    /// Whether the context fills managed objects from the rows and reads nothing else of
+    /// them but what it reads through an object's values: a store may hand the rows over
+    /// decoded straight into the objects' form (StoreRowSlots.swift).
+    let fillsObjects: Bool
 
     /// A plan for `request` on its resolved `entity`; `mayStopEarly` when nothing unsaved in
     /// the fetching context can change which rows lead (asked only for a request with a limit).
@@ -33,8 +37,16 @@ struct StoreFetchPlan {
         leadingRowLimit =
             request.fetchLimit > 0 && request.resultType != .dictionaryResultType && mayStopEarly()
             ? Self.leadingRows(offset: request.fetchOffset, limit: request.fetchLimit) : nil
-        readsValues =
-            request.includesPropertyValues && request.resultType != .managedObjectIDResultType
+        readsValues = Self.readsValues(of: request)
+        // A prefetch reads the rows' references in stored form, so its rows keep that form.
+        fillsObjects =
+            request.includesPropertyValues && request.resultType == .managedObjectResultType
+            && (request.relationshipKeyPathsForPrefetching ?? []).isEmpty
+    }
+
+    /// Whether a context reads the values of `request`'s rows.
+    private static func readsValues(of request: NSFetchRequest<NSFetchRequestResult>) -> Bool {
+        request.includesPropertyValues && request.resultType != .managedObjectIDResultType
             && request.resultType != .countResultType
     }
 
@@ -52,7 +64,7 @@ struct StoreFetchPlan {
         guard let entity = request.entity else {
             throw CoreDataError.make(NSCoreDataError, "a fetch request reached the store without an entity")
         }
-        self.init(request, entity: entity, mayStopEarly: false)
+        self.init(entity: entity, leadingRowLimit: nil, readsValues: Self.readsValues(of: request))
     }
 
     /// The same plan for rows whose values nobody reads (a count).
@@ -60,10 +72,12 @@ struct StoreFetchPlan {
         StoreFetchPlan(entity: entity, leadingRowLimit: leadingRowLimit, readsValues: false)
     }
 
+    /// A plan whose rows keep their stored form (their reader is not a context filling objects).
     private init(entity: NSEntityDescription, leadingRowLimit: Int?, readsValues: Bool) {
         self.entity = entity
         self.leadingRowLimit = leadingRowLimit
         self.readsValues = readsValues
+        self.fillsObjects = false
     }
 }
 

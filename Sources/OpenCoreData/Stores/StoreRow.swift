@@ -54,13 +54,46 @@ public struct StoreRow: Sendable {
     /// Incremented by the store at each saved update; used for optimistic locking.
     public var version: Int64
     /// One value per property slot.
-    public var values: [StoreValue]
+    ///
+    /// A row the default store decoded straight into an object's values
+    /// (StoreRowSlots.swift) makes these from them when read, and keeps them once changed.
+    public var values: [StoreValue] {
+        get {
+            guard let slots else { return storedValues }
+            return slots.storeValues(layout: objectID.entity.layout)
+        }
+        set {
+            storedValues = newValue
+            slots = nil
+        }
+        _modify {
+            if let slots {
+                storedValues = slots.storeValues(layout: objectID.entity.layout)
+                self.slots = nil
+            }
+            yield &storedValues
+        }
+    }
+    /// The values when the row holds them in stored form (empty while `slots` holds them).
+    private var storedValues: [StoreValue]
+    /// The row's values in the form a managed object holds them, when a store decoded them
+    /// that way; nil for a row of ``values``.
+    var slots: StoreRowSlots?
 
     /// A row of `values` for `objectID` at `version`.
     public init(objectID: NSManagedObjectID, version: Int64, values: [StoreValue]) {
         self.objectID = objectID
         self.version = version
-        self.values = values
+        self.storedValues = values
+        self.slots = nil
+    }
+
+    /// A row of `slots`, values decoded straight into an object's form, for `objectID` at `version`.
+    init(objectID: NSManagedObjectID, version: Int64, slots: StoreRowSlots) {
+        self.objectID = objectID
+        self.version = version
+        self.storedValues = []
+        self.slots = slots
     }
 }
 

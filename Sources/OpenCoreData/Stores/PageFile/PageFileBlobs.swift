@@ -213,6 +213,8 @@ extension PageFileRowReader {
 
     /// Replaces `.unresolved` binary values of `row` with their blobs.
     func resolveBlobs(_ row: inout StoreRow, info: PageFileCatalog.EntityInfo) throws {
+        // A value kept in the blob tree keeps its row out of the slot form.
+        guard row.slots == nil else { return }
         for blob in info.blobSlots where blob.slot < row.values.count {
             if case .unresolved = row.values[blob.slot] {
                 row.values[blob.slot] = .binary(

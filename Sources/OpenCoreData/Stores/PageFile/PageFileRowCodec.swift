@@ -220,7 +220,7 @@ struct PageFileRowCodec {
         }
     }
 
-    private func reference(_ reader: inout StoreByteReader, declaredEntity: NSEntityDescription?) throws
+    func reference(_ reader: inout StoreByteReader, declaredEntity: NSEntityDescription?) throws
         -> NSManagedObjectID?
     {
         let name = try reader.string()

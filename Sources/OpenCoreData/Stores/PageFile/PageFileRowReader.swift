@@ -16,28 +16,32 @@ struct PageFileRowReader {
 
     /// The stored row of `entity` with primary key `key`, or nil when there is none; with
     /// `resolvingBlobs` false, values kept in the blob tree stay `.unresolved`, and
-    /// to-manys kept outside the row are `.unresolved` either way.
+    /// to-manys kept outside the row are `.unresolved` either way; `intoSlots`: in the slot
+    /// form a context fills objects from when the row takes it.
     ///
     /// - Throws: `NSFileReadCorruptFileError` for a damaged row or blob.
-    func row(_ entity: NSEntityDescription, key: Int64, resolvingBlobs: Bool = true) throws -> StoreRow? {
+    func row(_ entity: NSEntityDescription, key: Int64, resolvingBlobs: Bool = true, intoSlots: Bool = false) throws
+        -> StoreRow?
+    {
         let info = try catalog.info(for: entity)
         guard let tree = try transaction.tree(named: info.treeName) else { return nil }
-        guard var row = try row(entity, key: key, in: tree) else { return nil }
+        guard var row = try row(entity, key: key, in: tree, intoSlots: intoSlots) else { return nil }
         if resolvingBlobs, !info.blobSlots.isEmpty { try resolveBlobs(&row, info: info) }
         return row
     }
 
     /// The row of `entity` with `key` in its row tree `rows` (looked up once by the caller),
-    /// under `objectID` when the caller has the row's ID already (else one is made).
-    func row(_ entity: NSEntityDescription, key: Int64, in rows: Tree, objectID: NSManagedObjectID? = nil) throws
-        -> StoreRow?
-    {
+    /// under `objectID` when the caller has the row's ID already (else one is made); with
+    /// `intoSlots`, in the slot form a context fills objects from when the row takes it.
+    func row(
+        _ entity: NSEntityDescription, key: Int64, in rows: Tree, objectID: NSManagedObjectID? = nil,
+        intoSlots: Bool = false
+    ) throws -> StoreRow? {
         try PageFileKey.withPrimary(key) { keyBytes in
             try rows.withValue(forKey: keyBytes) { bytes -> StoreRow in
-                let decoded = try codec.decode(bytes, entity: entity)
-                return StoreRow(
-                    objectID: objectID ?? codec.makeObjectID(entity, key), version: decoded.version,
-                    values: decoded.values)
+                try codec.row(bytes, entity: entity, intoSlots: intoSlots) {
+                    objectID ?? codec.makeObjectID(entity, key)
+                }
             }
         }
     }
@@ -54,10 +58,11 @@ struct PageFileRowReader {
     /// entity), and the run's rows are read through that tree and entity held as plain
     /// values: nothing per row but the lookup, the decode and the row. With `toManyNames`,
     /// only the to-manys of those names are resolved and the others stay `.unresolved` (a
-    /// prefetch step resolves only the key paths it follows).
-    func completeRows(_ objectIDs: [NSManagedObjectID], resolvingToMany toManyNames: Set<String>? = nil) throws
-        -> [StoreRow?]
-    {
+    /// prefetch step resolves only the key paths it follows). With `intoSlots`, rows come in
+    /// the slot form a context fills objects from where they take it.
+    func completeRows(
+        _ objectIDs: [NSManagedObjectID], resolvingToMany toManyNames: Set<String>? = nil, intoSlots: Bool = false
+    ) throws -> [StoreRow?] {
         var result: [StoreRow?] = []
         result.reserveCapacity(objectIDs.count)
         var start = 0
@@ -76,7 +81,7 @@ struct PageFileRowReader {
             let hasExternalSlots = Self.resolvesSome(info.externalSlots, of: entity, named: toManyNames)
             for position in start..<end {
                 let id = objectIDs[position]
-                guard var row = try row(entity, key: id.key, in: tree, objectID: id) else {
+                guard var row = try row(entity, key: id.key, in: tree, objectID: id, intoSlots: intoSlots) else {
                     result.append(nil)
                     continue
                 }
@@ -122,11 +127,26 @@ struct PageFileRowReader {
     /// destinations.
     func resolveToMany(_ row: inout StoreRow, only names: Set<String>? = nil) throws {
         let layout = row.objectID.entity.layout
+        if row.slots != nil { return try resolveToMany(inSlots: &row, only: names) }
         for slot in try catalog.info(for: row.objectID.entity).externalSlots where slot < row.values.count {
             guard let relationship = layout.relationshipBySlot[slot], names?.contains(relationship.name) ?? true,
                 case .unresolved = row.values[slot]
             else { continue }
             row.values[slot] = .objectIDs(try destinationIDs(of: relationship, for: row.objectID))
+        }
+    }
+
+    /// ``resolveToMany(_:only:)`` for a row in the slot form: the list goes into the slot as
+    /// the slot form holds a stored list.
+    private func resolveToMany(inSlots row: inout StoreRow, only names: Set<String>?) throws {
+        let layout = row.objectID.entity.layout
+        for slot in try catalog.info(for: row.objectID.entity).externalSlots {
+            guard let relationship = layout.relationshipBySlot[slot], names?.contains(relationship.name) ?? true,
+                let slots = row.slots, slot < slots.values.count,
+                case .unresolved(let stored) = slots.values.storage[slot], stored.objectIDs == nil
+            else { continue }
+            let ids = try destinationIDs(of: relationship, for: row.objectID)
+            row.slots?.values.storage[slot] = .unresolved(UnresolvedRelationship(objectIDs: ids))
         }
     }
 }

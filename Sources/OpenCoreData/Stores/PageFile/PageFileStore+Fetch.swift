@@ -20,19 +20,21 @@ extension PageFileStore {
                     var isSorted = false
                     if entities.count == 1, let limit = plan.leadingRowLimit,
                         let sorted = try collectWindow(
-                            of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
+                            of: entity, request: request, limit: limit, in: transaction, codec: codec,
+                            intoSlots: plan.fillsObjects, into: &result)
                     {
                         isSorted = sorted
                     } else if entities.count == 1, let limit = plan.leadingRowLimit,
                         try collectTopRows(
-                            of: entity, request: request, limit: limit, in: transaction, codec: codec, into: &result)
+                            of: entity, request: request, limit: limit, in: transaction, codec: codec,
+                            intoSlots: plan.fillsObjects, into: &result)
                     {
                         isSorted = true
                     } else {
                         for candidate in entities {
                             try collectRows(
                                 of: candidate, predicate: request.predicate, in: transaction, codec: codec,
-                                into: &result)
+                                intoSlots: plan.fillsObjects, into: &result)
                         }
                     }
                     if plan.readsValues { try resolveBlobs(&result, in: transaction) }
@@ -128,39 +130,42 @@ extension PageFileStore {
             })
     }
 
-    /// Appends the rows of `entity` (not its sub-entities) matching `predicate`, in key order.
+    /// Appends the rows of `entity` (not its sub-entities) matching `predicate`, in key order;
+    /// `intoSlots`: those matched on their encoded bytes decoded into the slot form.
     func collectRows(
         of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
-        codec: PageFileRowCodec, into result: inout [StoreRow]
+        codec: PageFileRowCodec, intoSlots: Bool = false, into result: inout [StoreRow]
     ) throws {
-        try matchRows(of: entity, predicate: predicate, in: transaction, codec: codec, decodes: true) { row in
+        try matchRows(
+            of: entity, predicate: predicate, in: transaction, codec: codec, decodes: true, intoSlots: intoSlots
+        ) { row in
             if let row { result.append(row) }
         }
     }
 
     /// Calls `found` with each row of `entity` (not its sub-entities) matching `predicate`, in
     /// key order: the decoded row when `decodes`, else nil for a row matched on its encoded
-    /// bytes (a count needs no row).
+    /// bytes (a count needs no row); `intoSlots`: see ``decodedRow(_:primary:entity:codec:intoSlots:)``.
     private func matchRows(
         of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
-        codec: PageFileRowCodec, decodes: Bool, found: (StoreRow?) throws -> Void
+        codec: PageFileRowCodec, decodes: Bool, intoSlots: Bool = false, found: (StoreRow?) throws -> Void
     ) throws {
         try matchEncodedRows(of: entity, predicate: predicate, in: transaction, codec: codec) {
             bytes, primary, decoded in
             guard decodes else { return try found(nil) }
-            try found(try decoded ?? decodedRow(bytes, primary: primary, entity: entity, codec: codec))
+            try found(
+                try decoded
+                    ?? decodedRow(bytes, primary: primary, entity: entity, codec: codec, intoSlots: intoSlots))
         }
     }
 
-    /// The row `bytes` of `entity` with key `primary`, decoded.
+    /// The row `bytes` of `entity` with key `primary`, decoded; with `intoSlots`, straight
+    /// into the slot form a context fills objects from when the row takes it.
     func decodedRow(
-        _ bytes: UnsafeRawBufferPointer, primary: Int64, entity: NSEntityDescription, codec: PageFileRowCodec
-    )
-        throws -> StoreRow
-    {
-        let decoded = try codec.decode(bytes, entity: entity)
-        return StoreRow(
-            objectID: newObjectID(for: entity, key: primary), version: decoded.version, values: decoded.values)
+        _ bytes: UnsafeRawBufferPointer, primary: Int64, entity: NSEntityDescription, codec: PageFileRowCodec,
+        intoSlots: Bool = false
+    ) throws -> StoreRow {
+        try codec.row(bytes, entity: entity, intoSlots: intoSlots) { newObjectID(for: entity, key: primary) }
     }
 
     /// Calls `found` with the encoded bytes and key of each row of `entity` (not its
@@ -302,7 +307,7 @@ extension PageFileStore {
     /// order, or nil when the walk does not apply.
     private func collectWindow(
         of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>, limit needed: Int,
-        in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
+        in transaction: ReadTransaction, codec: PageFileRowCodec, intoSlots: Bool, into result: inout [StoreRow]
     ) throws -> Bool? {
         // The sort key is an attribute or a composite element (`location.latitude`).
         guard let descriptor = request.sortDescriptors?.first, descriptor.comparator == nil,
@@ -335,7 +340,11 @@ extension PageFileStore {
         let mayStopEarly = index.fields.count == 1 && request.sortDescriptors?.count == 1
         let rows = try transaction.tree(named: info.treeName)
         func load(_ primary: Int64) throws -> StoreRow? {
-            guard let rows, var row = try loadRow(entity, key: primary, from: rows, codec: codec) else {
+            // A row the predicate reads on a view keeps its stored form.
+            guard let rows,
+                var row = try loadRow(
+                    entity, key: primary, from: rows, codec: codec, intoSlots: intoSlots && compiled == nil)
+            else {
                 throw CoreDataError.make(
                     NSFileReadCorruptFileError,
                     "the store's index \(index.treeName) lists row \(primary), which does not exist (run storage-bench check)"
@@ -410,15 +419,14 @@ extension PageFileStore {
         return false
     }
 
-    /// The row of `entity` with `key` in its row tree `rows` (looked up once per fetch, not per row).
-    private func loadRow(_ entity: NSEntityDescription, key: Int64, from rows: Tree, codec: PageFileRowCodec) throws
-        -> StoreRow?
-    {
+    /// The row of `entity` with `key` in its row tree `rows` (looked up once per fetch, not per
+    /// row), in the slot form with `intoSlots` when it takes it.
+    private func loadRow(
+        _ entity: NSEntityDescription, key: Int64, from rows: Tree, codec: PageFileRowCodec, intoSlots: Bool
+    ) throws -> StoreRow? {
         try PageFileKey.primary(key).withUnsafeBytes { keyBytes in
             try rows.withValue(forKey: keyBytes) { bytes -> StoreRow in
-                let decoded = try codec.decode(bytes, entity: entity)
-                return StoreRow(
-                    objectID: newObjectID(for: entity, key: key), version: decoded.version, values: decoded.values)
+                try codec.row(bytes, entity: entity, intoSlots: intoSlots) { newObjectID(for: entity, key: key) }
             }
         }
     }
@@ -430,8 +438,15 @@ extension PageFileStore {
         var keyed: [(value: Double, key: Int64, index: Int)] = []
         keyed.reserveCapacity(rows.count)
         for (index, row) in rows.enumerated() {
-            guard field.slot < row.values.count else { return nil }
-            switch field.value(in: row.values) {
+            let value: StoreValue
+            if field.elementPath.isEmpty, row.slots != nil {
+                // Read from the slot form without making the row's other stored values.
+                value = row.storeValue(atSlot: field.slot)
+            } else {
+                guard field.slot < row.values.count else { return nil }
+                value = field.value(in: row.values)
+            }
+            switch value {
             case .integer(let number) where number.magnitude < 1 << 53:
                 keyed.append((Double(number), row.objectID.key, index))
             case .date(let date) where !date.timeIntervalSinceReferenceDate.isNaN:

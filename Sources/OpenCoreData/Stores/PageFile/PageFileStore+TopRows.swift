@@ -17,7 +17,8 @@ extension PageFileStore {
     /// untouched, when the sort cannot be done on encoded rows.
     func collectTopRows(
         of entity: NSEntityDescription, request: NSFetchRequest<NSFetchRequestResult>, limit: Int,
-        in transaction: ReadTransaction, codec: PageFileRowCodec, into result: inout [StoreRow]
+        in transaction: ReadTransaction, codec: PageFileRowCodec, intoSlots: Bool = false,
+        into result: inout [StoreRow]
     ) throws -> Bool {
         guard let order = PageFileEncodedSortOrder(request.sortDescriptors ?? [], layout: entity.layout), limit > 0
         else { return false }
@@ -38,7 +39,7 @@ extension PageFileStore {
         }
         for entry in leading {
             let row = try entry.bytes.withUnsafeBytes {
-                try decodedRow($0, primary: entry.primary, entity: entity, codec: codec)
+                try decodedRow($0, primary: entry.primary, entity: entity, codec: codec, intoSlots: intoSlots)
             }
             result.append(row)
         }

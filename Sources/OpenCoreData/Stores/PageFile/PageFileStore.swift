@@ -444,10 +444,21 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
 
     /// The stored row of `objectID`, read from its entity tree.
     public override func row(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        try row(for: objectID, intoSlots: false)
+    }
+
+    /// The row of a fault to fill, in the slot form when it takes it.
+    override func objectRow(for objectID: NSManagedObjectID) throws -> StoreRow? {
+        try row(for: objectID, intoSlots: true)
+    }
+
+    private func row(for objectID: NSManagedObjectID, intoSlots: Bool) throws -> StoreRow? {
         guard objectID.persistentStore === self else { return nil }
         let codec = self.codec
         do {
-            return try readCommitted { try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key) }
+            return try readCommitted {
+                try reader(in: $0, codec: codec).row(objectID.entity, key: objectID.key, intoSlots: intoSlots)
+            }
         } catch {
             throw translate(error)
         }
@@ -478,14 +489,27 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     /// ``rows(for:)`` decoding every reference to `named` as `named` itself: no object ID
     /// made and freed again per row.
     override func rows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID) throws -> [StoreRow?] {
-        guard named.persistentStore === self else { return try rows(for: objectIDs) }
+        try rows(for: objectIDs, codec: codec(naming: named))
+    }
+
+    /// The rows of a batch of faults, decoded straight into the slot form where they take
+    /// it (StoreRowSlots.swift), references to `named` as `named` itself.
+    override func objectRows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID?) throws
+        -> [StoreRow?]
+    {
+        try rows(for: objectIDs, codec: named.map(codec(naming:)) ?? codec, intoSlots: true)
+    }
+
+    /// The store's codec, decoding every reference to `named` as `named` itself (when it is
+    /// an ID of this store).
+    private func codec(naming named: NSManagedObjectID) -> PageFileRowCodec {
         let base = codec
+        guard named.persistentStore === self else { return base }
         let entity = named.entity
         let key = named.key
-        let codec = PageFileRowCodec(
+        return PageFileRowCodec(
             entityNamed: base.entityNamed,
             makeObjectID: { $0 === entity && $1 == key ? named : base.makeObjectID($0, $1) })
-        return try rows(for: objectIDs, codec: codec)
     }
 
     /// ``rows(for:)`` resolving only the to-manys named in `names`: the others stay
@@ -497,17 +521,18 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     }
 
     private func rows(
-        for objectIDs: [NSManagedObjectID], codec: PageFileRowCodec, resolvingToMany names: Set<String>? = nil
+        for objectIDs: [NSManagedObjectID], codec: PageFileRowCodec, resolvingToMany names: Set<String>? = nil,
+        intoSlots: Bool = false
     ) throws -> [StoreRow?] {
         do {
             return try readCommitted { transaction in
                 let reader = reader(in: transaction, codec: codec)
                 guard objectIDs.contains(where: { $0.persistentStore !== self }) else {
-                    return try reader.completeRows(objectIDs, resolvingToMany: names)
+                    return try reader.completeRows(objectIDs, resolvingToMany: names, intoSlots: intoSlots)
                 }
                 return try objectIDs.map { id -> StoreRow? in
                     guard id.persistentStore === self else { return nil }
-                    return try reader.completeRows([id], resolvingToMany: names)[0]
+                    return try reader.completeRows([id], resolvingToMany: names, intoSlots: intoSlots)[0]
                 }
             }
         } catch {
