@@ -75,6 +75,34 @@ struct InsertPathShortcutTests {
         _ = context
     }
 
+    /// Emptying the registry (a context's `reset()`) keeps a table at least a quarter full
+    /// for the next round of similar size, and drops a sparse one (a round of one object
+    /// after a large one) and one over the retained limit; every entry goes either way.
+    @Test func registryRemoveAllKeepsOnlyAFilledTableOfModestSize() throws {
+        let coordinator = try TestStack.coordinator()
+        let entity = try #require(TestStack.model.entitiesByName["Employee"])
+        let store = try #require(coordinator.persistentStores.first)
+        func filled(_ count: Int, reserving: Int) -> (ObjectRegistry, [NSManagedObjectID]) {
+            var registry = ObjectRegistry()
+            registry.reserveCapacity(reserving)
+            let ids = (0..<count).map { NSManagedObjectID(entity: entity, store: store, key: Int64($0 + 1)) }
+            for id in ids { registry[id] = NSManagedObject(entity: entity, insertInto: nil) }
+            return (registry, ids)
+        }
+        for (count, reserving, keeps) in [
+            (1_000, 1_000, true), (1, 20_000, false), (70_000, 70_000, false),
+        ] {
+            var (registry, ids) = filled(count, reserving: reserving)
+            let capacity = registry.permanentCapacity
+            registry.removeAll()
+            #expect(registry.isEmpty && registry.count == 0)
+            #expect(ids.allSatisfy { registry[$0] == nil })
+            #expect((registry.permanentCapacity == capacity) == keeps, "\(count) in a table for \(reserving)")
+            registry[ids[0]] = NSManagedObject(entity: entity, insertInto: nil)
+            #expect(registry.count == 1)
+        }
+    }
+
     /// The destination check on the layout's identity answers as the general check: the
     /// destination entity and a sub-entity pass, another entity and another context's
     /// object fail, with the same error code.

@@ -42,17 +42,23 @@ struct ObjectRegistry {
     var values: some Sequence<NSManagedObject> { [permanent.values, temporary.values].joined() }
     var isEmpty: Bool { permanent.isEmpty && temporary.isEmpty }
     var count: Int { permanent.count + temporary.count }
+    /// Objects the permanent table holds before it grows.
+    var permanentCapacity: Int { permanent.capacity }
 
     /// Room for `count` objects in all; new objects of a fetch or fault batch are stored,
     /// so the room goes to the permanent table.
     mutating func reserveCapacity(_ count: Int) { permanent.reserveCapacity(Swift.max(0, count - temporary.count)) }
 
-    /// Empties the registry and keeps its permanent table unless it is over
-    /// `retainedCapacity` entries: a context reset between rounds of similar size (fetch,
-    /// use, reset) does not grow the table again from empty each round, and a round of a
-    /// million objects does not leave its table behind.
+    /// Empties the registry and keeps its permanent table when it is at most
+    /// `retainedCapacity` entries and at least a quarter full: a context reset between
+    /// rounds of similar size (fetch, use, reset) does not grow the table again from empty
+    /// each round, a round of a million objects does not leave its table behind, and a
+    /// reset after a round of a few objects does not clear a table sized for an earlier
+    /// large one (emptying a table walks its whole bitmap: ~3k instructions per reset at
+    /// 32k buckets, more than a fetch of one object costs to register).
     mutating func removeAll() {
-        permanent.removeAll(keepingCapacity: permanent.capacity <= Self.retainedCapacity)
+        let keepsTable = permanent.capacity <= Self.retainedCapacity && permanent.count >= permanent.capacity / 4
+        permanent.removeAll(keepingCapacity: keepsTable)
         temporary = [:]
     }
 
