@@ -18,6 +18,7 @@ extension NSManagedObjectContext {
             else { continue }
             request.insertedRows[index] = try reinsertionRow(
                 for: object, mapping: mapping, repairing: &request, repaired: &repaired)
+            request.reinsertedObjectIDs.insert(id)
         }
     }
 

@@ -460,6 +460,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     empty.mergePolicyType = request.mergePolicyType
                     empty.upsertObjectIDs = request.upsertObjectIDs
                     empty.upsertedSlots = request.upsertedSlots
+                    empty.reinsertedObjectIDs = request.reinsertedObjectIDs
                     empty.transactionAuthor = request.transactionAuthor
                     empty.contextName = request.contextName
                     byStore[ObjectIdentifier(store)] = empty

@@ -139,6 +139,11 @@ public struct StoreSaveRequest: Sendable {
     /// For inserted rows of a batch insert: the slots an upsert writes into the row holding
     /// the key (the attributes the batch gave). A row not listed writes every slot.
     var upsertedSlots: [NSManagedObjectID: [Int]] = [:]
+    /// Inserted rows that insert again an object read from the store (a merge policy's
+    /// force insertion of an object another save deleted). Another context may have
+    /// inserted the same object again between this save's attempts: its row is then
+    /// replaced whole (index entries, join entries and blobs included), not written over.
+    var reinsertedObjectIDs: Set<NSManagedObjectID> = []
     /// The saving context's `transactionAuthor`, for history.
     public var transactionAuthor: String?
     /// The saving context's `name`, for history.

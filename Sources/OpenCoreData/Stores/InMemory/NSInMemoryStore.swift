@@ -169,8 +169,11 @@ public class NSInMemoryStore: NSPersistentStore, @unchecked Sendable {
                 for slot in row.objectID.entity.layout.relationshipSlots where slot < row.values.count {
                     Self.removeDuplicates(in: &row.values[slot])
                 }
-                rowsByEntity[entity, default: [:]][row.objectID.key] = row
-                StoreLinkChange.append(row.objectID, before: nil, after: row.values, to: &links)
+                // A force insertion finds the row of another context's force insertion of the
+                // same object when both saves found it deleted: the links of the row it
+                // replaces are removed, so their other sides let go of it.
+                let replacedRow = rowsByEntity[entity, default: [:]].updateValue(row, forKey: row.objectID.key)
+                StoreLinkChange.append(row.objectID, before: replacedRow?.values, after: row.values, to: &links)
                 continue
             }
             var changedSlots: [Int] = []

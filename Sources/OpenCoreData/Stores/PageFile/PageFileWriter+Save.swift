@@ -6,7 +6,8 @@
 //   3. deletes, first: their unique keys are free for this save's inserts
 //   4. updates, then 5. inserts: a unique-key clash is 133021 (every clash of the save at
 //      once) or, when the request allows it under a trump policy, an upsert: the insert
-//      becomes an update of the row holding the key, which keeps its object ID
+//      becomes an update of the row holding the key, which keeps its object ID; a
+//      force insertion replaces whole a row another save inserted again meanwhile
 //   6. references to upserted objects rewritten, ordinary index entries written, the
 //      history record appended
 import Foundation
@@ -126,6 +127,9 @@ extension PageFileWriter {
                     return value
                 }
             }
+            if !request.reinsertedObjectIDs.isEmpty, request.reinsertedObjectIDs.contains(row.objectID) {
+                try removeRowInsertedAgain(row.objectID)
+            }
             guard let clash = try insert(row) else { continue }
             guard StoreUniqueness.upserts(row.objectID, in: request) else {
                 clashes.append(try conflict(clash))
@@ -142,6 +146,18 @@ extension PageFileWriter {
                 of: row.objectID, into: existingID, changedSlots: upserted.changedSlots, in: &history)
         }
         return replaced
+    }
+
+    /// Removes the stored row of `objectID`, which this save inserts again (a merge
+    /// policy's force insertion), when another save inserted it again first: both saves
+    /// found the row deleted before either wrote it back. Written over, the other row's
+    /// index and join entries would stay behind (the release soak kept an entry of
+    /// `rel.Owner.favorite` naming a tag the owner no longer had); removed with them, the
+    /// row this save inserts is the only one, as after the other save's re-insertion then
+    /// this one's in turn.
+    private mutating func removeRowInsertedAgain(_ objectID: NSManagedObjectID) throws {
+        guard let stored = try reader.row(objectID.entity, key: objectID.key, resolvingBlobs: false) else { return }
+        try delete(stored)
     }
 
     /// An upsert: the stored row with primary key `owner`, which holds one of `inserted`'s
