@@ -14,17 +14,9 @@
 // A fault enters the registry through object(with:) without a transition: nothing
 // about the object changed.
 //
-// Property changes: every store into a slot of a loaded object, attribute or
-// relationship, goes through ObjectLifecycle.change(_:slot:to:); relationship inverses
-// are maintained by the object as further changes of the other side's slots. An
-// inserted object is saved whole, so while nobody observes its context, a change of it
-// is stored and nothing else: a bulk insert pays one flag test per property. Any other
-// change marks the slot dirty and lists the object as updated. An observer is told of
-// each change with the old and new value: undo reverts one by passing the old value
-// back through the same call (which it is told of in turn, for redo), and since each
-// side of an inverse is its own change, reverting in reverse order restores both sides.
-// An insert is reverted by delete(_:) (the object is discarded at the next processing),
-// a delete by undelete(_:): the same paths, reported in turn.
+// Property changes are in ObjectLifecycle+PropertyChanges.swift, the ObjectsDidChange
+// notification in ObjectLifecycle+ObjectsDidChange.swift and the save's notifications in
+// ObjectLifecycle+SaveNotifications.swift: none of them sets a flag of ObjectState.
 import Foundation
 
 /// An object's lifecycle flags. Only ObjectLifecycle (this file) sets them.
@@ -67,9 +59,9 @@ final class ObjectLifecycle {
     /// Deleted objects whose delete rules have not run yet.
     private(set) var pendingDeletes: [NSManagedObject] = []
     // Changes since the last ObjectsDidChange notification.
-    @exclusivity(unchecked) private var noticeInserted = ObjectSet()
-    @exclusivity(unchecked) private var noticeUpdated = ObjectSet()
-    @exclusivity(unchecked) private var noticeDeleted = ObjectSet()
+    @exclusivity(unchecked) private(set) var noticeInserted = ObjectSet()
+    @exclusivity(unchecked) private(set) var noticeUpdated = ObjectSet()
+    @exclusivity(unchecked) private(set) var noticeDeleted = ObjectSet()
 
     /// Told of every step (held strongly: the context owns what observes it).
     var observer: (any ObjectLifecycleObserver)? {
@@ -113,80 +105,6 @@ final class ObjectLifecycle {
             "OpenCoreData: illegal lifecycle transition \(transition) from \(object.lifecyclePhase) of \(object)")
     }
 
-    // MARK: Property changes
-
-    /// Stores `value` in `slot` of the loaded `object` (`slot` in range): every property
-    /// change comes here.
-    @inline(__always)
-    static func change(_ object: NSManagedObject, slot: Int, to value: Any?) {
-        ConcurrencyDebug.check(object, "setting \(object.entity.name ?? "?").\(object.layout.properties[slot].name)")
-        // An inserted object is saved whole: unobserved, it has nothing to record.
-        if object.state.isInserted && !object.state.isObserved {
-            object.values[slot] = value
-            return
-        }
-        record(object, slot: slot, value)
-    }
-
-    /// ``change(_:slot:to:)`` for a value already in its typed case (the `@Managed`
-    /// setters' fast path): an unobserved inserted object stores it without an `Any`.
-    @inline(__always)
-    static func change(_ object: NSManagedObject, slot: Int, toTyped value: SlotValue) {
-        ConcurrencyDebug.check(object, "setting \(object.entity.name ?? "?").\(object.layout.properties[slot].name)")
-        if object.state.isInserted && !object.state.isObserved {
-            object.values.storage[slot] = value
-            return
-        }
-        let context = object.managedObjectContext
-        guard let lifecycle = context?.lifecycle, lifecycle.isObserved else {
-            object.values.storage[slot] = value
-            guard !object.state.isInserted else { return }
-            markDirty(object, slot: slot, context: context)
-            return
-        }
-        record(object, slot: slot, value.anyValue)
-    }
-
-    /// Undo stores `value` back into `slot` of the loaded `object`: a change like any
-    /// other (reported, so redo can reverse it), after which the slot counts as changed
-    /// only when it differs from the last saved value.
-    static func restore(_ object: NSManagedObject, slot: Int, to value: Any?) {
-        change(object, slot: slot, to: value)
-        guard !object.state.isInserted, slot < object.dirtySlots.count, let committed = object.committed,
-            slot < committed.count, SlotValueEquality.same(value, committed[slot])
-        else { return }
-        object.dirtySlots[slot] = false
-    }
-
-    private static func record(_ object: NSManagedObject, slot: Int, _ value: Any?) {
-        let context = object.managedObjectContext
-        guard let lifecycle = context?.lifecycle, lifecycle.isObserved else {
-            store(object, slot: slot, value, context: context)
-            return
-        }
-        let oldValue = object.values[slot]
-        store(object, slot: slot, value, context: context)
-        lifecycle.observer?.object(object, didChangeSlot: slot, from: oldValue, to: value)
-        lifecycle.resultsObserver?.object(object, didChangeSlot: slot, from: oldValue, to: value)
-    }
-
-    @inline(__always)
-    private static func store(_ object: NSManagedObject, slot: Int, _ value: Any?, context: NSManagedObjectContext?) {
-        object.values[slot] = value
-        guard !object.state.isInserted else { return }
-        markDirty(object, slot: slot, context: context)
-    }
-
-    /// Marks `slot` of the stored `object` changed and lists the object as updated.
-    @inline(__always)
-    private static func markDirty(_ object: NSManagedObject, slot: Int, context: NSManagedObjectContext?) {
-        if object.dirtySlots.isEmpty {
-            object.dirtySlots = Array(repeating: false, count: object.layout.properties.count)
-        }
-        object.dirtySlots[slot] = true
-        context?.lifecycle.objectDidChange(object)
-    }
-
     /// Takes `object` off the updated objects, if it is on them.
     private func unlistUpdated(_ object: NSManagedObject) {
         guard object.state.isListedUpdated else { return }
@@ -194,7 +112,8 @@ final class ObjectLifecycle {
         object.state.isListedUpdated = false
     }
 
-    private func objectDidChange(_ object: NSManagedObject) {
+    /// Lists the stored, changed `object` as updated, for the next save and notification.
+    func objectDidChange(_ object: NSManagedObject) {
         if object.state.isInserted || object.state.isDeleted { return }
         if !object.state.isListedUpdated {
             object.state.isListedUpdated = true
@@ -559,39 +478,8 @@ final class ObjectLifecycle {
         clearNotices()
     }
 
-    // MARK: Notifications
-
-    /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last one
-    /// (with `refreshed`, the objects a merge refreshed, and `merged`, the objects a merge
-    /// brought in as inserted elsewhere), when there are any. `mergedObjectIDs` names what
-    /// a merge inserted or updated elsewhere, registered here or not: results controllers
-    /// look at those, though the notification does not list them.
-    func postObjectsDidChange(
-        refreshed: Set<NSManagedObject> = [], merged: Set<NSManagedObject> = [],
-        mergedObjectIDs: [NSManagedObjectID] = []
-    ) {
-        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty
-            && merged.isEmpty
-        {
-            // Nothing to notify; results controllers may still have changes this notification
-            // never lists (an inserted object changed again, a rollback) or a merge to look at.
-            if !mergedObjectIDs.isEmpty || resultsObserver?.awaitsChanges == true {
-                resultsObserver?.objectsDidChange(ObjectChanges(mergedObjectIDs: mergedObjectIDs))
-            }
-            return
-        }
-        var changes = ObjectChanges(
-            inserted: merged.isEmpty ? noticeInserted.asSet : noticeInserted.asSet.union(merged),
-            updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet, refreshed: refreshed)
-        clearNotices()
-        observer?.objectsDidChange(changes)
-        changes.mergedObjectIDs = mergedObjectIDs
-        resultsObserver?.objectsDidChange(changes)
-        NotificationCenter.default.post(
-            name: .NSManagedObjectContextObjectsDidChange, object: context, userInfo: changes.userInfo)
-    }
-
-    private func clearNotices() {
+    /// Starts the changes of the next ObjectsDidChange notification afresh.
+    func clearNotices() {
         for object in noticeUpdated { object.state.isNoticedUpdated = false }
         noticeInserted = []
         noticeUpdated = []

@@ -1,0 +1,35 @@
+// The context's NSManagedObjectContextObjectsDidChange notification: the changes recorded
+// since the last one (ObjectLifecycle.swift records them), told to the observers and posted.
+import Foundation
+
+extension ObjectLifecycle {
+    /// Posts `NSManagedObjectContextObjectsDidChange` for the changes since the last one
+    /// (with `refreshed`, the objects a merge refreshed, and `merged`, the objects a merge
+    /// brought in as inserted elsewhere), when there are any. `mergedObjectIDs` names what
+    /// a merge inserted or updated elsewhere, registered here or not: results controllers
+    /// look at those, though the notification does not list them.
+    func postObjectsDidChange(
+        refreshed: Set<NSManagedObject> = [], merged: Set<NSManagedObject> = [],
+        mergedObjectIDs: [NSManagedObjectID] = []
+    ) {
+        if noticeInserted.isEmpty && noticeUpdated.isEmpty && noticeDeleted.isEmpty && refreshed.isEmpty
+            && merged.isEmpty
+        {
+            // Nothing to notify; results controllers may still have changes this notification
+            // never lists (an inserted object changed again, a rollback) or a merge to look at.
+            if !mergedObjectIDs.isEmpty || resultsObserver?.awaitsChanges == true {
+                resultsObserver?.objectsDidChange(ObjectChanges(mergedObjectIDs: mergedObjectIDs))
+            }
+            return
+        }
+        var changes = ObjectChanges(
+            inserted: merged.isEmpty ? noticeInserted.asSet : noticeInserted.asSet.union(merged),
+            updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet, refreshed: refreshed)
+        clearNotices()
+        observer?.objectsDidChange(changes)
+        changes.mergedObjectIDs = mergedObjectIDs
+        resultsObserver?.objectsDidChange(changes)
+        NotificationCenter.default.post(
+            name: .NSManagedObjectContextObjectsDidChange, object: context, userInfo: changes.userInfo)
+    }
+}
