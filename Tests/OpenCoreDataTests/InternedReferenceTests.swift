@@ -2,7 +2,9 @@
 // (PageFileInternedObjectIDs.swift) and keeps a stored to-one without an array
 // (UnresolvedRelationship(destination:)): every reference must still name its own
 // stored destination, through fetching, resolving, saving and refetching, across table
-// collisions and entities.
+// collisions and entities. The rows of one fetch or batch of faults naming one destination
+// share one stored to-one value: each must still read as the store's general decode reads
+// its row, and a change of one object's to-one must leave the others' alone.
 import Foundation
 import Testing
 
@@ -140,5 +142,122 @@ import Testing
         let again = table.objectID(employee, 1_007, make: make)
         #expect(table.objectID(employee, 1_007, make: make) === again)
         #expect(table.objectID(company, 1_007, make: make) !== again)
+    }
+
+    /// The company slot of an employee's values.
+    static func companySlot(_ employee: NSManagedObject) throws -> Int {
+        try #require(employee.layout.slotsByName["company"])
+    }
+
+    /// The stored to-one in `slot` of `values`, which must name what the row's general
+    /// decode (`row(for:)`, no interning, no shared values) names there.
+    static func checkedToOne(
+        _ values: SlotValues, slot: Int, of id: NSManagedObjectID, in store: NSPersistentStore
+    ) throws -> UnresolvedRelationship? {
+        let row = try #require(try store.row(for: id))
+        guard case .unresolved(let unresolved) = values.storage[slot] else {
+            #expect(row.values[slot] == .null, "\(id) has a stored company the slot does not hold")
+            return nil
+        }
+        #expect(row.values[slot] == .objectID(try #require(unresolved.destination)), "\(id)")
+        return unresolved
+    }
+
+    @Test func theRowsOfAFetchShareTheirDestinationsToOneValue() throws {
+        let (directory, expected) = try Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let store = try #require(coordinator.persistentStores.first)
+        let context = TestStack.context(coordinator)
+        let request = TestStack.request("Employee", TEmployee.self)
+        request.returnsObjectsAsFaults = false
+        let employees = try context.fetch(request)
+        var shared: Set<ObjectIdentifier> = []
+        var references = 0
+        for employee in employees {
+            let slot = try Self.companySlot(employee)
+            guard let unresolved = try Self.checkedToOne(employee.values, slot: slot, of: employee.objectID, in: store)
+            else { continue }
+            shared.insert(ObjectIdentifier(unresolved))
+            references += 1
+        }
+        #expect(references > 1_000)
+        #expect(shared.count < references / 2, "\(shared.count) values for \(references) references")
+        // One employee moves to another company: the others naming its old one keep it.
+        let moved = try #require(employees.first { expected[$0.name ?? ""] != .some(nil) })
+        let oldName = try #require(expected[moved.name ?? ""] ?? nil)
+        let newCompany = TCompany(context: context)
+        newCompany.name = "new company"
+        moved.company = newCompany
+        #expect(moved.company === newCompany)
+        for employee in employees where employee !== moved {
+            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
+        }
+        #expect(
+            employees.filter { $0.company?.name == oldName }.count
+                == expected.values.filter { $0 == oldName }.count - 1)
+        try context.save()
+        let reloaded = try TestStack.context(coordinator).fetch(request)
+        for employee in reloaded {
+            let name = employee.name ?? ""
+            #expect(employee.company?.name == (name == moved.name ? "new company" : expected[name] ?? nil), "\(name)")
+        }
+    }
+
+    @Test func aBatchOfFaultsSharesTheToOneValueOfTheObjectItNames() throws {
+        let (directory, _) = try Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let store = try #require(coordinator.persistentStores.first)
+        let context = TestStack.context(coordinator)
+        let companies = try context.fetch(TestStack.request("Company", TCompany.self))
+        #expect(companies.count == Self.companyCount)
+        var checked = 0
+        for company in companies.prefix(20) {
+            let request = TestStack.request("Employee", TEmployee.self)
+            request.predicate = NSPredicate(format: "company == %@", company)
+            let ids = try context.fetch(request).map(\.objectID)
+            let rows = try store.objectRows(for: ids, naming: company.objectID)
+            var shared: Set<ObjectIdentifier> = []
+            for (id, row) in zip(ids, rows) {
+                let row = try #require(row)
+                let values = try #require(row.slots?.values, "a batch row decoded into slots")
+                let slot = try #require(id.entity.layout.slotsByName["company"])
+                let unresolved = try #require(try Self.checkedToOne(values, slot: slot, of: id, in: store))
+                #expect(unresolved.destination == company.objectID)
+                shared.insert(ObjectIdentifier(unresolved))
+                checked += 1
+            }
+            #expect(shared.count <= 1)
+            // Firing the faults resolves each to-one to the company itself.
+            for employee in company.employees { #expect(employee.company === company) }
+        }
+        #expect(checked > 50)
+    }
+
+    @Test func theTableSharesOneToOneValuePerDestination() throws {
+        let directory = try TestStack.scratchDirectory("interned-to-ones")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let store = try #require(coordinator.persistentStores.first)
+        let company = try #require(TestStack.model.entitiesByName["Company"])
+        let table = PageFileInternedObjectIDs()
+        let make: (NSEntityDescription, Int64) -> NSManagedObjectID = { entity, key in
+            NSManagedObjectID(entity: entity, store: store, key: key)
+        }
+        // More destinations than the table has entries: each value names its own ID.
+        for round in 0..<3 {
+            for key in Int64(0)..<600 {
+                let id = table.objectID(company, key, make: make)
+                let toOne = table.toOne(naming: id)
+                #expect(toOne.destination === id, "round \(round), key \(key)")
+                #expect(!toOne.hasEdits)
+            }
+        }
+        let id = table.objectID(company, 7, make: make)
+        #expect(table.toOne(naming: id) === table.toOne(naming: id))
+        // An equal ID of another instance (made before the table) gets a value of its own.
+        let other = make(company, 7)
+        #expect(table.toOne(naming: other).destination === other)
     }
 }

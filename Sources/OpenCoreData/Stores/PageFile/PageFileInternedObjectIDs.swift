@@ -9,6 +9,9 @@
 // like the one it replaces, so nothing but the allocation changes (PageFileInterned-
 // ObjectIDsTests holds the decoded rows of both paths equal).
 //
+// The rows naming one destination share its stored to-one value (an UnresolvedRelationship
+// naming the ID) the same way: one allocation per destination instead of one per row.
+//
 // The table lives as long as one fetch (it holds IDs, which hold the store: kept by the
 // store, it would keep the store alive). A fetch of a few rows makes no table, and pays
 // nothing for it: the fetch keeps a PageFileReferenceInterning on its stack, its codec
@@ -22,6 +25,16 @@ final class PageFileInternedObjectIDs {
     private static let capacity = 256
 
     @exclusivity(unchecked) private var entries = [NSManagedObjectID?](repeating: nil, count: capacity)
+    /// The stored to-one values naming the IDs of `entries`, by the same slot: made on the
+    /// first to-one reference.
+    @exclusivity(unchecked) private var toOnes: [UnresolvedRelationship?] = []
+
+    @inline(__always)
+    private static func slot(_ entity: NSEntityDescription, _ key: Int64) -> Int {
+        var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
+        word &*= 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: word >> 56)
+    }
 
     /// The ID of the object `key` of `entity`: one made before in this fetch, else the one
     /// `make` makes, kept for the next reference.
@@ -29,14 +42,27 @@ final class PageFileInternedObjectIDs {
     func objectID(
         _ entity: NSEntityDescription, _ key: Int64, make: (NSEntityDescription, Int64) -> NSManagedObjectID
     ) -> NSManagedObjectID {
-        var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
-        word &*= 0x9E37_79B9_7F4A_7C15
-        let slot = Int(truncatingIfNeeded: word >> 56)
+        let slot = Self.slot(entity, key)
         if let cached = entries[slot], cached.key == key, cached.entity === entity {
             return cached
         }
         let made = make(entity, key)
         entries[slot] = made
+        return made
+    }
+
+    /// The stored to-one value naming `id` (an ID this table gave): the one made before in
+    /// this fetch, else a new one, kept for the next row naming `id`.
+    @inline(__always)
+    func toOne(naming id: NSManagedObjectID) -> UnresolvedRelationship {
+        let slot = Self.slot(id.entity, id.key)
+        if toOnes.isEmpty {
+            toOnes = [UnresolvedRelationship?](repeating: nil, count: Self.capacity)
+        } else if let cached = toOnes[slot], cached.destination === id {
+            return cached
+        }
+        let made = UnresolvedRelationship(destination: id)
+        toOnes[slot] = made
         return made
     }
 }
@@ -61,5 +87,11 @@ struct PageFileReferenceInterning {
         let made = PageFileInternedObjectIDs()
         table = made
         return made.objectID(entity, key, make: make)
+    }
+
+    /// The stored to-one value naming `id`: shared by the rows naming it once there is a table.
+    @inline(__always)
+    func toOne(naming id: NSManagedObjectID) -> UnresolvedRelationship {
+        table?.toOne(naming: id) ?? UnresolvedRelationship(destination: id)
     }
 }

@@ -53,6 +53,9 @@ struct PageFileRowCodec {
     /// The interning of the fetch whose rows this codec decodes, on that fetch's stack
     /// (PageFileInternedObjectIDs.swift); nil makes an ID per reference.
     var interning: UnsafeMutablePointer<PageFileReferenceInterning>?
+    /// The stored to-one value the rows of one batch of faults share for the one
+    /// destination the batch names (PageFileRowCodec+Slots.swift); nil makes one per row.
+    var namedToOne: UnresolvedRelationship?
 
     /// `body`'s result, given a copy of this codec that makes one ID per referenced object
     /// while `body` runs: for the rows of one fetch. The copy must not outlive `body`.

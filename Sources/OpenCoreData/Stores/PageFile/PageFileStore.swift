@@ -497,7 +497,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     override func objectRows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID?) throws
         -> [StoreRow?]
     {
-        try rows(for: objectIDs, codec: named.map(codec(naming:)) ?? codec, intoSlots: true)
+        guard let named else { return try rows(for: objectIDs, codec: codec, intoSlots: true) }
+        var codec = codec(naming: named)
+        // The batch's rows name `named` (the object whose to-many they are): one to-one value for all.
+        if named.persistentStore === self { codec.namedToOne = UnresolvedRelationship(destination: named) }
+        return try rows(for: objectIDs, codec: codec, intoSlots: true)
     }
 
     /// The store's codec, decoding every reference to `named` as `named` itself (when it is
