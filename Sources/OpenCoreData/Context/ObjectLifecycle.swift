@@ -261,11 +261,13 @@ final class ObjectLifecycle {
     }
 
     /// `object`, out of its context, becomes a forgotten fault holding no other object.
+    /// A reset visits every registered object, most of them clean and loaded: the fields
+    /// already empty are left alone rather than released and stored again.
     private static func releaseValues(of object: NSManagedObject) {
         object.values = []
         object.committed = nil
-        object.dirtySlots = []
-        object.pendingFault = nil
+        if !object.dirtySlots.isEmpty { object.dirtySlots = [] }
+        if case .some = object.pendingFault { object.pendingFault = nil }
         object.state = ObjectState(isForgotten: true)
     }
 
