@@ -243,4 +243,42 @@ final class LifecycleLog: ObjectLifecycleObserver {
             }
         }
     #endif
+
+    /// A reset leaves every object it forgets a fault holding nothing, whatever it held:
+    /// loaded with unsaved changes, loaded clean, or a fault with its fetched row pending.
+    @Test func resetLeavesEveryObjectAForgottenFaultHoldingNothing() throws {
+        let directory = try TestStack.scratchDirectory("reset-forgets")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let writer = TestStack.context(coordinator)
+        let acme = TCompany(context: writer)
+        acme.name = "Acme"
+        for index in 0..<4 {
+            let employee = TEmployee(context: writer)
+            employee.name = "employee \(index)"
+            employee.company = acme
+        }
+        try writer.save()
+
+        let context = TestStack.context(coordinator)
+        let faults = try context.fetch(TestStack.request("Employee", TEmployee.self))
+        #expect(faults.count == 4 && faults.allSatisfy { $0.isFault && $0.pendingFault != nil })
+        let company = try #require(try context.fetch(TestStack.request("Company", TCompany.self)).first)
+        #expect(company.name == "Acme")
+        let changed = try #require(faults.first)
+        changed.age = 40
+        #expect(!changed.dirtySlots.isEmpty && context.hasChanges)
+
+        context.reset()
+        #expect(!context.hasChanges)
+        for object in faults + [company] {
+            #expect(object.managedObjectContext == nil)
+            #expect(object.values.isEmpty && object.committed == nil && object.dirtySlots.isEmpty)
+            #expect(object.pendingFault == nil)
+            #expect(object.state.isForgotten && !object.state.isInserted && !object.state.isListedUpdated)
+        }
+        // Fetched again, the same rows read their stored values: the unsaved change is gone.
+        let again = try context.fetch(TestStack.request("Employee", TEmployee.self))
+        #expect(again.count == 4 && again.allSatisfy { $0.age == 0 && $0.company?.name == "Acme" })
+    }
 }
