@@ -4,28 +4,33 @@
 // probe with SipHash, about a hundred instructions. Page numbers need no protection from
 // chosen collisions (they come from the engine's own allocator, below 2^40), so a
 // multiplicative hash and linear probing do: a few instructions a probe.
+//
+// The entries are kept dense, in two arrays (keys, values); the hash slots hold entry
+// positions. So a new table clears only an array of integers, and the values come out
+// as one array copy (a commit's dirty pages).
 
-/// Values by page number: open addressing, linear probing, at most half full; removal
-/// shifts the entries after it back (no tombstones). Any `UInt64` but `UInt64.max` is a
-/// valid key.
+/// Values by page number: open addressing over entry positions, linear probing, at most
+/// half full; removal shifts the slots after it back (no tombstones) and moves the last
+/// entry into the removed one's place.
 struct PageNumberTable<Value> {
-    /// Marks an empty slot; never a page number (those are below 2^40, SPEC.md W1).
-    private static var vacant: UInt64 { .max }
+    /// Marks an empty slot.
+    private static var vacant: Int32 { -1 }
 
-    private var slotKeys: ContiguousArray<UInt64>
-    private var slotValues: ContiguousArray<Value?>
-    /// `64 - log2(capacity)`: the multiplicative hash keeps the product's top bits.
+    /// Entry position per hash slot, or ``vacant``.
+    private var slots: ContiguousArray<Int32>
+    private var entryKeys: ContiguousArray<UInt64> = []
+    private var entryValues: ContiguousArray<Value> = []
+    /// `64 - log2(slots.count)`: the multiplicative hash keeps the product's top bits.
     private var shift: UInt64
-    /// How many keys the table holds.
-    private(set) var count = 0
 
     /// An empty table with room for `minimumCapacity` keys before it grows.
     init(minimumCapacity: Int = 0) {
         var capacity = 8
         while capacity < 2 * minimumCapacity { capacity *= 2 }
-        slotKeys = ContiguousArray(repeating: Self.vacant, count: capacity)
-        slotValues = ContiguousArray(repeating: nil, count: capacity)
+        slots = ContiguousArray(repeating: Self.vacant, count: capacity)
         shift = UInt64(64 - capacity.trailingZeroBitCount)
+        entryKeys.reserveCapacity(capacity / 2)
+        entryValues.reserveCapacity(capacity / 2)
     }
 
     /// A table holding the entries of `dictionary`.
@@ -34,118 +39,114 @@ struct PageNumberTable<Value> {
         for (key, value) in dictionary { self[key] = value }
     }
 
-    var isEmpty: Bool { count == 0 }
+    /// How many keys the table holds.
+    var count: Int { entryKeys.count }
+
+    var isEmpty: Bool { entryKeys.isEmpty }
+
+    /// The keys, in no particular order.
+    var keys: [UInt64] { Array(entryKeys) }
+
+    /// The values, in no particular order.
+    var values: [Value] { Array(entryValues) }
 
     @inline(__always)
     private func home(_ key: UInt64) -> Int {
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) &>> shift)
     }
 
-    /// The slot holding `key`, or the empty slot where it would go.
+    /// The slot holding `key` and its entry's position, or the empty slot where it would
+    /// go and -1.
     @inline(__always)
-    private func position(of key: UInt64) -> (index: Int, found: Bool) {
-        let mask = slotKeys.count - 1
-        var index = home(key)
+    private func find(_ key: UInt64) -> (slot: Int, entry: Int) {
+        let mask = slots.count - 1
+        var slot = home(key)
         while true {
-            let stored = slotKeys[index]
-            if stored == key { return (index, true) }
-            if stored == Self.vacant { return (index, false) }
-            index = (index + 1) & mask
+            let entry = Int(slots[slot])
+            if entry < 0 { return (slot, -1) }
+            if entryKeys[entry] == key { return (slot, entry) }
+            slot = (slot + 1) & mask
         }
     }
 
     /// The value stored under `key`; setting nil removes it.
     subscript(key: UInt64) -> Value? {
         @inline(__always) get {
-            let (index, found) = position(of: key)
-            return found ? slotValues[index] : nil
+            let entry = find(key).entry
+            return entry < 0 ? nil : entryValues[entry]
         }
         set {
             guard let newValue else {
                 removeValue(forKey: key)
                 return
             }
-            precondition(key != Self.vacant, "page number \(key) is not a key")
-            var (index, found) = position(of: key)
-            if !found {
-                if 2 * (count + 1) > slotKeys.count {
-                    grow()
-                    index = position(of: key).index
-                }
-                slotKeys[index] = key
-                count += 1
+            var (slot, entry) = find(key)
+            if entry >= 0 {
+                entryValues[entry] = newValue
+                return
             }
-            slotValues[index] = newValue
+            if 2 * (count + 1) > slots.count {
+                grow()
+                slot = find(key).slot
+            }
+            precondition(count < Int(Int32.max), "a page-number table holds fewer than 2^31 entries")
+            slots[slot] = Int32(truncatingIfNeeded: count)
+            entryKeys.append(key)
+            entryValues.append(newValue)
         }
     }
 
     /// Removes `key`; returns the value it had.
     @discardableResult
     mutating func removeValue(forKey key: UInt64) -> Value? {
-        let (found, isFound) = position(of: key)
-        guard isFound else { return nil }
-        let removed = slotValues[found]
-        let mask = slotKeys.count - 1
-        // Backward shift: an entry after the hole moves into it unless its home lies
-        // cyclically after the hole and at or before the entry (it would then be found
-        // before reaching the hole's slot anyway).
+        let (found, entry) = find(key)
+        guard entry >= 0 else { return nil }
+        let mask = slots.count - 1
+        // Backward shift: a slot after the hole moves into it unless its key's home lies
+        // cyclically after the hole and at or before the slot (a probe for it then never
+        // passes the hole).
         var hole = found
         var next = (found + 1) & mask
-        while slotKeys[next] != Self.vacant {
-            let natural = home(slotKeys[next])
+        while slots[next] >= 0 {
+            let natural = home(entryKeys[Int(slots[next])])
             let staysPut = hole <= next ? (natural > hole && natural <= next) : (natural > hole || natural <= next)
             if !staysPut {
-                slotKeys[hole] = slotKeys[next]
-                slotValues[hole] = slotValues[next]
+                slots[hole] = slots[next]
                 hole = next
             }
             next = (next + 1) & mask
         }
-        slotKeys[hole] = Self.vacant
-        slotValues[hole] = nil
-        count -= 1
-        return removed
+        slots[hole] = Self.vacant
+        // The last entry moves into the removed one's place; its slot follows.
+        let last = count - 1
+        if entry != last {
+            var slot = home(entryKeys[last])
+            while Int(slots[slot]) != last { slot = (slot + 1) & mask }
+            slots[slot] = Int32(truncatingIfNeeded: entry)
+            entryKeys.swapAt(entry, last)
+            entryValues.swapAt(entry, last)
+        }
+        entryKeys.removeLast()
+        return entryValues.removeLast()
     }
 
     /// Forgets every entry; keeps the storage.
     mutating func removeAll() {
-        guard count > 0 else { return }
-        for index in slotKeys.indices where slotKeys[index] != Self.vacant {
-            slotKeys[index] = Self.vacant
-            slotValues[index] = nil
-        }
-        count = 0
-    }
-
-    /// The keys, in no particular order.
-    var keys: [UInt64] {
-        var result: [UInt64] = []
-        result.reserveCapacity(count)
-        for key in slotKeys where key != Self.vacant { result.append(key) }
-        return result
-    }
-
-    /// The values, in no particular order.
-    var values: [Value] {
-        var result: [Value] = []
-        result.reserveCapacity(count)
-        for index in slotKeys.indices where slotKeys[index] != Self.vacant {
-            if let value = slotValues[index] { result.append(value) }
-        }
-        return result
+        guard !isEmpty else { return }
+        for index in slots.indices { slots[index] = Self.vacant }
+        entryKeys.removeAll(keepingCapacity: true)
+        entryValues.removeAll(keepingCapacity: true)
     }
 
     private mutating func grow() {
-        let oldKeys = slotKeys
-        let oldSlots = slotValues
-        let capacity = 2 * oldKeys.count
-        slotKeys = ContiguousArray(repeating: Self.vacant, count: capacity)
-        slotValues = ContiguousArray(repeating: nil, count: capacity)
+        let capacity = 2 * slots.count
+        slots = ContiguousArray(repeating: Self.vacant, count: capacity)
         shift = UInt64(64 - capacity.trailingZeroBitCount)
-        for index in oldKeys.indices where oldKeys[index] != Self.vacant {
-            let target = position(of: oldKeys[index]).index
-            slotKeys[target] = oldKeys[index]
-            slotValues[target] = oldSlots[index]
+        let mask = capacity - 1
+        for entry in entryKeys.indices {
+            var slot = home(entryKeys[entry])
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(truncatingIfNeeded: entry)
         }
     }
 }

@@ -220,7 +220,8 @@ final class CatalogCache: @unchecked Sendable {
     private var transaction: UInt64 = .max
     /// The page store the entries belong to: a vacuum replaces it without a new transaction id.
     private var store: ObjectIdentifier?
-    private var entries = NameTable<(root: UInt64, count: UInt64)>()
+    // Used under `lock` only: dynamic exclusivity checks on it buy nothing.
+    @exclusivity(unchecked) private var entries = NameTable<(root: UInt64, count: UInt64)>()
 
     /// Forgets everything (the file was replaced: same transaction id, new page numbers).
     func clear() {

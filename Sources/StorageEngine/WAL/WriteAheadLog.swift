@@ -55,8 +55,10 @@ final class WriteAheadLog: @unchecked Sendable {
     let retainedBytes: UInt64
     fileprivate var buffer: UnsafeMutableRawPointer
     fileprivate let bufferFrames: Int
-    /// The pieces of the next gathered write (reused between commits).
-    fileprivate var pieces: [UnsafeRawBufferPointer] = []
+    /// The pieces of the next gathered write (reused between commits). Used under the
+    /// writer lock only, so its dynamic exclusivity checks (a runtime call per access,
+    /// several per frame) buy nothing.
+    @exclusivity(unchecked) fileprivate var pieces: [UnsafeRawBufferPointer] = []
     /// At most this many pieces per gathered write (a frame adds two).
     fileprivate static let maximumPieces = 512
 
