@@ -112,6 +112,13 @@ extension TransactionCore {
         internalCheck(pathProblem(writer, key: key))
         let leaf = writer.pathPages[writer.pathPages.count - 1]
         if found {
+            // A new inline value for an inline one (a commit's catalog entries, a row
+            // rewritten): the cell keeps its place and slot, the page no hole.
+            if overflow == nil && !leaf.leafCell(index).isOverflow && leaf.replaceInlineValue(at: index, with: value) {
+                writer.runHint = (leaf.number, index)
+                writer.appendHint = (tree, tree.version, index)
+                return false
+            }
             try freeOverflow(of: leaf.leafCell(index), writer)
             leaf.removeCell(at: index)
         } else {

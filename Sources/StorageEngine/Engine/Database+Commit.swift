@@ -33,7 +33,8 @@ extension Database {
             transaction: writer.transaction, catalogRoot: core.catalog.root, freeListHead: core.snapshot.freeListHead,
             pageCount: writer.pageCount)
         internalCheck(state.successorProblem(of: core.snapshot))
-        var pages = writer.dirty.values.sorted { $0.number < $1.number }
+        var pages = writer.dirty.values
+        pages.sort { $0.number < $1.number }
         for page in pages {
             internalCheck(page.keyOrderProblem)
             page.seal(transaction: writer.transaction)

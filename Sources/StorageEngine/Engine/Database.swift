@@ -117,10 +117,11 @@ public final class Database: @unchecked Sendable {
     var dataFile: any StorageFile
     let lockFile: any StorageFile
 
-    // Published state, under `stateLock`.
+    // Published state, under `stateLock`. The hot fields every commit and transaction
+    // touch skip the dynamic exclusivity checks: the locks already serialise access.
     let stateLock = Lock()
-    var committed: CommitState
-    var readers: [Int: UInt64] = [:]
+    @exclusivity(unchecked) var committed: CommitState
+    @exclusivity(unchecked) var readers: [Int: UInt64] = [:]
     var nextReaderID = 0
     var poison: StorageError?
     var isClosed = false
@@ -132,7 +133,7 @@ public final class Database: @unchecked Sendable {
     var metaSlot: Int
     /// What the next checkpoint owes the meta slots besides a new meta (M3, M4).
     var metaRepair = MetaRepair.none
-    var freeList = FreeList()
+    @exclusivity(unchecked) var freeList = FreeList()
     /// The free list as one list (checkpoints, verify); setting it resets the split.
     var freeEntries: [FreeEntry] {
         get { freeList.entries }

@@ -36,15 +36,22 @@ struct FreeList {
 
     /// Moves the held pages F1 now allows into ``reusable``.
     mutating func release(threshold: UInt64, snapshotThreshold: UInt64, reuseLogBorn: Bool) {
-        var moved: [UInt64] = []
-        while oldStart < old.count && old[oldStart].freedAt <= threshold {
-            moved.append(old[oldStart].page)
-            oldStart += 1
-        }
+        let firstOld = oldStart
+        while oldStart < old.count && old[oldStart].freedAt <= threshold { oldStart += 1 }
         let bornLimit = reuseLogBorn ? max(threshold, snapshotThreshold) : threshold
-        while bornStart < born.count && born[bornStart].freedAt <= bornLimit {
-            moved.append(born[bornStart].page)
-            bornStart += 1
+        let firstBorn = bornStart
+        while bornStart < born.count && born[bornStart].freedAt <= bornLimit { bornStart += 1 }
+        // The released entries are read in place (a small commit releases a few pages per
+        // transaction: gathering them into an array of their own cost its regrowth).
+        let released = oldStart - firstOld + bornStart - firstBorn
+        if released > 16 {
+            reusable.reserveCapacity(reusable.count + released)
+            for entry in old[firstOld..<oldStart] { reusable.append(entry.page) }
+            for entry in born[firstBorn..<bornStart] { reusable.append(entry.page) }
+            reusable.sort(by: >)
+        } else if released > 0 {
+            for index in firstOld..<oldStart { insertReusable(old[index].page) }
+            for index in firstBorn..<bornStart { insertReusable(born[index].page) }
         }
         if oldStart > 64 && oldStart * 2 > old.count {
             old.removeFirst(oldStart)
@@ -54,24 +61,20 @@ struct FreeList {
             born.removeFirst(bornStart)
             bornStart = 0
         }
-        guard !moved.isEmpty else { return }
-        if moved.count > 16 {
-            reusable.append(contentsOf: moved)
-            reusable.sort(by: >)
-            return
+    }
+
+    /// Inserts `page` into ``reusable``, keeping it largest first.
+    private mutating func insertReusable(_ page: UInt64) {
+        var low = 0
+        var high = reusable.count
+        while low < high {
+            let middle = (low + high) / 2
+            if reusable[middle] > page { low = middle + 1 } else { high = middle }
         }
-        for page in moved {
-            var low = 0
-            var high = reusable.count
-            while low < high {
-                let middle = (low + high) / 2
-                if reusable[middle] > page { low = middle + 1 } else { high = middle }
-            }
-            reusable.insert(page, at: low)
-            internalCheck(
-                (low == 0 || reusable[low - 1] > page) && (low + 1 == reusable.count || reusable[low + 1] < page),
-                "F1: free page \(page) is reusable twice, or out of order")
-        }
+        reusable.insert(page, at: low)
+        internalCheck(
+            (low == 0 || reusable[low - 1] > page) && (low + 1 == reusable.count || reusable[low + 1] < page),
+            "F1: free page \(page) is reusable twice, or out of order")
     }
 
     /// Records the committed pages transaction `transaction` freed.

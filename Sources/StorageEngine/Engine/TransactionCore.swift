@@ -39,7 +39,7 @@ final class WriterState {
     let transaction: UInt64
     let geometry: Geometry
     @exclusivity(unchecked) var pageCount: UInt64
-    @exclusivity(unchecked) var dirty: [UInt64: Page] = [:]
+    @exclusivity(unchecked) var dirty: PageNumberTable<Page>
     /// Pages whose newest image in this transaction was spilled into their slot of the page
     /// file to bound the writer's memory (SPEC.md §2.4 step 7a); read back on demand.
     @exclusivity(unchecked) var spilled: Set<UInt64> = []
@@ -93,10 +93,9 @@ final class WriterState {
         basePageCount = pageCount
         self.reusable = reusable
         scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
-        // A one-row commit copies a root-to-leaf path and the catalog leaf: room for that
-        // up front saves the table and arrays regrowing three times in every small commit.
-        // A specialized allocation: `reserveCapacity` runs the unspecialized generic (~1.5k).
-        dirty = Dictionary(minimumCapacity: 8)
+        // A one-row object save copies a few root-to-leaf paths and the catalog leaf: room
+        // for that up front saves the table and arrays regrowing in every small commit.
+        dirty = PageNumberTable(minimumCapacity: 16)
         freed.reserveCapacity(8)
         taken.reserveCapacity(8)
         pathPages.reserveCapacity(8)
@@ -221,7 +220,8 @@ final class CatalogCache: @unchecked Sendable {
     private var transaction: UInt64 = .max
     /// The page store the entries belong to: a vacuum replaces it without a new transaction id.
     private var store: ObjectIdentifier?
-    private var entries: [String: (root: UInt64, count: UInt64)] = [:]
+    // Used under `lock` only: dynamic exclusivity checks on it buy nothing.
+    @exclusivity(unchecked) private var entries = NameTable<(root: UInt64, count: UInt64)>()
 
     /// Forgets everything (the file was replaced: same transaction id, new page numbers).
     func clear() {
@@ -245,7 +245,7 @@ final class CatalogCache: @unchecked Sendable {
                 else { return }
                 self.transaction = transaction
                 self.store = ObjectIdentifier(store)
-                entries.removeAll(keepingCapacity: true)
+                entries.removeAll()
             }
             if entries.count < 4_096 { entries[name] = (root, count) }
         }
@@ -258,7 +258,7 @@ final class CatalogCache: @unchecked Sendable {
     func advance(committing trees: TreeTable, from previous: UInt64?, to next: UInt64, store: PageStore) {
         lock.withLock {
             if previous == nil || transaction != previous || self.store != ObjectIdentifier(store) {
-                entries.removeAll(keepingCapacity: true)
+                entries.removeAll()
             }
             transaction = next
             self.store = ObjectIdentifier(store)

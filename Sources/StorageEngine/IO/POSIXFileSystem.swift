@@ -127,6 +127,52 @@ final class POSIXFile: StorageFile, @unchecked Sendable {
         }
     }
 
+    /// One `pwritev` per at most ``maximumVectors`` pieces, resuming inside a piece after
+    /// a short write.
+    /// The most pieces one `pwritev` takes: `IOV_MAX` on Linux and Darwin (a macro Swift
+    /// does not import).
+    static let maximumVectors = 1_024
+
+    func write(gathering pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, at offset: UInt64) throws {
+        try checkOpen()
+        let total = pieces.reduce(0) { $0 + $1.count }
+        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, pieces.count)) { vectors in
+            var used = 0
+            for piece in pieces {
+                guard let base = piece.baseAddress, !piece.isEmpty else { continue }
+                vectors[used] = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: piece.count)
+                used += 1
+            }
+            guard let start = vectors.baseAddress else { return }
+            var first = 0
+            var done = 0
+            while done < total, first < used {
+                let batch = Int32(min(used - first, Self.maximumVectors))
+                let result = pwritev(descriptor, start + first, batch, off_t(offset) + off_t(done))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIXFileSystem.error("pwritev \(path)")
+                }
+                if result == 0 { break }
+                done += result
+                var consumed = result
+                while consumed > 0 {
+                    if consumed >= vectors[first].iov_len {
+                        consumed -= vectors[first].iov_len
+                        first += 1
+                    } else {
+                        vectors[first].iov_base = vectors[first].iov_base.map { $0 + consumed }
+                        vectors[first].iov_len -= consumed
+                        consumed = 0
+                    }
+                }
+            }
+            guard done == total else {
+                throw StorageError(.io, "pwritev \(path): wrote \(done) of \(total) bytes")
+            }
+        }
+    }
+
     /// Moves `count` bytes at `offset` with as many calls of `transfer` (given the bytes
     /// done, the bytes remaining and the file position) as short transfers need, retrying
     /// interrupted calls; a transfer of 0 (end of file) ends early. Returns the bytes moved.

@@ -49,6 +49,12 @@ public protocol StorageFile: AnyObject, Sendable {
     /// Writes all of `bytes` at `offset`, looping over short writes.
     /// - Throws: ``StorageError`` `io` or `noSpace`, or `closed` after ``close()``.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
+    /// Writes the concatenation of `pieces` at `offset`, looping over short writes: one
+    /// gathered write where the system has one, so the caller need not copy the pieces
+    /// into one buffer first (the log's frames: headers and the pages' own bytes). The
+    /// default gathers them into one buffer and calls ``write(_:at:)`` once.
+    /// - Throws: ``StorageError`` `io` or `noSpace`, or `closed` after ``close()``.
+    func write(gathering pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, at offset: UInt64) throws
     /// The file's size in bytes.
     /// - Throws: ``StorageError`` `io`, or `closed` after ``close()``.
     func size() throws -> UInt64
@@ -68,6 +74,20 @@ public protocol StorageFile: AnyObject, Sendable {
 }
 
 extension StorageFile {
+    /// Gathers `pieces` into one buffer and writes it with ``write(_:at:)``: one write, as
+    /// a simulated medium counts, tears and fails writes.
+    public func write(gathering pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, at offset: UInt64) throws {
+        let total = pieces.reduce(0) { $0 + $1.count }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = 0
+        for piece in pieces where !piece.isEmpty {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[position...]).copyMemory(from: piece)
+            position += piece.count
+        }
+        try write(UnsafeRawBufferPointer(buffer), at: offset)
+    }
+
     /// Reads exactly `count` bytes at `offset` into a new array, or throws `corrupt` when the
     /// file ends first.
     func readExactly(count: Int, at offset: UInt64, what: @autoclosure () -> String) throws -> [UInt8] {

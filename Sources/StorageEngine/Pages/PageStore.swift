@@ -21,7 +21,7 @@ final class PageStore: @unchecked Sendable {
     private let capacity: Int
     @exclusivity(unchecked) private var clockHand = 0
     /// Page number -> offset of its newest committed image in the log.
-    @exclusivity(unchecked) private(set) var logIndex: [UInt64: UInt64] = [:]
+    @exclusivity(unchecked) private(set) var logIndex = PageNumberTable<UInt64>()
 
     init(dataFile: any StorageFile, log: WriteAheadLog, pageSize: Int, cacheBytes: Int) {
         self.dataFile = dataFile
@@ -262,17 +262,17 @@ final class PageStore: @unchecked Sendable {
             cache.removeAll()
             searchSlots.removeAll()
             cachedCount = 0
-            logIndex = index
+            logIndex = PageNumberTable(index)
         }
     }
 
     /// Installs the index found by recovery.
     func installLogIndex(_ index: [UInt64: UInt64]) {
-        lock.withLock { logIndex = index }
+        lock.withLock { logIndex = PageNumberTable(index) }
     }
 
     /// The log index, for a checkpoint (taken under the writer lock, so it cannot change).
-    func logIndexSnapshot() -> [UInt64: UInt64] { lock.withLock { logIndex } }
+    func logIndexSnapshot() -> PageNumberTable<UInt64> { lock.withLock { logIndex } }
 
     /// How many pages the cache holds now (at most its capacity, from `cacheBytes`).
     var cachedPageCount: Int { lock.withLock { cachedCount } }
@@ -290,7 +290,7 @@ final class PageStore: @unchecked Sendable {
     func resetLog(_ body: () throws -> Void) rethrows {
         try lock.withLock {
             try body()
-            logIndex.removeAll(keepingCapacity: true)
+            logIndex.removeAll()
         }
     }
 
@@ -337,7 +337,7 @@ final class PageStore: @unchecked Sendable {
             cache.removeAll()
             searchSlots.removeAll()
             cachedCount = 0
-            logIndex.removeAll()
+            logIndex = PageNumberTable()
         }
     }
 }

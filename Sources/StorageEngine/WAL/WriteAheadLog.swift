@@ -55,6 +55,12 @@ final class WriteAheadLog: @unchecked Sendable {
     let retainedBytes: UInt64
     fileprivate var buffer: UnsafeMutableRawPointer
     fileprivate let bufferFrames: Int
+    /// The pieces of the next gathered write (reused between commits). Used under the
+    /// writer lock only, so its dynamic exclusivity checks (a runtime call per access,
+    /// several per frame) buy nothing.
+    @exclusivity(unchecked) fileprivate var pieces: [UnsafeRawBufferPointer] = []
+    /// At most this many pieces per gathered write (a frame adds two).
+    fileprivate static let maximumPieces = 512
 
     /// A log in `file` for pages of `pageSize` bytes; `checkpointThreshold` (the log size
     /// at which commits checkpoint) sizes its preallocation steps and its retained size.
@@ -147,7 +153,11 @@ final class WriteAheadLog: @unchecked Sendable {
         internalCheck(Self.pageImagesProblem(pages, commit: state))
         var offsets: [UInt64] = []
         offsets.reserveCapacity(pages.count)
+        pieces.removeAll(keepingCapacity: true)
         var writer = FrameWriter(log: self, position: end, chain: chain)
+        // Format-1 free records are pages too, written from their own bytes: they must
+        // live until the last write.
+        var legacyRecords: [Page] = []
         if version >= 2 {
             // Format 2: short records of at most a page of entries each (W1). The last frame
             // is a free record only when no page was written (a catalog emptied).
@@ -171,9 +181,9 @@ final class WriteAheadLog: @unchecked Sendable {
             }
         } else {
             // A format-1 generation (recovered from an older build) keeps format-1 frames.
-            let records = legacyFreeRecords(freed, transaction: state.transaction)
-            for (index, record) in records.enumerated() {
-                let commit = pages.isEmpty && index == records.count - 1 ? state : nil
+            legacyRecords = legacyFreeRecords(freed, transaction: state.transaction)
+            for (index, record) in legacyRecords.enumerated() {
+                let commit = pages.isEmpty && index == legacyRecords.count - 1 ? state : nil
                 _ = try writer.frame(page: record, transaction: state.transaction, commit: commit)
             }
         }
@@ -182,7 +192,7 @@ final class WriteAheadLog: @unchecked Sendable {
                 try writer.frame(
                     page: page, transaction: state.transaction, commit: index == pages.count - 1 ? state : nil))
         }
-        let position = try writer.finish()
+        let position = try withExtendedLifetime(legacyRecords) { try writer.finish() }
         end = position
         committedFrames += writer.frames
         chain = writer.chain
@@ -208,11 +218,16 @@ final class WriteAheadLog: @unchecked Sendable {
         return nil
     }
 
-    /// Gathers frames in the log's buffer and writes them in large pieces.
+    /// Gathers frames and writes them in large pieces: frame headers and free records in
+    /// the log's buffer, page images from the pages' own bytes (a gathered write, so a
+    /// commit does not copy its pages into the buffer first).
     private struct FrameWriter {
         let log: WriteAheadLog
-        /// File offset of the buffer's first byte.
+        /// File offset of the first byte not yet written.
         var position: UInt64
+        /// Bytes added since the last write (buffered and the pages').
+        var pending = 0
+        /// Bytes of the log's buffer in use.
         var used = 0
         var chain: UInt64
         /// Frames added.
@@ -225,14 +240,17 @@ final class WriteAheadLog: @unchecked Sendable {
         }
 
         /// Adds one frame with a `payloadBytes` payload: `fill` writes the frame header's
-        /// fields (the salt and checksum are added here) and the payload, and returns the
-        /// payload's own checksum, which the chained checksum covers. Returns the payload's
-        /// file offset.
+        /// fields (the salt and checksum are added here) and, unless the payload is
+        /// `pageBytes`, the payload after it; it returns the payload's own checksum, which
+        /// the chained checksum covers. Returns the payload's file offset.
         mutating func frame(
-            payloadBytes: Int, fill: (FrameHeader, UnsafeMutableRawPointer) -> UInt64
+            payloadBytes: Int, pageBytes: UnsafeRawPointer? = nil,
+            fill: (FrameHeader, UnsafeMutableRawPointer) -> UInt64
         ) throws -> UInt64 {
             let size = FrameHeader.size + payloadBytes
-            if used + size > log.bufferFrames * log.frameSize { try flush() }
+            if pending + size > log.bufferFrames * log.frameSize || log.pieces.count + 2 > WriteAheadLog.maximumPieces {
+                try flush()
+            }
             let frame = FrameHeader(log.buffer + used)
             memset(frame.base, 0, FrameHeader.size)
             let payloadChecksum = fill(frame, frame.base + FrameHeader.size)
@@ -240,32 +258,52 @@ final class WriteAheadLog: @unchecked Sendable {
             frame.checksum = payloadChecksum
             chain = XXH64.hash(frame.base, count: FrameHeader.size, seed: chain)
             frame.checksum = chain
-            let offset = position + UInt64(used + FrameHeader.size)
-            used += size
+            let buffered = pageBytes == nil ? size : FrameHeader.size
+            addPiece(UnsafeRawPointer(log.buffer + used), buffered)
+            used += buffered
+            if let pageBytes { addPiece(pageBytes, payloadBytes) }
+            let offset = position + UInt64(pending + FrameHeader.size)
+            pending += size
             frames += 1
             return offset
         }
 
+        /// Appends `count` bytes at `start` to the next write, extending the last piece
+        /// when they follow it.
+        private func addPiece(_ start: UnsafeRawPointer, _ count: Int) {
+            if let last = log.pieces.last, let base = last.baseAddress, base + last.count == start {
+                log.pieces[log.pieces.count - 1] = UnsafeRawBufferPointer(start: base, count: last.count + count)
+            } else {
+                log.pieces.append(UnsafeRawBufferPointer(start: start, count: count))
+            }
+        }
+
         /// Adds a page image frame; `commit` flags it as its transaction's commit frame.
+        /// The page's bytes are written from the page itself, which must not change before
+        /// ``finish()`` (a sealed page does not).
         mutating func frame(page: Page, transaction: UInt64, commit: CommitState?) throws -> UInt64 {
-            let pageSize = log.pageSize
-            return try frame(payloadBytes: pageSize) { frame, payload in
+            try frame(payloadBytes: log.pageSize, pageBytes: UnsafeRawPointer(page.bytes)) { frame, _ in
                 frame.pageNumber = page.number
                 frame.transaction = transaction
                 if let commit { frame.storeCommit(commit) }
-                payload.copyMemory(from: page.bytes, byteCount: pageSize)
                 return page.storedChecksum
             }
         }
 
         mutating func flush() throws {
-            guard used > 0 else { return }
-            try log.file.write(UnsafeRawBufferPointer(start: log.buffer, count: used), at: position)
-            position += UInt64(used)
+            guard pending > 0 else { return }
+            defer { log.pieces.removeAll(keepingCapacity: true) }
+            if log.pieces.count == 1 {
+                try log.file.write(log.pieces[0], at: position)
+            } else {
+                try log.pieces.withUnsafeBufferPointer { try log.file.write(gathering: $0, at: position) }
+            }
+            position += UInt64(pending)
+            pending = 0
             used = 0
         }
 
-        /// Writes what is buffered; returns the offset after the last frame.
+        /// Writes what is pending; returns the offset after the last frame.
         mutating func finish() throws -> UInt64 {
             try flush()
             return position

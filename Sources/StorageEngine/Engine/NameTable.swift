@@ -1,16 +1,20 @@
-// The trees a transaction opened, by name. A save opens a handful (rows, indexes, the
-// store's meta), each once: finding a name among a few by comparing strings costs less
-// than hashing it, which a dictionary did twice per opening (the miss and the insert).
-// Past `linearLimit` trees (a migration, a vacuum) names are found through a dictionary.
+// Values by tree name: the trees a transaction opened, and the shared cache of catalog
+// entries. A save opens a handful (rows, indexes, the store's meta), each once, and its
+// commit rewrites their entries: finding a name among a few by comparing strings costs
+// less than hashing it, which a dictionary did on every lookup and insert. Past
+// `linearLimit` names (a migration, a vacuum) they are found through a dictionary.
 
 /// The trees a transaction opened, by name, in the order it opened them.
-struct TreeTable {
-    /// Beyond this many trees a name is looked up by hash rather than by comparison.
-    static let linearLimit = 16
+typealias TreeTable = NameTable<TreeState>
+
+/// Values by name, in the order their names were added.
+struct NameTable<Value> {
+    /// Beyond this many names a name is looked up by hash rather than by comparison.
+    static var linearLimit: Int { 16 }
 
     private var names: [String] = []
-    private(set) var values: [TreeState] = []
-    /// Position of each name, once there are more than ``linearLimit`` trees.
+    private(set) var values: [Value] = []
+    /// Position of each name, once there are more than ``linearLimit`` names.
     private var positions: [String: Int]?
 
     var count: Int { values.count }
@@ -20,8 +24,8 @@ struct TreeTable {
         return names.firstIndex(of: name)
     }
 
-    /// The tree named `name`; setting nil forgets it.
-    subscript(name: String) -> TreeState? {
+    /// The value named `name`; setting nil forgets it.
+    subscript(name: String) -> Value? {
         get { position(of: name).map { values[$0] } }
         set {
             if let position = position(of: name) {
@@ -48,5 +52,12 @@ struct TreeTable {
                 positions = Dictionary(uniqueKeysWithValues: zip(names, names.indices))
             }
         }
+    }
+
+    /// Forgets every name; keeps the storage.
+    mutating func removeAll() {
+        names.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        positions = nil
     }
 }
