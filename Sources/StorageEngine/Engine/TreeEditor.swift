@@ -80,7 +80,10 @@ public final class TreeEditor {
     ///   `corrupt` for a damaged page.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        let writer = try writer()
+        try seek(key, writer())
+    }
+
+    private func seek(_ key: UnsafeRawBufferPointer, _ writer: WriterState) throws -> Bool {
         if let leaf = currentLeaf(writer), leaf.count > 0, compareKeys(leaf.leafCell(0).key, key) <= 0,
             compareKeys(key, leaf.leafCell(leaf.count - 1).key) <= 0
         {
@@ -187,6 +190,26 @@ public final class TreeEditor {
     ///   `closed`, `treeDeleted`, `corrupt` for a damaged page.
     public func removeEntry() throws {
         let (leaf, writer) = try writableEntryLeaf()
+        try removeEntry(of: leaf, writer)
+    }
+
+    /// Moves to `key` and removes its entry when the tree holds it, as ``seek(_:)`` then
+    /// ``removeEntry()`` would, in one step: a walk removing thousands of sorted keys (a
+    /// save's deleted rows and their index entries) checks the writer and the editor's
+    /// place once per key instead of twice. Returns whether there was an entry; either
+    /// way ``next()`` then moves to the first entry after `key`.
+    /// - Throws: As ``seek(_:)-(UnsafeRawBufferPointer)`` and ``removeEntry()``.
+    @discardableResult
+    public func removeEntry(forKey key: UnsafeRawBufferPointer) throws -> Bool {
+        let writer = try writer()
+        // Found, the editor stands on the entry in the current leaf (`seek` just put it there).
+        guard try seek(key, writer), let leaf else { return false }
+        try removeEntry(of: writable ? leaf : makeLeafWritable(writer), writer)
+        return true
+    }
+
+    /// Removes the current entry of `leaf`, the editor's leaf, writable.
+    private func removeEntry(of leaf: Page, _ writer: WriterState) throws {
         try core.freeOverflow(of: leaf.leafCell(index), writer)
         leaf.removeCell(at: index)
         state.count &-= 1
@@ -320,12 +343,17 @@ public final class TreeEditor {
     private func writableEntryLeaf() throws -> (Page, WriterState) {
         let (leaf, writer) = try entryLeaf()
         if writable { return (leaf, writer) }
+        return (makeLeafWritable(writer), writer)
+    }
+
+    /// Copies the path to the editor's leaf for this transaction; returns the leaf's copy.
+    private func makeLeafWritable(_ writer: WriterState) -> Page {
         core.makePathWritable(writer, tree: state)
         let copy = writer.pathPages[writer.pathPages.count - 1]
         self.leaf = copy
         writable = true
         internalCheck(key.withUnsafeBytes { core.pathProblem(writer, key: $0) })
-        return (copy, writer)
+        return copy
     }
 
     /// Merges the thinned leaf the editor leaves, while its path is still the writer's.
