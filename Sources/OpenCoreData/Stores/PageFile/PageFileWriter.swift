@@ -201,7 +201,9 @@ struct PageFileWriter {
                         of: indexes[position], values: row.values, primaryKey: primaryKey)
                     {
                         // Written in place in the deferred keys' buffer: no key array per entry.
-                        if deferred.indexes[ordinal] == nil { deferred.indexes[ordinal] = indexes[position] }
+                        // The index noted with its first entry (`== nil` on the optional
+                        // copied the index every time).
+                        if deferred.keys[ordinal].count == 1 { deferred.indexes[ordinal] = indexes[position] }
                     }
                 }
             }
