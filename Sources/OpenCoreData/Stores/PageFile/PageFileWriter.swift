@@ -189,7 +189,7 @@ struct PageFileWriter {
             if !info.externalSlots.isEmpty { try removeDeferred(&deferred) }
             let primaryKey = row.objectID.key
             // By position, not `for index in` (a copy of each index per row). The release build
-            // still copies each index passed to insertEntry(of:) (~0.4k per deleted row of
+            // still copies each index passed to insertEntry(of:) (~0.7k per deleted row of
             // three indexes): what is left to cut here.
             try info.indexes.withUnsafeBufferPointer { indexes in
                 for position in indexes.indices {
