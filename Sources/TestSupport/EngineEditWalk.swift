@@ -77,7 +77,28 @@ extension EngineHarness {
             let present = entries.keys.sorted { $0.lexicographicallyPrecedes($1) }.filter { _ in random.chance(0.4) }
             let absent = (0..<random.int(in: 0...6)).map { _ in randomKey(&random) }
             let keys = Set(present + absent).sorted { $0.lexicographicallyPrecedes($1) }
+            // Some walks remove with removeEntry(forKey:), the seek and removal in one step.
+            let removesByKey = removeShare > 0 && random.chance(0.3)
             for key in keys {
+                if removesByKey, random.chance(removeShare) {
+                    let removed = try editor.removeEntry(forKey: key)
+                    guard removed == (entries[key] != nil) else {
+                        throw HarnessFailure("removing \(key) removed \(removed), the oracle \(entries[key] != nil)")
+                    }
+                    entries[key] = nil
+                    if random.chance(0.2) {
+                        // Next moves to the first entry after the key, removed or absent.
+                        let moved = try editor.next()
+                        let expected = entries.keys.filter { key.lexicographicallyPrecedes($0) }
+                            .min { $0.lexicographicallyPrecedes($1) }
+                        guard moved == (expected != nil), try !moved || editor.currentKey == expected else {
+                            throw HarnessFailure(
+                                "next after removing \(key) moved \(moved), expected \(expected ?? [])")
+                        }
+                    }
+                    if random.chance(0.03) { try besideChange() }
+                    continue
+                }
                 let found = try editor.seek(key)
                 guard found == (entries[key] != nil) else {
                     throw HarnessFailure("seek \(key) found \(found), the oracle \(entries[key] != nil)")

@@ -194,6 +194,51 @@ import Testing
         #expect(Self.names(try Self.company(context)) == ["E0", "E1", "E3"])
     }
 
+    /// Many edits of one unloaded list, past several growths of its tables: a third of the
+    /// employees deleted, others moved out (some of them back in), new ones added (some
+    /// of them taken out again): the list read before and after the save is the stored
+    /// one less the removed plus the added.
+    @Test(arguments: TestStack.storeTypes)
+    func manyEditsOfOneUnloadedListAddUp(_ type: String) throws {
+        let stack = try Stack(type, employees: 120)
+        let context = stack.context
+        let company = try Self.company(context)
+        var byName: [String: TEmployee] = [:]
+        for employee in try context.fetch(TestStack.request("Employee", TEmployee.self)) {
+            byName[try #require(employee.name)] = employee
+        }
+        var expected = Set((0..<120).map { "E\($0)" })
+        for index in 0..<120 where index % 3 == 0 {
+            context.delete(try #require(byName["E\(index)"]))
+            expected.remove("E\(index)")
+        }
+        context.processPendingChanges()
+        for index in 0..<90 where index % 3 == 1 {
+            try #require(byName["E\(index)"]).company = nil
+            expected.remove("E\(index)")
+        }
+        for index in 0..<45 where index % 3 == 1 {
+            try #require(byName["E\(index)"]).company = company
+            expected.insert("E\(index)")
+        }
+        for index in 0..<50 {
+            let added = TEmployee(context: context)
+            added.name = "N\(index)"
+            added.company = company
+            expected.insert("N\(index)")
+            if index % 5 == 0 {
+                added.company = nil
+                expected.remove("N\(index)")
+            }
+        }
+        #expect(company.hasFault(forRelationshipNamed: "employees"), "the edits are recorded, not loaded")
+        #expect(Self.names(company) == expected)
+        try context.save()
+        #expect(Self.names(company) == expected)
+        context.reset()
+        #expect(Self.names(try Self.company(context)) == expected, "as saved, on \(type)")
+    }
+
     /// The objects an unloaded to-many's edits name are freed by reset() like any other.
     @Test func resetFreesTheObjectsTheEditsName() throws {
         let stack = try Stack(NSSQLiteStoreType, employees: 3)

@@ -139,6 +139,88 @@ import Testing
             }
         }
         #expect(walked <= oneByOne + 2)
+        let removedByKey = try pagesInUse { tree, keys in
+            try tree.edit { editor in
+                for key in keys {
+                    let removed = try editor.removeEntry(forKey: key)
+                    #expect(removed)
+                }
+            }
+        }
+        #expect(removedByKey == walked)
+    }
+
+    /// Seeks to ascending keys (the next key one entry on or dozens, present or absent,
+    /// after a removal or not) find what a lookup of each key finds: the search forward
+    /// from the editor's place answers as a search of the whole leaf.
+    @Test func ascendingSeeksFindWhatLookupsFind() throws {
+        var random = SeededRandom(seed: SeededRandom.environmentSeed ?? 41)
+        let database = try Self.open(SimulatedFileSystem())
+        try database.write { transaction in
+            let rows = try transaction.openTree(named: "rows")
+            for index in stride(from: 0, to: 6_000, by: 2) {
+                try rows.setValue([UInt8(index % 251)], forKey: Self.key(index))
+            }
+        }
+        var removed: Set<Int> = []
+        try database.write { transaction in
+            try transaction.openTree(named: "rows").edit { editor in
+                var index = 0
+                while index < 6_100 {
+                    let found = try editor.seek(Self.key(index))
+                    let expected = index < 6_000 && index % 2 == 0 && !removed.contains(index)
+                    #expect(found == expected, "key \(index)")
+                    if found {
+                        #expect(try editor.withValue { Array($0) } == [UInt8(index % 251)], "key \(index)")
+                        if random.chance(0.3) {
+                            try editor.removeEntry()
+                            removed.insert(index)
+                        }
+                    }
+                    // Now and then the same key again (not after it: the search of the leaf).
+                    if random.chance(0.05) { continue }
+                    index += random.pick([1, 1, 2, 3, 5, 8, 13, 40, 70])
+                }
+            }
+        }
+        #expect(try database.verify().entryCount == 3_000 - removed.count)
+    }
+
+    /// removeEntry(forKey:) removes what a seek then removeEntry() remove, says whether
+    /// the key was there, and leaves next() on the first entry after the key.
+    @Test func removingByKeyIsASeekThenARemoval() throws {
+        let database = try Self.open(SimulatedFileSystem())
+        try database.write { transaction in
+            let rows = try transaction.openTree(named: "rows")
+            #expect(try !rows.edit { try $0.removeEntry(forKey: Self.key(1)) })
+            for index in stride(from: 0, to: 2_000, by: 2) { try rows.setValue([1, 2, 3], forKey: Self.key(index)) }
+        }
+        try database.write { transaction in
+            let rows = try transaction.openTree(named: "rows")
+            try rows.edit { editor in
+                // Present (every sixth), absent (odd) and past the last key, ascending.
+                for index in 0..<2_100 where index % 6 == 0 || index % 6 == 1 {
+                    let removed = try editor.removeEntry(forKey: Self.key(index))
+                    #expect(removed == (index < 2_000 && index % 2 == 0), "key \(index)")
+                }
+                // Back to a key removed above, then to one kept.
+                #expect(try editor.removeEntry(forKey: Self.key(498)) == false)
+                #expect(try editor.next())
+                #expect(try editor.currentKey == Self.key(500))
+                #expect(try editor.removeEntry(forKey: Self.key(500)))
+                #expect(try editor.next())
+                #expect(try editor.currentKey == Self.key(502))
+            }
+        }
+        let report = try database.verify()
+        let kept = stride(from: 0, to: 2_000, by: 2).filter { $0 % 6 != 0 && $0 != 500 }
+        #expect(report.entryCount == kept.count)
+        try database.read { transaction in
+            let rows = try #require(try transaction.tree(named: "rows"))
+            for index in 0..<2_000 {
+                #expect(try (rows.value(forKey: Self.key(index)) != nil) == kept.contains(index), "key \(index)")
+            }
+        }
     }
 
     @Test func anEditorNeedsAWriteTransactionAndAnEntry() throws {

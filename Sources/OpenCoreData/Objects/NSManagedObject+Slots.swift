@@ -292,8 +292,10 @@ extension NSManagedObject {
         // The set is read in its case: no `Any` made and cast back (a cast that fails
         // would try bridging), and bound straight from the slot, so no other binding keeps
         // its storage referenced once the slot lets go of it.
-        guard slot < values.count, managedObjectContext?.lifecycle.observer == nil,
-            case .objects(var set) = values.storage[slot]
+        // The slot's case before the context's observer: most slots a delete rule edits are
+        // unresolved to-manys, and the context is a weak reference, dearer to read.
+        guard slot < values.count, case .objects(var set) = values.storage[slot],
+            managedObjectContext?.lifecycle.observer == nil
         else { return nil }
         values.storage[slot] = .null
         let changed = edit(&set)

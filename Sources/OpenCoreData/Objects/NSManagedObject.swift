@@ -21,10 +21,12 @@ final class UnresolvedRelationship {
     let destination: NSManagedObjectID?
     private let list: [NSManagedObjectID]?
     /// Destinations the context added or removed since (PendingToManyEdits.swift), by
-    /// identity; the two never share an object.
+    /// identity; the two never share an object. Object sets, not dictionaries: a delete
+    /// of thousands of employees records one removal each, and SipHash per entry cost more
+    /// than the rest of the edit.
     /// Unchecked exclusivity, as the object's own values: confined to the context's queue.
-    @exclusivity(unchecked) var added: [ObjectIdentifier: NSManagedObject] = [:]
-    @exclusivity(unchecked) var removed: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var added = ObjectSet()
+    @exclusivity(unchecked) var removed = ObjectSet()
 
     init(objectIDs: [NSManagedObjectID]?) {
         self.destination = nil

@@ -49,10 +49,10 @@ extension UnresolvedRelationship {
     /// `objects` (the stored destinations) with the edits applied.
     func applyingEdits(to objects: [NSManagedObject]) -> [NSManagedObject] {
         guard hasEdits else { return objects }
-        var result = removed.isEmpty ? objects : objects.filter { removed[ObjectIdentifier($0)] == nil }
+        var result = removed.isEmpty ? objects : objects.filter { !removed.contains($0) }
         if !added.isEmpty {
             let present = Set(result.lazy.map(ObjectIdentifier.init))
-            for (identity, object) in added where !present.contains(identity) { result.append(object) }
+            for object in added where !present.contains(ObjectIdentifier(object)) { result.append(object) }
         }
         return result
     }
@@ -64,11 +64,11 @@ extension UnresolvedRelationship {
         var result = ids.map { map[$0] ?? $0 }
         guard hasEdits else { return result }
         if !removed.isEmpty {
-            let gone = Set(removed.values.map { map[$0.objectID] ?? $0.objectID })
+            let gone = Set(removed.map { map[$0.objectID] ?? $0.objectID })
             result.removeAll { gone.contains($0) }
         }
         var present = Set(result)
-        for object in added.values {
+        for object in added {
             let id = map[object.objectID] ?? object.objectID
             if present.insert(id).inserted { result.append(id) }
         }
@@ -105,14 +105,12 @@ extension NSManagedObject {
             edited.added = current.added
             edited.removed = current.removed
         }
-        let identity = ObjectIdentifier(object)
-        // An empty table is left alone: removing a key from it still hashes the key.
         if adding {
-            if !edited.removed.isEmpty { edited.removed[identity] = nil }
-            edited.added[identity] = object
+            edited.removed.remove(object)
+            edited.added.insert(object)
         } else {
-            if !edited.added.isEmpty { edited.added[identity] = nil }
-            edited.removed[identity] = object
+            edited.added.remove(object)
+            edited.removed.insert(object)
         }
         ObjectLifecycle.change(self, slot: slot, toTyped: .unresolved(edited))
         return true

@@ -37,15 +37,17 @@ struct PageFileCatalog {
         /// Query plan recipes by predicate template (PageFilePlanCache.swift).
         let planCache = PageFilePlanCache()
         /// To-many slots kept outside the row (SPEC.md §3.2 R1), and those in join trees.
-        private(set) var externalSlots: [Int] = []
-        private(set) var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
+        /// Constants, as the slot lists below: a `var` of a class is read through a dynamic
+        /// exclusivity check, which every row a writer steps paid for each list it read.
+        let externalSlots: [Int]
+        let joinSlots: [(slot: Int, relationship: NSRelationshipDescription)]
         /// Relationship slots with an inverse that the row or a join tree holds (not those
         /// derived from the inverse): the links a save records for the integrity pass.
-        private(set) var linkSlots: [Int] = []
+        let linkSlots: [Int]
         /// The to-one link slots whose removal a row's deletion records: not those whose
         /// inverse to-many is derived from them (its reference index entries go with the
         /// row, and the integrity pass has nothing to repair for such a removal).
-        private(set) var deletedToOneLinkSlots: [Int] = []
+        let deletedToOneLinkSlots: [Int]
 
         init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
             self.entity = entity
@@ -53,6 +55,10 @@ struct PageFileCatalog {
             self.indexes = indexes
             hasUniqueIndexes = indexes.contains(where: \.isUnique)
             self.blobSlots = blobSlots
+            var externalSlots: [Int] = []
+            var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
+            var linkSlots: [Int] = []
+            var deletedToOneLinkSlots: [Int] = []
             for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
                 guard let relationship else { continue }
                 let storage = PageFileToMany.storage(of: relationship)
@@ -64,6 +70,10 @@ struct PageFileCatalog {
                 externalSlots.append(slot)
                 if case .join = storage { joinSlots.append((slot, relationship)) }
             }
+            self.externalSlots = externalSlots
+            self.joinSlots = joinSlots
+            self.linkSlots = linkSlots
+            self.deletedToOneLinkSlots = deletedToOneLinkSlots
         }
 
         /// Whether the inverse of `relationship` is a to-many the store derives from it.

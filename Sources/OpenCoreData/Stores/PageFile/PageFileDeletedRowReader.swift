@@ -18,6 +18,9 @@ struct PageFileDeletedRowReader {
     private var slots: [Int] = []
     /// The slots of `slots` read only for a reference index entry (by slot, for `slots`).
     private var keyOnlySlots: [Bool] = []
+    /// The destination entity of each relationship slot of `slots` (by slot), looked up
+    /// once per entity rather than through the relationship for every row.
+    private var declaredEntities: [NSEntityDescription?] = []
     private var offsets: [Int] = []
 
     init(reader: PageFileRowReader) {
@@ -53,12 +56,14 @@ struct PageFileDeletedRowReader {
             slots = Self.slotsReadByDeletion(info)
             let keyOnly = Self.slotsReadOnlyAsKeys(info)
             keyOnlySlots = (0..<objectID.entity.layout.properties.count).map { keyOnly.contains($0) }
+            declaredEntities = objectID.entity.layout.relationshipBySlot.map { $0?.destinationEntity }
         }
         guard let tree else { return nil }
         let layout = objectID.entity.layout
         let codec = reader.codec
         let slots = self.slots
         let keyOnlySlots = self.keyOnlySlots
+        let declaredEntities = self.declaredEntities
         // Moved out and back: one buffer of offsets for every row.
         var offsets = self.offsets
         self.offsets = []
@@ -73,16 +78,18 @@ struct PageFileDeletedRowReader {
                     let decoded = try codec.decode(bytes, entity: objectID.entity)
                     return StoreRow(objectID: objectID, version: decoded.version, values: decoded.values)
                 }
-                var values = [StoreValue](repeating: .null, count: layout.properties.count)
+                // Appended, not `Array(repeating:count:)`: that allocates through the
+                // unspecialized runtime, which looked up the array's type metadata for
+                // every row (~650 instructions, more than the slots' decoding).
+                var values: [StoreValue] = []
+                values.reserveCapacity(layout.properties.count)
+                for _ in 0..<layout.properties.count { values.append(.null) }
                 for slot in slots where slot < offsets.count {
+                    let declared = slot < declaredEntities.count ? declaredEntities[slot] : nil
                     if slot < keyOnlySlots.count, keyOnlySlots[slot] {
-                        values[slot] = try codec.decodeReferenceKey(
-                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity
-                        )
+                        values[slot] = try codec.decodeReferenceKey(bytes, at: offsets[slot], declaredEntity: declared)
                     } else {
-                        values[slot] = try codec.decodeValue(
-                            bytes, at: offsets[slot], declaredEntity: layout.relationshipBySlot[slot]?.destinationEntity
-                        )
+                        values[slot] = try codec.decodeValue(bytes, at: offsets[slot], declaredEntity: declared)
                     }
                 }
                 return StoreRow(objectID: objectID, version: Int64(version), values: values)

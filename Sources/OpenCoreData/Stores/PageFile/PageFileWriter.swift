@@ -183,38 +183,72 @@ struct PageFileWriter {
     mutating func delete(_ rows: [StoreRow]) throws {
         // Most saves delete nothing: they pay for no tables below.
         guard !rows.isEmpty else { return }
-        // By index ordinal: no dictionary entry, index copy or key set made per entry.
-        var deferred = Array(repeating: PendingIndexKeys(), count: pendingIndexKeys.count)
-        var deferredIndexes: [PageFileIndex?] = Array(repeating: nil, count: pendingIndexKeys.count)
-        var deferredRows: [ObjectIdentifier: (info: PageFileCatalog.EntityInfo, keys: [Int64])] = [:]
-        func flush(_ writer: inout PageFileWriter) throws {
-            for ordinal in deferred.indices where deferred[ordinal].count > 0 {
-                guard let index = deferredIndexes[ordinal] else { continue }
-                try writer.removeStoredIndexEntries(deferred[ordinal], of: index)
-                deferred[ordinal] = PendingIndexKeys()
-            }
-            for (info, keys) in deferredRows.values { try writer.removeStoredRows(keys, info: info) }
-            deferredRows = [:]
-        }
+        var deferred = DeferredRemovals(indexCount: pendingIndexKeys.count)
         for row in rows {
             let info = try info(for: row.objectID.entity)
-            if !info.externalSlots.isEmpty { try flush(&self) }
-            for index in info.indexes {
-                // An entry this writer added (not yet stored) is taken back from its pending keys.
-                if index.isUnique || pendingIndexKeys[index.ordinal].count > 0 {
-                    guard let key = index.key(for: row.values, primaryKey: row.objectID.key) else { continue }
-                    try removeIndexEntry(key, of: index, primaryKey: row.objectID.key)
-                } else if deferred[index.ordinal].insertEntry(
-                    of: index, values: row.values, primaryKey: row.objectID.key)
-                {
-                    // Written in place in the deferred keys' buffer: no key array per entry.
-                    if deferredIndexes[index.ordinal] == nil { deferredIndexes[index.ordinal] = index }
+            if !info.externalSlots.isEmpty { try removeDeferred(&deferred) }
+            let primaryKey = row.objectID.key
+            // By position, not `for index in` (a copy of each index per row). The release build
+            // still copies each index passed to insertEntry(of:) (~0.7k per deleted row of
+            // three indexes): what is left to cut here.
+            try info.indexes.withUnsafeBufferPointer { indexes in
+                for position in indexes.indices {
+                    let ordinal = indexes[position].ordinal
+                    // An entry this writer added (not yet stored) is taken back from its pending keys.
+                    if indexes[position].isUnique || pendingIndexKeys[ordinal].count > 0 {
+                        guard let key = indexes[position].key(for: row.values, primaryKey: primaryKey) else { continue }
+                        try removeIndexEntry(key, of: indexes[position], primaryKey: primaryKey)
+                    } else if deferred.keys[ordinal].insertEntry(
+                        of: indexes[position], values: row.values, primaryKey: primaryKey)
+                    {
+                        // Written in place in the deferred keys' buffer: no key array per entry.
+                        // The index noted with its first entry (`== nil` on the optional
+                        // copied the index every time).
+                        if deferred.keys[ordinal].count == 1 { deferred.indexes[ordinal] = indexes[position] }
+                    }
                 }
             }
             try deleteRemainder(of: row, info: info, removingRow: false)
-            deferredRows[ObjectIdentifier(info.entity), default: (info, [])].keys.append(row.objectID.key)
+            deferred.addRow(primaryKey, of: info)
         }
-        try flush(&self)
+        try removeDeferred(&deferred)
+    }
+
+    /// The removals ``delete(_:)-([StoreRow])`` defers to one walk of each tree. Passed
+    /// along as a value: captured by a local function, its tables were boxed and each
+    /// access checked for exclusivity at run time.
+    private struct DeferredRemovals {
+        /// Ordinary index entries by index ordinal: no dictionary entry, index copy or key
+        /// set made per entry.
+        var keys: [PendingIndexKeys]
+        var indexes: [PageFileIndex?]
+        /// The primary keys of removed rows, by entity in the order the entities came (a
+        /// save deletes rows of a few entities: a list, no hashing per row).
+        var rows: [(info: PageFileCatalog.EntityInfo, keys: [Int64])] = []
+
+        init(indexCount: Int) {
+            keys = Array(repeating: PendingIndexKeys(), count: indexCount)
+            indexes = Array(repeating: nil, count: indexCount)
+        }
+
+        mutating func addRow(_ primaryKey: Int64, of info: PageFileCatalog.EntityInfo) {
+            if let position = rows.lastIndex(where: { $0.info.entity === info.entity }) {
+                rows[position].keys.append(primaryKey)
+            } else {
+                rows.append((info, [primaryKey]))
+            }
+        }
+    }
+
+    /// Removes the deferred index entries and rows, each tree in one walk, and forgets them.
+    private mutating func removeDeferred(_ deferred: inout DeferredRemovals) throws {
+        for ordinal in deferred.keys.indices where deferred.keys[ordinal].count > 0 {
+            guard let index = deferred.indexes[ordinal] else { continue }
+            try removeStoredIndexEntries(deferred.keys[ordinal], of: index)
+            deferred.keys[ordinal] = PendingIndexKeys()
+        }
+        for (info, keys) in deferred.rows { try removeStoredRows(keys, info: info) }
+        deferred.rows = []
     }
 
     /// Removes the rows with primary keys `keys` from the row tree of `info` in one walk in
@@ -222,8 +256,8 @@ struct PageFileWriter {
     private mutating func removeStoredRows(_ keys: [Int64], info: PageFileCatalog.EntityInfo) throws {
         let tree = try rowTree(info)
         try tree.edit { editor in
-            for key in keys.sorted() where try PageFileKey.withPrimary(key, { try editor.seek($0) }) {
-                try editor.removeEntry()
+            for key in keys.sorted() {
+                _ = try PageFileKey.withPrimary(key) { try editor.removeEntry(forKey: $0) }
             }
         }
     }
@@ -390,9 +424,7 @@ struct PageFileWriter {
         guard keys.count > 0, let tree = try indexTree(index) else { return }
         // Each key sought where it lies in the pending buffer: no array per key.
         try tree.edit { editor in
-            try keys.forEachSorted { key in
-                if try editor.seek(key) { try editor.removeEntry() }
-            }
+            try keys.forEachSorted { key in try editor.removeEntry(forKey: key) }
         }
     }
 
