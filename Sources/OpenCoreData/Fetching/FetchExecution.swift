@@ -62,6 +62,22 @@ struct FetchResultCast<T> {
         verifiedClass = ObjectIdentifier(type(of: object))
         return value
     }
+
+    /// `objects` as a `[T]` sharing their array's storage, when `T` is a class and every
+    /// object is a `T`; nil otherwise (the caller then casts one by one and names the
+    /// first object that is not a `T`).
+    ///
+    /// References to objects of any class are one word alike, so the storage of an array
+    /// of `NSManagedObject`s whose elements are all `T`s is a valid `[T]`: the standard
+    /// library reinterprets an array's storage the same way when a downcast (`as! [T]`)
+    /// finds every element of the target class. No second array, and no retain per object.
+    mutating func array(_ objects: [NSManagedObject]) -> [T]? {
+        guard isClass else { return nil }
+        for object in objects where !isVerified(object) {
+            guard verify(object) != nil else { return nil }
+        }
+        return unsafeBitCast(objects, to: [T].self)
+    }
 }
 
 /// One candidate result: an object ID, with its store row when it came from a store.
@@ -96,6 +112,7 @@ extension NSManagedObjectContext {
             // An object whose class is that of an object which passed `as? T` is a `T`
             // too: reinterpret it instead of casting each one (see FetchResultCast).
             var cast = FetchResultCast<T>()
+            if let reinterpreted = cast.array(objects) { return reinterpreted }
             for object in objects {
                 if cast.isVerified(object) {
                     typed.append(unsafeBitCast(object, to: T.self))

@@ -189,6 +189,8 @@ struct StoreByteReader {
     static func validatedString(_ raw: UnsafeRawBufferPointer) -> String? {
         guard let base = raw.baseAddress, !raw.isEmpty else { return "" }
         let units = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
+        // ASCII (most names and keys) is UTF-8 as it stands: nothing repaired, nothing to compare back.
+        if ASCIIWordSearch.isASCII(raw) { return String(decoding: units, as: UTF8.self) }
         var string = String(decoding: units, as: UTF8.self)
         let valid = string.withUTF8 { decoded in
             guard let start = decoded.baseAddress, decoded.count == units.count else { return false }

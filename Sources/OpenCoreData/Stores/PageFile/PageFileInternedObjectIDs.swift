@@ -22,6 +22,16 @@ final class PageFileInternedObjectIDs {
     private static let capacity = 256
 
     @exclusivity(unchecked) private var entries = [NSManagedObjectID?](repeating: nil, count: capacity)
+    /// The to-one values naming an entry's ID, made on first use (see ``toOne(_:)``).
+    @exclusivity(unchecked) private var toOnes = [UnresolvedRelationship?](repeating: nil, count: capacity)
+
+    /// The entry of the object `key` of `entity`.
+    @inline(__always)
+    private static func slot(_ entity: NSEntityDescription, _ key: Int64) -> Int {
+        var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
+        word &*= 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: word >> 56)
+    }
 
     /// The ID of the object `key` of `entity`: one made before in this fetch, else the one
     /// `make` makes, kept for the next reference.
@@ -29,14 +39,27 @@ final class PageFileInternedObjectIDs {
     func objectID(
         _ entity: NSEntityDescription, _ key: Int64, make: (NSEntityDescription, Int64) -> NSManagedObjectID
     ) -> NSManagedObjectID {
-        var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
-        word &*= 0x9E37_79B9_7F4A_7C15
-        let slot = Int(truncatingIfNeeded: word >> 56)
+        let slot = Self.slot(entity, key)
         if let cached = entries[slot], cached.key == key, cached.entity === entity {
             return cached
         }
         let made = make(entity, key)
         entries[slot] = made
+        return made
+    }
+
+    /// A stored to-one's value naming `destination`: one made before in this fetch for
+    /// the same ID, else a new one kept for the next row. Rows naming one destination
+    /// share it, as they share the ID: a value decoded from a store has no edits and is
+    /// never edited in place (PendingToManyEdits.swift edits a value of its own), and
+    /// resolving it replaces it in the one object's slot, so sharing it shares an
+    /// immutable value, one allocation (and one free) per destination instead of per row.
+    @inline(__always)
+    func toOne(_ destination: NSManagedObjectID) -> UnresolvedRelationship {
+        let slot = Self.slot(destination.entity, destination.key)
+        if let cached = toOnes[slot], cached.destination === destination { return cached }
+        let made = UnresolvedRelationship(destination: destination)
+        toOnes[slot] = made
         return made
     }
 }
@@ -61,5 +84,11 @@ struct PageFileReferenceInterning {
         let made = PageFileInternedObjectIDs()
         table = made
         return made.objectID(entity, key, make: make)
+    }
+
+    /// A stored to-one's value naming `destination`, from the table once there is one.
+    @inline(__always)
+    func toOne(_ destination: NSManagedObjectID) -> UnresolvedRelationship {
+        table?.toOne(destination) ?? UnresolvedRelationship(destination: destination)
     }
 }

@@ -115,7 +115,8 @@ extension PageFileRowCodec {
         guard raw == Tag.objectID.rawValue else { return nil }
         let declared = layout.relationshipBySlot[slot]?.destinationEntity
         guard let id = try reference(&reader, declaredEntity: declared) else { return nil }
-        return .unresolved(UnresolvedRelationship(destination: id))
+        // One value per destination in a fetch, as one ID (PageFileInternedObjectIDs.swift).
+        return .unresolved(interning?.pointee.toOne(id) ?? UnresolvedRelationship(destination: id))
     }
 
     private func toManySlot(
