@@ -288,16 +288,17 @@ extension NSManagedObjectContext {
         let coordinator = try requireCoordinator()
         let plan = StoreFetchPlan(request, entity: entity, mayStopEarly: !chainHasChanges())
         let answer = try readingQueryGeneration { try coordinator.fetchRows(request, plan: plan) }
-        let rows = answer.rows
-        func unchanged() -> FetchCandidates {
-            FetchCandidates(
-                list: rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) },
-                storeSorted: answer.isSorted, matcher: nil)
+        let isSorted = answer.isSorted
+        // The answer's array is this function's alone, so its rows move into the candidates.
+        var rows = (consume answer).rows
+        guard request.includesPendingChanges else {
+            return FetchCandidates(list: Self.candidates(moving: &rows), storeSorted: isSorted, matcher: nil)
         }
-        guard request.includesPendingChanges else { return unchanged() }
         let pending = pendingChanges()
         // Nothing unsaved anywhere in the chain: the rows are the answer (no per-row lookups).
-        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty { return unchanged() }
+        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty {
+            return FetchCandidates(list: Self.candidates(moving: &rows), storeSorted: isSorted, matcher: nil)
+        }
         var result: [FetchCandidate] = []
         result.reserveCapacity(rows.count)
         for row in rows where !pending.deleted.contains(row.objectID) {
@@ -319,7 +320,18 @@ extension NSManagedObjectContext {
             let object = self.object(with: id)
             if try matcher.matches(object) { result.append(FetchCandidate(objectID: id, row: nil, object: object)) }
         }
-        return FetchCandidates(list: result, storeSorted: answer.isSorted, matcher: matcher)
+        return FetchCandidates(list: result, storeSorted: isSorted, matcher: matcher)
+    }
+
+    /// `rows` as candidates, in order, each row moved out of the array (left empty): a copy
+    /// of each retained its ID and values, which the array then released again.
+    private static func candidates(moving rows: inout [StoreRow]) -> [FetchCandidate] {
+        var list: [FetchCandidate] = []
+        list.reserveCapacity(rows.count)
+        // From the end, where taking an element moves it out without shifting the rest.
+        while let row = rows.popLast() { list.append(FetchCandidate(objectID: row.objectID, row: row, object: nil)) }
+        list.reverse()
+        return list
     }
 
     /// Whether this context or an ancestor has unsaved changes.
