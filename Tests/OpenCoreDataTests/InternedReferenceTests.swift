@@ -38,6 +38,23 @@ import Testing
         return (directory, expected)
     }
 
+    /// Each employee of the store in `directory`, fetched by a new context, names the
+    /// company `expected` gives for its name.
+    static func expectReloaded(from directory: URL, _ expected: [String: String?]) throws {
+        // The reading context kept alive: an object of a deallocated context reads defaults.
+        let reader = try TestStack.context(
+            TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory))
+        let request = TestStack.request("Employee", TEmployee.self)
+        request.returnsObjectsAsFaults = false
+        let reloaded = try reader.fetch(request)
+        #expect(reloaded.count == expected.count)
+        #expect(reloaded.allSatisfy { $0.name != nil })
+        for employee in reloaded {
+            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
+        }
+        withExtendedLifetime(reader) {}
+    }
+
     @Test func fetchedReferencesNameTheirStoredDestinations() throws {
         let (directory, expected) = try Self.makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -133,16 +150,7 @@ import Testing
             #expect(members == wanted, "\(name)")
         }
         try context.save()
-        // The reading context kept alive: an object of a deallocated context reads defaults.
-        let reader = try TestStack.context(
-            TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory))
-        let reloaded = try reader.fetch(request)
-        #expect(reloaded.count == expected.count)
-        #expect(reloaded.allSatisfy { $0.name != nil })
-        for employee in reloaded {
-            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
-        }
-        withExtendedLifetime(reader) {}
+        try Self.expectReloaded(from: directory, expected)
     }
 
     @Test func unresolvedToOnesSaveAndReloadUnchanged() throws {
@@ -156,16 +164,7 @@ import Testing
         for employee in try context.fetch(request) { employee.age += 1 }
         try context.save()
         context.reset()
-        // The reading context kept alive: an object of a deallocated context reads defaults.
-        let reader = try TestStack.context(
-            TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory))
-        let reloaded = try reader.fetch(request)
-        #expect(reloaded.count == expected.count)
-        #expect(reloaded.allSatisfy { $0.name != nil })
-        for employee in reloaded {
-            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
-        }
-        withExtendedLifetime(reader) {}
+        try Self.expectReloaded(from: directory, expected)
     }
 
     @Test func theTableKeepsEntitiesAndKeysApart() throws {
