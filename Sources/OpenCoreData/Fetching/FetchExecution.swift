@@ -326,12 +326,17 @@ extension NSManagedObjectContext {
     /// `rows` as candidates, in order, each row moved out of the array (left empty): a copy
     /// of each retained its ID and values, which the array then released again.
     private static func candidates(moving rows: inout [StoreRow]) -> [FetchCandidate] {
-        var list: [FetchCandidate] = []
-        list.reserveCapacity(rows.count)
-        // From the end, where taking an element moves it out without shifting the rest.
-        while let row = rows.popLast() { list.append(FetchCandidate(objectID: row.objectID, row: row, object: nil)) }
-        list.reverse()
-        return list
+        let count = rows.count
+        // Taken from the end, where taking an element moves it out without shifting the
+        // rest, into its place from the end (reversing a list afterwards copied each row).
+        return [FetchCandidate](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var index = count
+            while index > 0, let row = rows.popLast() {
+                index -= 1
+                buffer.initializeElement(at: index, to: FetchCandidate(objectID: row.objectID, row: row, object: nil))
+            }
+            initialized = count
+        }
     }
 
     /// Whether this context or an ancestor has unsaved changes.
