@@ -64,6 +64,57 @@ struct ASCIIStringMatcherTests {
         #expect(fastPathRuns > 1_000, "the fast path ran \(fastPathRuns) times (\(random.replayHint))")
     }
 
+    /// CONTAINS eight bytes at a time (ASCIIWordSearch) on subjects of every length up to
+    /// 40 bytes, so each window position, the overlapping last window and the short-word
+    /// reads meet matches: the same answer as the Unicode path, nil exactly for subjects
+    /// beyond ASCII or holding CR.
+    @Test func wordSearchAgreesWithUnicodeContains() throws {
+        var random = SeededRandom(environmentOr: 1_616)
+        // The bytes around A-Z and a-z (the fold's bounds), NUL, LF, DEL, CR and one non-ASCII letter.
+        let hazards = ["@", "A", "Z", "[", "`", "a", "z", "{", "\0", "\n", "\u{7F}", "\r", "é"]
+        var matched = 0
+        for _ in 0..<20_000 {
+            let letters = random.chance(0.5) ? ["a", "r", "A", "R"] : ["s", "t", "1", "S", "T"]
+            var subject = ""
+            for _ in 0..<random.int(in: 0...40) {
+                subject += random.chance(0.97) ? random.pick(letters) : random.pick(hazards)
+            }
+            var pattern = ""
+            for _ in 0..<random.int(in: 0...5) { pattern += random.pick(letters + ["@", "[", "`", "{", "\0"]) }
+            let caseInsensitive = random.chance(0.7)
+            let options: OpenCoreData.NSComparisonPredicate.Options = caseInsensitive ? .caseInsensitive : []
+            guard let matcher = ASCIIStringMatcher(pattern: pattern, options: StringComparisonOptions(options)) else {
+                Issue.record("an ASCII pattern without CR has a matcher: \(pattern.debugDescription)")
+                return
+            }
+            // In a buffer of exactly the subject's size.
+            let bytes = Array(subject.utf8)
+            let actual = bytes.withUnsafeBufferPointer { buffer in
+                let exact = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count, alignment: 1)
+                defer { exact.deallocate() }
+                exact.copyBytes(from: buffer)
+                return matcher.foldedPattern.withUnsafeBytes {
+                    ASCIIWordSearch.isContained(
+                        pattern: $0, caseInsensitive: caseInsensitive, utf8: UnsafeRawBufferPointer(exact))
+                }
+            }
+            let plain = bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D }
+            let expected = try ComparisonOperation(type: .contains, options: options).evaluate(subject, pattern)
+            let context =
+                "subject \(subject.debugDescription) pattern \(pattern.debugDescription) [c] \(caseInsensitive) "
+                + "(\(random.replayHint))"
+            if plain {
+                #expect(actual == expected, "\(context)")
+                if actual != expected { return }
+                if actual == true { matched += 1 }
+            } else {
+                #expect(actual == nil, "\(context)")
+                if actual != nil { return }
+            }
+        }
+        #expect(matched > 2_000, "\(matched) matches (\(random.replayHint))")
+    }
+
     @Test func nonStringLeftSidesKeepTheGeneralSemantics() throws {
         let contains = ComparisonOperation(
             type: .contains, options: OpenCoreData.NSComparisonPredicate.Options.caseInsensitive)

@@ -74,6 +74,39 @@ import Testing
         }
     }
 
+    /// A typed result whose objects are all of the type shares the fetch's array storage
+    /// (FetchResultCast.array): it behaves as any `[T]` when changed, copied, grown and
+    /// freed, and its elements are the objects the untyped fetch returns.
+    @Test func aReinterpretedResultIsAnOrdinaryArray() throws {
+        var random = SeededRandom(environmentOr: 0xA77A)
+        let context = try Self.mixedStore(&random, count: 30)
+        try context.performAndWait {
+            let sorted = [NSSortDescriptor(key: "age", ascending: true)]
+            let untyped = TestStack.request("Employee", NSManagedObject.self)
+            untyped.sortDescriptors = sorted
+            let reference = try context.fetch(untyped)
+            let request = TestStack.request("Employee", TEmployee.self)
+            request.sortDescriptors = sorted
+            var fetched = try context.fetch(request)
+            let copy = fetched
+            let added = TEmployee(context: context)
+            added.name = "added"
+            fetched.append(added)
+            fetched.removeFirst()
+            fetched[0] = added
+            #expect(copy.map(ObjectIdentifier.init) == reference.map(ObjectIdentifier.init))
+            #expect(copy.map(\.name) == reference.map { $0.value(forKey: "name") as? String })
+            #expect(fetched.count == reference.count)
+            #expect(fetched.first === added && fetched.last === added)
+            #expect(
+                Array(fetched[1..<(fetched.count - 1)]).map(ObjectIdentifier.init)
+                    == reference[2...].map(ObjectIdentifier.init))
+            let upcast: [NSManagedObject] = copy
+            #expect(upcast.map(ObjectIdentifier.init) == reference.map(ObjectIdentifier.init))
+            #expect(copy.filter { $0 is TManager }.count == reference.filter { $0 is TManager }.count)
+        }
+    }
+
     @Test func aPlainObjectAfterSubclassObjectsIsRefusedWithTheResultTypeError() throws {
         let coordinator = try TestStack.coordinator()
         let context = TestStack.context(coordinator)

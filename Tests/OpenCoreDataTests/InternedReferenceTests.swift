@@ -40,6 +40,23 @@ import Testing
         return (directory, expected)
     }
 
+    /// Each employee of the store in `directory`, fetched by a new context, names the
+    /// company `expected` gives for its name.
+    static func expectReloaded(from directory: URL, _ expected: [String: String?]) throws {
+        // The reading context kept alive: an object of a deallocated context reads defaults.
+        let reader = try TestStack.context(
+            TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory))
+        let request = TestStack.request("Employee", TEmployee.self)
+        request.returnsObjectsAsFaults = false
+        let reloaded = try reader.fetch(request)
+        #expect(reloaded.count == expected.count)
+        #expect(reloaded.allSatisfy { $0.name != nil })
+        for employee in reloaded {
+            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
+        }
+        withExtendedLifetime(reader) {}
+    }
+
     @Test func fetchedReferencesNameTheirStoredDestinations() throws {
         let (directory, expected) = try Self.makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -88,6 +105,56 @@ import Testing
         }
     }
 
+    /// Rows naming one company share one unresolved to-one value within a fetch
+    /// (PageFileInternedObjectIDs.toOne): reading, moving and clearing one employee's
+    /// company leaves the others sharing it as stored, in memory, in the companies'
+    /// employee sets and after a save and reload.
+    @Test func sharedToOneValuesStayPerObject() throws {
+        let (directory, stored) = try Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let coordinator = try TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
+        let context = TestStack.context(coordinator)
+        let request = TestStack.request("Employee", TEmployee.self)
+        request.returnsObjectsAsFaults = false
+        let employees = try context.fetch(request).sorted { ($0.name ?? "") < ($1.name ?? "") }
+        let slot = try #require(employees.first?.layout.slotsByName["company"])
+        var values: Set<ObjectIdentifier> = []
+        var references = 0
+        for employee in employees {
+            guard case .unresolved(let unresolved) = employee.values.storage[slot] else { continue }
+            #expect(!unresolved.hasEdits)
+            values.insert(ObjectIdentifier(unresolved))
+            references += 1
+        }
+        #expect(values.count < references / 2, "\(values.count) values for \(references) to-ones")
+        let companies = try context.fetch(TestStack.request("Company", TCompany.self))
+        let byName = Dictionary(uniqueKeysWithValues: companies.map { ($0.name ?? "", $0) })
+        var expected = stored
+        // Every third employee moves to another company, every seventh loses its company,
+        // the rest are read only after the others changed.
+        for (index, employee) in employees.enumerated() where index % 3 == 0 || index % 7 == 0 {
+            let name = employee.name ?? ""
+            if index % 7 == 0 {
+                employee.company = nil
+                expected[name] = .some(nil)
+            } else {
+                let destination = companies[(index &* 13) % companies.count]
+                employee.company = destination
+                expected[name] = destination.name
+            }
+        }
+        for employee in employees {
+            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
+        }
+        for (name, company) in byName {
+            let members = Set(company.employees.map { $0.name ?? "" })
+            let wanted = Set(expected.compactMap { $0.value == name ? $0.key : nil })
+            #expect(members == wanted, "\(name)")
+        }
+        try context.save()
+        try Self.expectReloaded(from: directory, expected)
+    }
+
     @Test func unresolvedToOnesSaveAndReloadUnchanged() throws {
         let (directory, expected) = try Self.makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -99,13 +166,7 @@ import Testing
         for employee in try context.fetch(request) { employee.age += 1 }
         try context.save()
         context.reset()
-        let reloaded = try TestStack.context(
-            TestStack.coordinator(NSSQLiteStoreType, model: TestStack.model, in: directory)
-        ).fetch(request)
-        #expect(reloaded.count == expected.count)
-        for employee in reloaded {
-            #expect(employee.company?.name == expected[employee.name ?? ""] ?? nil, "\(employee.name ?? "?")")
-        }
+        try Self.expectReloaded(from: directory, expected)
     }
 
     @Test func theTableKeepsEntitiesAndKeysApart() throws {

@@ -204,9 +204,14 @@ struct PageFileEncodedScanTests {
             Array("a".utf8), Array("é".utf8), Array("🚀".utf8), [0xFF], [0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80],
             [0xF4, 0x90, 0x80, 0x80], [0xC0, 0xAF], [0xEF, 0xBF, 0xBD], [0x00], [0x80],
         ]
-        for _ in 0..<3_000 {
+        for round in 0..<6_000 {
             var bytes: [UInt8] = []
-            for _ in 0..<random.int(in: 0...5) { bytes += random.pick(pieces) }
+            // Half the rounds long and mostly ASCII, so the word-at-a-time ASCII check meets a
+            // lone non-ASCII byte at every position of its words, and its overlapping last word.
+            let long = round % 2 == 1
+            for _ in 0..<random.int(in: 0...(long ? 24 : 5)) {
+                bytes += long && random.chance(0.9) ? [UInt8(random.int(in: 0...0x7F))] : random.pick(pieces)
+            }
             let expected = String(validating: bytes, as: UTF8.self)
             let actual = bytes.withUnsafeBytes { StoreByteReader.validatedString($0) }
             #expect(actual == expected, "\(bytes) (\(random.replayHint))")

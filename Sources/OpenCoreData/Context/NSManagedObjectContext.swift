@@ -505,8 +505,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Loads the fault `object` with `row`'s values (its slot form as it is).
     func fill(_ object: NSManagedObject, row: StoreRow) {
-        var row = row
-        lifecycle.load(object, values: object.layout.objectValues(taking: &row), version: row.version)
+        // Read in place: taking the slot form out of a copy of the row retained and released
+        // the row's ID and values once more, and the caller's row still shares them.
+        if let values = row.slots?.values {
+            lifecycle.load(object, values: values, version: row.version)
+        } else {
+            lifecycle.load(object, values: object.layout.objectValues(fromStored: row.values), version: row.version)
+        }
     }
 
     /// The destinations of a to-many relationship the row left unresolved.

@@ -62,6 +62,22 @@ struct FetchResultCast<T> {
         verifiedClass = ObjectIdentifier(type(of: object))
         return value
     }
+
+    /// `objects` as a `[T]` sharing their array's storage, when `T` is a class and every
+    /// object is a `T`; nil otherwise (the caller then casts one by one and names the
+    /// first object that is not a `T`).
+    ///
+    /// References to objects of any class are one word alike, so the storage of an array
+    /// of `NSManagedObject`s whose elements are all `T`s is a valid `[T]`: the standard
+    /// library reinterprets an array's storage the same way when a downcast (`as! [T]`)
+    /// finds every element of the target class. No second array, and no retain per object.
+    mutating func array(_ objects: [NSManagedObject]) -> [T]? {
+        guard isClass else { return nil }
+        for object in objects where !isVerified(object) {
+            guard verify(object) != nil else { return nil }
+        }
+        return unsafeBitCast(objects, to: [T].self)
+    }
 }
 
 /// One candidate result: an object ID, with its store row when it came from a store.
@@ -96,6 +112,7 @@ extension NSManagedObjectContext {
             // An object whose class is that of an object which passed `as? T` is a `T`
             // too: reinterpret it instead of casting each one (see FetchResultCast).
             var cast = FetchResultCast<T>()
+            if let reinterpreted = cast.array(objects) { return reinterpreted }
             for object in objects {
                 if cast.isVerified(object) {
                     typed.append(unsafeBitCast(object, to: T.self))
@@ -271,16 +288,17 @@ extension NSManagedObjectContext {
         let coordinator = try requireCoordinator()
         let plan = StoreFetchPlan(request, entity: entity, mayStopEarly: !chainHasChanges())
         let answer = try readingQueryGeneration { try coordinator.fetchRows(request, plan: plan) }
-        let rows = answer.rows
-        func unchanged() -> FetchCandidates {
-            FetchCandidates(
-                list: rows.map { FetchCandidate(objectID: $0.objectID, row: $0, object: nil) },
-                storeSorted: answer.isSorted, matcher: nil)
+        let isSorted = answer.isSorted
+        // The answer's array is this function's alone, so its rows move into the candidates.
+        var rows = (consume answer).rows
+        guard request.includesPendingChanges else {
+            return FetchCandidates(list: Self.candidates(moving: &rows), storeSorted: isSorted, matcher: nil)
         }
-        guard request.includesPendingChanges else { return unchanged() }
         let pending = pendingChanges()
         // Nothing unsaved anywhere in the chain: the rows are the answer (no per-row lookups).
-        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty { return unchanged() }
+        if pending.changedInOrder.isEmpty, pending.deleted.isEmpty {
+            return FetchCandidates(list: Self.candidates(moving: &rows), storeSorted: isSorted, matcher: nil)
+        }
         var result: [FetchCandidate] = []
         result.reserveCapacity(rows.count)
         for row in rows where !pending.deleted.contains(row.objectID) {
@@ -302,7 +320,23 @@ extension NSManagedObjectContext {
             let object = self.object(with: id)
             if try matcher.matches(object) { result.append(FetchCandidate(objectID: id, row: nil, object: object)) }
         }
-        return FetchCandidates(list: result, storeSorted: answer.isSorted, matcher: matcher)
+        return FetchCandidates(list: result, storeSorted: isSorted, matcher: matcher)
+    }
+
+    /// `rows` as candidates, in order, each row moved out of the array (left empty): a copy
+    /// of each retained its ID and values, which the array then released again.
+    private static func candidates(moving rows: inout [StoreRow]) -> [FetchCandidate] {
+        let count = rows.count
+        // Taken from the end, where taking an element moves it out without shifting the
+        // rest, into its place from the end (reversing a list afterwards copied each row).
+        return [FetchCandidate](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var index = count
+            while index > 0, let row = rows.popLast() {
+                index -= 1
+                buffer.initializeElement(at: index, to: FetchCandidate(objectID: row.objectID, row: row, object: nil))
+            }
+            initialized = count
+        }
     }
 
     /// Whether this context or an ancestor has unsaved changes.

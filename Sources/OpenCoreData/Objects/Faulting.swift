@@ -238,14 +238,16 @@ extension NSManagedObjectContext {
         // One growth of the registry instead of one per doubling while registering the results.
         registry.reserveCapacity(registry.count + candidates.count)
         var batchObjects: [NSManagedObject] = []
-        for candidate in candidates {
-            if let object = candidate.object {
+        // Each candidate is read where it lies: a copy of it per iteration, besides the one
+        // of its row, retained and released its ID and the row's values again per object.
+        for index in candidates.indices {
+            if let object = candidates[index].object {
                 objects.append(object)
                 continue
             }
-            let object = self.object(with: candidate.objectID)
+            let object = self.object(with: candidates[index].objectID)
             objects.append(object)
-            guard fromStore, let row = candidate.row else {
+            guard fromStore, let row = candidates[index].row else {
                 if !request.returnsObjectsAsFaults && request.includesPropertyValues { object.fireFaultIfNeeded() }
                 continue
             }

@@ -77,7 +77,8 @@ struct ASCIIStringMatcher {
     static func test(
         _ test: Test, pattern: UnsafeRawBufferPointer, caseInsensitive: Bool, utf8 text: UnsafeRawBufferPointer
     ) -> Bool? {
-        guard isPlainASCII(text) else { return nil }
+        // CONTAINS checks the subject as it searches it.
+        guard test == .isContained || ASCIIWordSearch.isPlainASCII(text) else { return nil }
         switch test {
         case .equals:
             return text.count == pattern.count && matches(pattern, caseInsensitive, text, at: 0)
@@ -87,82 +88,23 @@ struct ASCIIStringMatcher {
             return !pattern.isEmpty && text.count >= pattern.count
                 && matches(pattern, caseInsensitive, text, at: text.count - pattern.count)
         case .isContained:
-            return isContained(pattern, caseInsensitive, text)
+            return ASCIIWordSearch.isContained(pattern: pattern, caseInsensitive: caseInsensitive, utf8: text)
         }
     }
 
     /// ``test(_:pattern:caseInsensitive:utf8:)`` of `.isContained`, for a scan that tests
-    /// every row with it.
+    /// every row with it (ASCIIWordSearch.swift).
+    @inline(__always)
     static func isContained(pattern: UnsafeRawBufferPointer, caseInsensitive: Bool, utf8 text: UnsafeRawBufferPointer)
         -> Bool?
     {
-        guard isPlainASCII(text) else { return nil }
-        return isContained(pattern, caseInsensitive, text)
-    }
-
-    /// Whether the folded `pattern` occurs in `text` (plain ASCII).
-    @inline(__always)
-    private static func isContained(
-        _ pattern: UnsafeRawBufferPointer, _ caseInsensitive: Bool, _ text: UnsafeRawBufferPointer
-    ) -> Bool {
-        guard let first = pattern.first, text.count >= pattern.count else { return false }
-        // The first byte in both cases (the pattern is folded to lower case), so the
-        // scan compares raw bytes and folds only where a match may start.
-        let other = caseInsensitive && first &- 0x61 < 26 ? first & 0xDF : first
-        var start = 0
-        let last = text.count - pattern.count
-        guard pattern.count > 1 else {
-            while start <= last {
-                let byte = text[start]
-                if byte == first || byte == other { return true }
-                start += 1
-            }
-            return false
-        }
-        // The second byte is checked before the rest: in names a pattern's first letter is
-        // common (`s` of "st1" in every "First..."), its first two much less so.
-        let second = pattern[1]
-        while start <= last {
-            let byte = text[start]
-            if byte == first || byte == other {
-                let next = text[start + 1]
-                if (caseInsensitive ? lowercased(next) : next) == second,
-                    matches(pattern, caseInsensitive, text, at: start, from: 2)
-                {
-                    return true
-                }
-            }
-            start += 1
-        }
-        return false
-    }
-
-    /// Whether `text` holds no byte >= 0x80 and no CR, eight bytes at a time.
-    @inline(__always)
-    private static func isPlainASCII(_ text: UnsafeRawBufferPointer) -> Bool {
-        let high: UInt64 = 0x8080_8080_8080_8080
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let carriageReturns = ones &* UInt64(carriageReturn)
-        var index = 0
-        while index + 8 <= text.count {
-            let word = UInt64(littleEndian: text.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            let crossed = word ^ carriageReturns
-            // A zero byte of `crossed` is a CR in `word` (the classic has-zero-byte test).
-            if word & high != 0 || (crossed &- ones) & ~crossed & high != 0 { return false }
-            index += 8
-        }
-        while index < text.count {
-            let byte = text[index]
-            if byte >= 0x80 || byte == carriageReturn { return false }
-            index += 1
-        }
-        return true
+        ASCIIWordSearch.isContained(pattern: pattern, caseInsensitive: caseInsensitive, utf8: text)
     }
 
     /// Whether the folded `pattern`'s bytes equal `text`'s from `start` (folded), comparing
     /// from the pattern's byte `first`; `text` is long enough.
     @inline(__always)
-    private static func matches(
+    static func matches(
         _ pattern: UnsafeRawBufferPointer, _ caseInsensitive: Bool, _ text: UnsafeRawBufferPointer, at start: Int,
         from first: Int = 0
     ) -> Bool {

@@ -180,6 +180,9 @@ struct StoreByteReader {
         return text
     }
 
+    /// The most UTF-8 bytes a String holds inline, without an allocation (on 64-bit platforms).
+    private static var smallStringCapacity: Int { 15 }
+
     /// The string whose UTF-8 is `raw`, or nil when `raw` is not valid UTF-8.
     ///
     /// `String(validating:as:)` runs unspecialized on Linux (generic metadata lookups on every
@@ -189,6 +192,17 @@ struct StoreByteReader {
     static func validatedString(_ raw: UnsafeRawBufferPointer) -> String? {
         guard let base = raw.baseAddress, !raw.isEmpty else { return "" }
         let units = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
+        // ASCII (most names and keys) is UTF-8 as it stands: nothing repaired, nothing to compare
+        // back; and a short one is copied straight into a small string, which the standard
+        // library then only checks for ASCII (`String(decoding:)` runs its full repairing
+        // decode, ~150 instructions per string).
+        if ASCIIWordSearch.isASCII(raw) {
+            guard raw.count <= Self.smallStringCapacity else { return String(decoding: units, as: UTF8.self) }
+            return String(unsafeUninitializedCapacity: raw.count) { buffer in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+                return raw.count
+            }
+        }
         var string = String(decoding: units, as: UTF8.self)
         let valid = string.withUTF8 { decoded in
             guard let start = decoded.baseAddress, decoded.count == units.count else { return false }

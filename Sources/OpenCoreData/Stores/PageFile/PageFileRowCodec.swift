@@ -226,7 +226,9 @@ struct PageFileRowCodec {
     func reference(_ reader: inout StoreByteReader, declaredEntity: NSEntityDescription?) throws
         -> NSManagedObjectID?
     {
-        let name = try reader.string()
+        // A reference to the declared destination's entity names none (length 0): no string made.
+        let nameLength = try reader.count(atMost: reader.remaining)
+        let name = nameLength == 0 ? "" : try reader.string(length: nameLength)
         if skipsReferences {
             _ = try reader.varint()
             return nil

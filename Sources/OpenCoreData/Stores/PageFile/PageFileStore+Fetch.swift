@@ -73,9 +73,9 @@ extension PageFileStore {
                     guard let plan = indexPlan, plan.isExact else {
                         // Rows the predicate tests are counted where they lie, none decoded
                         // into a StoreRow when the predicate runs on encoded rows.
-                        try matchRows(
-                            of: candidate, predicate: predicate, in: transaction, codec: codec, decodes: false
-                        ) { _ in total += 1 }
+                        try matchEncodedRows(of: candidate, predicate: predicate, in: transaction, codec: codec) {
+                            _, _, _ in total += 1
+                        }
                         continue
                     }
                     guard let index = try transaction.tree(named: plan.index.treeName) else { continue }
@@ -131,29 +131,17 @@ extension PageFileStore {
     }
 
     /// Appends the rows of `entity` (not its sub-entities) matching `predicate`, in key order;
-    /// `intoSlots`: those matched on their encoded bytes decoded into the slot form.
+    /// `intoSlots`: those matched on their encoded bytes decoded into the slot form (see
+    /// ``decodedRow(_:primary:entity:codec:intoSlots:)``).
     func collectRows(
         of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
         codec: PageFileRowCodec, intoSlots: Bool = false, into result: inout [StoreRow]
     ) throws {
-        try matchRows(
-            of: entity, predicate: predicate, in: transaction, codec: codec, decodes: true, intoSlots: intoSlots
-        ) { row in
-            if let row { result.append(row) }
-        }
-    }
-
-    /// Calls `found` with each row of `entity` (not its sub-entities) matching `predicate`, in
-    /// key order: the decoded row when `decodes`, else nil for a row matched on its encoded
-    /// bytes (a count needs no row); `intoSlots`: see ``decodedRow(_:primary:entity:codec:intoSlots:)``.
-    private func matchRows(
-        of entity: NSEntityDescription, predicate: NSPredicate?, in transaction: ReadTransaction,
-        codec: PageFileRowCodec, decodes: Bool, intoSlots: Bool = false, found: (StoreRow?) throws -> Void
-    ) throws {
+        // The row made here moves into `result`: handed on to another closure as a borrowed
+        // argument first, it was copied into the array (three retains and releases per row).
         try matchEncodedRows(of: entity, predicate: predicate, in: transaction, codec: codec) {
             bytes, primary, decoded in
-            guard decodes else { return try found(nil) }
-            try found(
+            result.append(
                 try decoded
                     ?? decodedRow(bytes, primary: primary, entity: entity, codec: codec, intoSlots: intoSlots))
         }

@@ -1,0 +1,154 @@
+// CONTAINS of an ASCII pattern in a subject, eight bytes at a time: the scan's test of
+// every row (`firstName CONTAINS[c] %@`), where a byte loop over a name cost ~180
+// instructions per row, most of them in its first-byte misses.
+//
+// Each 8-byte window of the subject is checked and searched as one word:
+//
+//   plain     no byte >= 0x80 and no CR (0x0D): else nil, for the Unicode path
+//   folded    A-Z to a-z (what `ASCIIStringMatcher.lowercased` does to one byte)
+//   starts    bytes equal to the pattern's first byte whose next byte equals its second
+//   verified  the rest of the pattern compared byte by byte at each such start
+//
+// With every byte below 0x80, adding 0x7F (or the range bounds' complements) to a byte
+// never carries into the next, so the per-byte tests are exact, not the usual
+// "has a zero byte" approximation. Windows advance by 7 (by 8 for a one-byte pattern): a
+// start's second byte lies in the same window. The last window ends at the subject's
+// end, overlapping the one before; a subject shorter than 8 bytes is read in pieces of
+// 4, 2 and 1 bytes, never past its end. The whole subject is checked even after a
+// match: a subject beyond ASCII answers nil, whatever its ASCII bytes hold.
+import Foundation
+
+/// ``ASCIIStringMatcher``'s CONTAINS, eight bytes at a time (see the file comment).
+enum ASCIIWordSearch {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highs: UInt64 = 0x8080_8080_8080_8080
+    private static let carriageReturns: UInt64 = 0x0D0D_0D0D_0D0D_0D0D
+
+    /// Whether the folded `pattern` (ASCII without CR, folded to lower case when
+    /// `caseInsensitive`) occurs in `text`; nil when `text` is not plain ASCII without CR.
+    /// An empty pattern occurs nowhere.
+    @inline(__always)
+    static func isContained(pattern: UnsafeRawBufferPointer, caseInsensitive: Bool, utf8 text: UnsafeRawBufferPointer)
+        -> Bool?
+    {
+        let count = text.count
+        guard let base = text.baseAddress, count > 0 else { return false }
+        guard let first = pattern.first, count >= pattern.count else {
+            return isPlainASCII(text) ? false : nil
+        }
+        let length = pattern.count
+        let second = length > 1 ? pattern[1] : 0
+        let firsts = ones &* UInt64(first)
+        let seconds = ones &* UInt64(second)
+        // The last start a match can have.
+        let lastStart = count - length
+        if count < 8 {
+            let word = shortWord(base, count: count)
+            guard isPlain(word) else { return nil }
+            return search(
+                word, at: 0, lastStart: lastStart, firsts: firsts, seconds: seconds, length: length,
+                caseInsensitive: caseInsensitive, pattern: pattern, text: text)
+        }
+        let step = length > 1 ? 7 : 8
+        var found = false
+        var offset = 0
+        while true {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            guard isPlain(word) else { return nil }
+            if !found, offset <= lastStart {
+                found = search(
+                    word, at: offset, lastStart: lastStart, firsts: firsts, seconds: seconds, length: length,
+                    caseInsensitive: caseInsensitive, pattern: pattern, text: text)
+            }
+            if offset == count - 8 { return found }
+            offset = min(offset + step, count - 8)
+        }
+    }
+
+    /// Whether a match starts in the window `word` at `offset` (at most at `lastStart`).
+    @inline(__always)
+    private static func search(
+        _ word: UInt64, at offset: Int, lastStart: Int, firsts: UInt64, seconds: UInt64, length: Int,
+        caseInsensitive: Bool, pattern: UnsafeRawBufferPointer, text: UnsafeRawBufferPointer
+    ) -> Bool {
+        let subject = caseInsensitive ? folded(word) : word
+        var starts = zeroBytes(subject ^ firsts)
+        if length > 1 { starts &= zeroBytes(subject ^ seconds) >> 8 }
+        // Starts past the last possible one (or in a short word's padding) do not count.
+        let within = lastStart - offset
+        if within < 7 { starts &= (UInt64(1) << (8 &* (within &+ 1))) &- 1 }
+        guard length > 2 else { return starts != 0 }
+        while starts != 0 {
+            let start = offset + starts.trailingZeroBitCount >> 3
+            if ASCIIStringMatcher.matches(pattern, caseInsensitive, text, at: start, from: 2) { return true }
+            starts &= starts &- 1
+        }
+        return false
+    }
+
+    /// The `count` (< 8) bytes at `base` as the low bytes of a word, the rest zero.
+    @inline(__always)
+    private static func shortWord(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
+        var word: UInt64 = 0
+        var offset = 0
+        if count & 4 != 0 {
+            word = UInt64(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
+            offset = 4
+        }
+        if count & 2 != 0 {
+            let piece = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            word |= UInt64(piece) << (offset &* 8)
+            offset += 2
+        }
+        if count & 1 != 0 { word |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << (offset &* 8) }
+        return word
+    }
+
+    /// Whether `text` holds no byte >= 0x80 and no CR (ASCII a byte-level compare can answer).
+    static func isPlainASCII(_ text: UnsafeRawBufferPointer) -> Bool {
+        everyWord(of: text) { isPlain($0) }
+    }
+
+    /// Whether `text` holds no byte >= 0x80: it is ASCII, so UTF-8 as it stands.
+    @inline(__always)
+    static func isASCII(_ text: UnsafeRawBufferPointer) -> Bool {
+        everyWord(of: text) { $0 & highs == 0 }
+    }
+
+    /// Whether `test` holds for every 8-byte window of `text` (overlapping at the end; a
+    /// text shorter than 8 bytes is one word padded with zeros).
+    @inline(__always)
+    private static func everyWord(of text: UnsafeRawBufferPointer, _ test: (UInt64) -> Bool) -> Bool {
+        let count = text.count
+        guard let base = text.baseAddress, count > 0 else { return true }
+        if count < 8 { return test(shortWord(base, count: count)) }
+        var offset = 0
+        while true {
+            guard test(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))) else {
+                return false
+            }
+            if offset == count - 8 { return true }
+            offset = min(offset + 8, count - 8)
+        }
+    }
+
+    /// Whether `word` holds no byte >= 0x80 and no CR.
+    @inline(__always)
+    private static func isPlain(_ word: UInt64) -> Bool {
+        word & highs == 0 && zeroBytes(word ^ carriageReturns) == 0
+    }
+
+    /// The high bit of each zero byte of `word`, whose bytes are all below 0x80.
+    @inline(__always)
+    private static func zeroBytes(_ word: UInt64) -> UInt64 {
+        ~(word &+ 0x7F7F_7F7F_7F7F_7F7F) & highs
+    }
+
+    /// `word` (bytes below 0x80) with A-Z mapped to a-z.
+    @inline(__always)
+    private static func folded(_ word: UInt64) -> UInt64 {
+        // A byte's high bit after adding 0x3F: it is >= 0x41 ("A"); after adding 0x25: >= 0x5B (past "Z").
+        let upper = (word &+ 0x3F3F_3F3F_3F3F_3F3F) & ~(word &+ 0x2525_2525_2525_2525) & highs
+        return word | (upper >> 2)
+    }
+}
