@@ -143,6 +143,42 @@ import Testing
         #expect(declined > 300, "\(declined) rows declined it")
     }
 
+    /// A codec naming one object (a batch of a to-many's members, PageFileStore's
+    /// `codec(naming:)`) decodes a to-one naming it into the one shared relationship, and
+    /// every other to-one into one of its own: both as the general decode gives them.
+    @Test func toOnesNamingTheNamedObjectShareOneRelationship() throws {
+        var random = SeededRandom(environmentOr: 0x5A3E_D701)
+        let base = try Codec()
+        let entity = base.entity
+        let named = base.id(5)
+        var codec = PageFileRowCodec(
+            entityNamed: base.codec.entityNamed,
+            makeObjectID: { $0 === entity && $1 == 5 ? named : base.codec.makeObjectID($0, $1) })
+        let shared = UnresolvedRelationship(destination: named)
+        codec.namedToOne = shared
+        let layout = entity.layout
+        var (sharing, own) = (0, 0)
+        for round in 0..<2_000 {
+            let bytes = base.randomRow(&random)
+            try bytes.withUnsafeBytes { raw in
+                let general = try codec.decode(raw, entity: entity)
+                guard let slots = try codec.decodeSlots(raw, layout: layout)?.slots else { return }
+                let hint = Comment(rawValue: "round \(round), \(random.replayHint), stored \(general.values)")
+                let expected = layout.objectValues(fromStored: general.values).storage.map(Self.describe)
+                #expect(slots.values.storage.map(Self.describe) == expected, hint)
+                for (slot, value) in slots.values.storage.enumerated() {
+                    guard case .toOne = layout.storedValueConversions[slot],
+                        case .unresolved(let relationship) = value, let destination = relationship.destination
+                    else { continue }
+                    let namesNamed = destination.key == 5
+                    #expect((relationship === shared) == namesNamed, hint)
+                    if namesNamed { sharing += 1 } else { own += 1 }
+                }
+            }
+        }
+        #expect(sharing > 20 && own > 200, "\(sharing) shared, \(own) of their own")
+    }
+
     @Test func outOfRangeIntegersAndOtherFormsDeclineTheSlotForm() throws {
         let codec = try Codec()
         let layout = codec.entity.layout

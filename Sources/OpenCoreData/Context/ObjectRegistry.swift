@@ -37,7 +37,15 @@ struct ObjectRegistry {
     }
 
     /// Every registered object (permanent IDs first).
-    var values: some Sequence<NSManagedObject> { [permanent.objects, temporary.objects].joined() }
+    var values: Values { Values(permanent: permanent.objects, temporary: temporary.objects) }
+
+    /// The registered objects: the permanent table's, then the temporary table's.
+    struct Values: Sequence, IteratorProtocol {
+        fileprivate var permanent: ObjectKeyTable.Objects
+        fileprivate var temporary: ObjectKeyTable.Objects
+
+        mutating func next() -> NSManagedObject? { permanent.next() ?? temporary.next() }
+    }
     var isEmpty: Bool { permanent.isEmpty && temporary.isEmpty }
     var count: Int { permanent.count + temporary.count }
     /// Objects the permanent table holds before it grows.

@@ -115,6 +115,7 @@ extension PageFileRowCodec {
         guard raw == Tag.objectID.rawValue else { return nil }
         let declared = layout.relationshipBySlot[slot]?.destinationEntity
         guard let id = try reference(&reader, declaredEntity: declared) else { return nil }
+        if let namedToOne, namedToOne.destination === id { return .unresolved(namedToOne) }
         return .unresolved(UnresolvedRelationship(destination: id))
     }
 

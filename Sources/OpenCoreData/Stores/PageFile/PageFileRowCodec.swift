@@ -53,6 +53,11 @@ struct PageFileRowCodec {
     /// The interning of the fetch whose rows this codec decodes, on that fetch's stack
     /// (PageFileInternedObjectIDs.swift); nil makes an ID per reference.
     var interning: UnsafeMutablePointer<PageFileReferenceInterning>?
+    /// The slot form's value of a to-one naming the object a batch is decoded for (a
+    /// to-many's members naming their source): one relationship shared by every such row
+    /// rather than one allocated and freed again per row. Immutable, as every such value
+    /// the decoder makes (StoreRowSlots.swift), so sharing it shares nothing that changes.
+    var namedToOne: UnresolvedRelationship?
 
     /// `body`'s result, given a copy of this codec that makes one ID per referenced object
     /// while `body` runs: for the rows of one fetch. The copy must not outlive `body`.

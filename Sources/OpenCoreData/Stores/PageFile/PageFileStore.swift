@@ -507,9 +507,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard named.persistentStore === self else { return base }
         let entity = named.entity
         let key = named.key
-        return PageFileRowCodec(
+        var naming = PageFileRowCodec(
             entityNamed: base.entityNamed,
             makeObjectID: { $0 === entity && $1 == key ? named : base.makeObjectID($0, $1) })
+        naming.namedToOne = UnresolvedRelationship(destination: named)
+        return naming
     }
 
     /// ``rows(for:)`` resolving only the to-manys named in `names`: the others stay
