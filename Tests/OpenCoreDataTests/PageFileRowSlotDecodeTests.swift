@@ -179,6 +179,57 @@ import Testing
         #expect(sharing > 20 && own > 200, "\(sharing) shared, \(own) of their own")
     }
 
+    /// A reference's entity name read without a String when it is empty gives what the
+    /// string read gives: the declared entity for the empty name, the named entity
+    /// otherwise, and for bytes cut short the same error.
+    @Test func referencesReadTheirEntityNameAsTheStringReadDoes() throws {
+        let base = try Codec()
+        let entity = base.entity
+        let entityName = try #require(entity.name)
+        func general(_ bytes: [UInt8]) -> Result<(String, Int64), NSError> {
+            bytes.withUnsafeBytes { raw in
+                var reader = StoreByteReader(row: raw)
+                return Result {
+                    let name = try reader.string()
+                    let named = name.isEmpty ? entity : base.codec.entityNamed(name)
+                    guard let named else { throw reader.damaged("unknown entity") }
+                    return (named.name ?? "", try reader.signed())
+                }.mapError { $0 as NSError }
+            }
+        }
+        func direct(_ bytes: [UInt8]) -> Result<(String, Int64), NSError> {
+            bytes.withUnsafeBytes { raw in
+                var reader = StoreByteReader(row: raw)
+                return Result {
+                    let id = try #require(try base.codec.reference(&reader, declaredEntity: entity))
+                    return (id.entity.name ?? "", id.key)
+                }.mapError { $0 as NSError }
+            }
+        }
+        var writer = StoreByteWriter()
+        writer.string("")
+        writer.signed(42)
+        let unnamed = writer.bytes
+        writer = StoreByteWriter()
+        writer.string(entityName)
+        writer.signed(-7)
+        let named = writer.bytes
+        for bytes in [unnamed, named] {
+            for end in 0...bytes.count {
+                let cut = Array(bytes[..<end])
+                switch (general(cut), direct(cut)) {
+                case (.success(let expected), .success(let read)):
+                    #expect(read == expected, "\(cut)")
+                case (.failure(let expected), .failure(let error)):
+                    #expect(error.code == expected.code && error.localizedDescription == expected.localizedDescription)
+                default: Issue.record("the reads disagree on \(cut)")
+                }
+            }
+        }
+        #expect(try direct(unnamed).get() == (entityName, 42))
+        #expect(try direct(named).get() == (entityName, -7))
+    }
+
     @Test func outOfRangeIntegersAndOtherFormsDeclineTheSlotForm() throws {
         let codec = try Codec()
         let layout = codec.entity.layout

@@ -228,7 +228,15 @@ struct PageFileRowCodec {
     func reference(_ reader: inout StoreByteReader, declaredEntity: NSEntityDescription?) throws
         -> NSManagedObjectID?
     {
-        let name = try reader.string()
+        let name: String
+        if reader.offset < reader.bytes.count, reader.bytes[reader.offset] == 0 {
+            // The empty name (the declared entity), as `string()` reads it, without the
+            // String it makes (~150 instructions a reference).
+            reader.offset += 1
+            name = ""
+        } else {
+            name = try reader.string()
+        }
         if skipsReferences {
             _ = try reader.varint()
             return nil
