@@ -143,6 +143,93 @@ import Testing
         #expect(declined > 300, "\(declined) rows declined it")
     }
 
+    /// A codec naming one object (a batch of a to-many's members, PageFileStore's
+    /// `codec(naming:)`) decodes a to-one naming it into the one shared relationship, and
+    /// every other to-one into one of its own: both as the general decode gives them.
+    @Test func toOnesNamingTheNamedObjectShareOneRelationship() throws {
+        var random = SeededRandom(environmentOr: 0x5A3E_D701)
+        let base = try Codec()
+        let entity = base.entity
+        let named = base.id(5)
+        var codec = PageFileRowCodec(
+            entityNamed: base.codec.entityNamed,
+            makeObjectID: { $0 === entity && $1 == 5 ? named : base.codec.makeObjectID($0, $1) })
+        let shared = UnresolvedRelationship(destination: named)
+        codec.namedToOne = shared
+        let layout = entity.layout
+        var (sharing, own) = (0, 0)
+        for round in 0..<2_000 {
+            let bytes = base.randomRow(&random)
+            try bytes.withUnsafeBytes { raw in
+                let general = try codec.decode(raw, entity: entity)
+                guard let slots = try codec.decodeSlots(raw, layout: layout)?.slots else { return }
+                let hint = Comment(rawValue: "round \(round), \(random.replayHint), stored \(general.values)")
+                let expected = layout.objectValues(fromStored: general.values).storage.map(Self.describe)
+                #expect(slots.values.storage.map(Self.describe) == expected, hint)
+                for (slot, value) in slots.values.storage.enumerated() {
+                    guard case .toOne = layout.storedValueConversions[slot],
+                        case .unresolved(let relationship) = value, let destination = relationship.destination
+                    else { continue }
+                    let namesNamed = destination.key == 5
+                    #expect((relationship === shared) == namesNamed, hint)
+                    if namesNamed { sharing += 1 } else { own += 1 }
+                }
+            }
+        }
+        #expect(sharing > 20 && own > 200, "\(sharing) shared, \(own) of their own")
+    }
+
+    /// A reference's entity name read without a String when it is empty gives what the
+    /// string read gives: the declared entity for the empty name, the named entity
+    /// otherwise, and for bytes cut short the same error.
+    @Test func referencesReadTheirEntityNameAsTheStringReadDoes() throws {
+        let base = try Codec()
+        let entity = base.entity
+        let entityName = try #require(entity.name)
+        func general(_ bytes: [UInt8]) -> Result<(String, Int64), NSError> {
+            bytes.withUnsafeBytes { raw in
+                var reader = StoreByteReader(row: raw)
+                return Result {
+                    let name = try reader.string()
+                    let named = name.isEmpty ? entity : base.codec.entityNamed(name)
+                    guard let named else { throw reader.damaged("unknown entity") }
+                    return (named.name ?? "", try reader.signed())
+                }.mapError { $0 as NSError }
+            }
+        }
+        func direct(_ bytes: [UInt8]) -> Result<(String, Int64), NSError> {
+            bytes.withUnsafeBytes { raw in
+                var reader = StoreByteReader(row: raw)
+                return Result {
+                    let id = try #require(try base.codec.reference(&reader, declaredEntity: entity))
+                    return (id.entity.name ?? "", id.key)
+                }.mapError { $0 as NSError }
+            }
+        }
+        var writer = StoreByteWriter()
+        writer.string("")
+        writer.signed(42)
+        let unnamed = writer.bytes
+        writer = StoreByteWriter()
+        writer.string(entityName)
+        writer.signed(-7)
+        let named = writer.bytes
+        for bytes in [unnamed, named] {
+            for end in 0...bytes.count {
+                let cut = Array(bytes[..<end])
+                switch (general(cut), direct(cut)) {
+                case (.success(let expected), .success(let read)):
+                    #expect(read == expected, "\(cut)")
+                case (.failure(let expected), .failure(let error)):
+                    #expect(error.code == expected.code && error.localizedDescription == expected.localizedDescription)
+                default: Issue.record("the reads disagree on \(cut)")
+                }
+            }
+        }
+        #expect(try direct(unnamed).get() == (entityName, 42))
+        #expect(try direct(named).get() == (entityName, -7))
+    }
+
     @Test func outOfRangeIntegersAndOtherFormsDeclineTheSlotForm() throws {
         let codec = try Codec()
         let layout = codec.entity.layout

@@ -1,17 +1,18 @@
 // The context's registered objects by ID.
 //
-// Keyed by a plain struct rather than the ID object: hashing and comparing NSObject keys
-// goes through dynamic dispatch and existential casts. Objects under temporary IDs (the
-// inserted ones) are kept in a table of their own: a save of many new objects gives each
-// a permanent ID, and when every temporary entry goes at once the table is dropped whole
-// instead of each entry being removed (a removal shifts the entries after it, which costs
-// several hashes) or the whole registry being rebuilt.
+// Keyed by the ID's fields rather than the ID object (hashing and comparing NSObject keys
+// goes through dynamic dispatch and existential casts), in tables of their own
+// (ObjectKeyTable.swift) rather than Dictionaries, which ran SipHash on every probe.
+// Objects under temporary IDs (the inserted ones) are kept in a table of their own: a
+// save of many new objects gives each a permanent ID, and when every temporary entry goes
+// at once the table is dropped whole instead of each entry being removed (a removal
+// shifts the entries after it) or the whole registry being rebuilt.
 import Foundation
 
 /// Registered objects by ID (see the file comment).
 struct ObjectRegistry {
-    private var permanent: [NSManagedObjectID.Key: NSManagedObject] = [:]
-    private var temporary: [NSManagedObjectID.Key: NSManagedObject] = [:]
+    private var permanent = ObjectKeyTable()
+    private var temporary = ObjectKeyTable()
 
     subscript(id: NSManagedObjectID) -> NSManagedObject? {
         get { self[id.registryKey] }
@@ -29,17 +30,22 @@ struct ObjectRegistry {
         }
     }
 
-    /// The object registered under `key`, or the one `make` creates, registered: one hash
-    /// and one probe either way.
+    /// The object registered under `key`, or the one `make` creates, registered.
     mutating func object(for key: NSManagedObjectID.Key, orRegister make: () -> NSManagedObject) -> NSManagedObject {
-        if key.isTemporary { return Self.current(&temporary[key, default: make()]) }
-        return Self.current(&permanent[key, default: make()])
+        if key.isTemporary { return temporary.object(for: key, orRegister: make) }
+        return permanent.object(for: key, orRegister: make)
     }
 
-    private static func current(_ object: inout NSManagedObject) -> NSManagedObject { object }
-
     /// Every registered object (permanent IDs first).
-    var values: some Sequence<NSManagedObject> { [permanent.values, temporary.values].joined() }
+    var values: Values { Values(permanent: permanent.objects, temporary: temporary.objects) }
+
+    /// The registered objects: the permanent table's, then the temporary table's.
+    struct Values: Sequence, IteratorProtocol {
+        fileprivate var permanent: ObjectKeyTable.Objects
+        fileprivate var temporary: ObjectKeyTable.Objects
+
+        mutating func next() -> NSManagedObject? { permanent.next() ?? temporary.next() }
+    }
     var isEmpty: Bool { permanent.isEmpty && temporary.isEmpty }
     var count: Int { permanent.count + temporary.count }
     /// Objects the permanent table holds before it grows.
@@ -54,12 +60,12 @@ struct ObjectRegistry {
     /// rounds of similar size (fetch, use, reset) does not grow the table again from empty
     /// each round, a round of a million objects does not leave its table behind, and a
     /// reset after a round of a few objects does not clear a table sized for an earlier
-    /// large one (emptying a table walks its whole bitmap: ~3k instructions per reset at
-    /// 32k buckets, more than a fetch of one object costs to register).
+    /// large one (emptying a kept table walks every slot, more than a fetch of one object
+    /// costs to register once the table is sized for thousands).
     mutating func removeAll() {
         let keepsTable = permanent.capacity <= Self.retainedCapacity && permanent.count >= permanent.capacity / 4
         permanent.removeAll(keepingCapacity: keepsTable)
-        temporary = [:]
+        temporary = ObjectKeyTable()
     }
 
     /// The largest table `removeAll()` keeps (a few MiB).
@@ -71,12 +77,11 @@ struct ObjectRegistry {
     mutating func rekey(_ moved: [(from: NSManagedObjectID.Key, to: NSManagedObjectID.Key, object: NSManagedObject)]) {
         permanent.reserveCapacity(permanent.count + moved.count)
         var leaving = 0
-        for entry in moved where temporary[entry.from] === entry.object { leaving += 1 }
+        for entry in moved where entry.from.isTemporary && temporary[entry.from] === entry.object { leaving += 1 }
         if leaving == temporary.count {
-            temporary = [:]
+            temporary = ObjectKeyTable()
         } else {
-            let gone = Set(moved.lazy.filter { $0.from.isTemporary }.map(\.from))
-            temporary = temporary.filter { !gone.contains($0.key) }
+            for entry in moved where entry.from.isTemporary { temporary[entry.from] = nil }
         }
         for entry in moved { self[entry.to] = entry.object }
     }

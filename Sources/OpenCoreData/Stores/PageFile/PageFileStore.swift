@@ -497,11 +497,7 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     override func objectRows(for objectIDs: [NSManagedObjectID], naming named: NSManagedObjectID?) throws
         -> [StoreRow?]
     {
-        guard let named else { return try rows(for: objectIDs, codec: codec, intoSlots: true) }
-        var codec = codec(naming: named)
-        // The batch's rows name `named` (the object whose to-many they are): one to-one value for all.
-        if named.persistentStore === self { codec.namedToOne = UnresolvedRelationship(destination: named) }
-        return try rows(for: objectIDs, codec: codec, intoSlots: true)
+        try rows(for: objectIDs, codec: named.map(codec(naming:)) ?? codec, intoSlots: true)
     }
 
     /// The store's codec, decoding every reference to `named` as `named` itself (when it is
@@ -511,9 +507,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
         guard named.persistentStore === self else { return base }
         let entity = named.entity
         let key = named.key
-        return PageFileRowCodec(
+        var naming = PageFileRowCodec(
             entityNamed: base.entityNamed,
             makeObjectID: { $0 === entity && $1 == key ? named : base.makeObjectID($0, $1) })
+        naming.namedToOne = UnresolvedRelationship(destination: named)
+        return naming
     }
 
     /// ``rows(for:)`` resolving only the to-manys named in `names`: the others stay
