@@ -90,7 +90,7 @@ struct InsertPathShortcutTests {
             return (registry, ids)
         }
         for (count, reserving, keeps) in [
-            (1_000, 1_000, true), (1, 20_000, false), (70_000, 70_000, false),
+            (1_000, 1_000, true), (1, 20_000, false), (70_000, 70_000, true), (300_000, 300_000, false),
         ] {
             var (registry, ids) = filled(count, reserving: reserving)
             let capacity = registry.permanentCapacity
