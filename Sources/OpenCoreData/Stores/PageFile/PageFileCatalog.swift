@@ -46,6 +46,10 @@ struct PageFileCatalog {
         /// inverse to-many is derived from them (its reference index entries go with the
         /// row, and the integrity pass has nothing to repair for such a removal).
         private(set) var deletedToOneLinkSlots: [Int] = []
+        /// The to-many slots derived from their inverse to-ones that no index reads: a change
+        /// of them alone leaves the row's bytes as stored but its version
+        /// (PageFileWriter+VersionOnly.swift).
+        private(set) var derivedSlots: [Int] = []
 
         init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
             self.entity = entity
@@ -62,7 +66,10 @@ struct PageFileCatalog {
                 }
                 guard let storage else { continue }
                 externalSlots.append(slot)
-                if case .join = storage { joinSlots.append((slot, relationship)) }
+                switch storage {
+                case .join: joinSlots.append((slot, relationship))
+                case .inverse: if !indexes.contains(where: { $0.slots.contains(slot) }) { derivedSlots.append(slot) }
+                }
             }
         }
 

@@ -50,10 +50,15 @@ extension PageFileWriter {
                 written.insert(row.objectID)
             }
         }
+        let deleted = Set(request.deletedObjects.map(\.objectID))
+        let plan = StoreRelationshipIntegrity.plan(
+            changes, deleted: deleted, written: written, replaced: replaced,
+            derivesFromInverse: PageFileRelationshipAccess.derivesFromInverse)
+        // Most saves' links need nothing (a new row's to-one, its list derived from it): the
+        // writer is not moved into an access for them.
+        guard !plan.isEmpty else { return }
         var access = PageFileRelationshipAccess(writer: self, written: written)
-        try StoreRelationshipIntegrity.repair(
-            changes, deleted: Set(request.deletedObjects.map(\.objectID)), written: written, replaced: replaced,
-            access: &access)
+        try StoreRelationshipIntegrity.repair(plan, deleted: deleted, written: written, access: &access)
         self = access.writer
         for (objectID, slots) in access.repairedRows {
             if let version = access.versions[objectID] { result.versions[objectID] = version }
@@ -92,6 +97,10 @@ private struct PageFileRelationshipAccess: StoreRelationshipAccess {
     }
 
     func derivesFromInverse(_ relationship: NSRelationshipDescription) -> Bool {
+        Self.derivesFromInverse(relationship)
+    }
+
+    static func derivesFromInverse(_ relationship: NSRelationshipDescription) -> Bool {
         if case .inverse = PageFileToMany.storage(of: relationship) { return true }
         return false
     }

@@ -51,7 +51,7 @@ struct PageFileWriter {
     /// The entity of the last step: consecutive rows of one entity look it up once.
     private var lastInfo: PageFileCatalog.EntityInfo?
     /// The bytes of the last row ``storeRow(_:info:externalizingBlobs:replacing:)`` wrote.
-    private var rowBuffer = StoreByteWriter()
+    var rowBuffer = StoreByteWriter()
     /// The links the steps added or removed, while a save records them for the integrity
     /// pass (StoreRelationshipIntegrity.swift); nil otherwise.
     var linkChanges: [StoreLinkChange]?
