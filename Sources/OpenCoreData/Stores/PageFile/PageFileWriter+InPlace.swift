@@ -27,17 +27,17 @@ extension PageFileWriter {
     /// The editor of the row tree of `info`'s entity, made on first use.
     mutating func rowEditor(_ info: PageFileCatalog.EntityInfo) throws -> TreeEditor {
         let entity = ObjectIdentifier(info.entity)
-        if let known = rowEditors[entity] { return known }
+        if let known = rowEditors.first(where: { $0.entity == entity }) { return known.editor }
         let editor = try rowTree(info).makeEditor()
-        rowEditors[entity] = editor
+        rowEditors.append((entity, editor))
         return editor
     }
 
     /// Ends the row editors: a leaf they left thinned merges with a sibling (B3).
     mutating func finishRowEditors() throws {
         guard !rowEditors.isEmpty else { return }
-        for editor in rowEditors.values { try editor.finish() }
-        rowEditors = [:]
+        for (_, editor) in rowEditors { try editor.finish() }
+        rowEditors = []
     }
 
     /// Whether the removal of the stored entry `key` of `index` is taken care of without
