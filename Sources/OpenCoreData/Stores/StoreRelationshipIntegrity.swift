@@ -109,17 +109,18 @@ enum StoreRelationshipIntegrity {
     ) throws {
         guard !changes.isEmpty else { return }
         let plan = self.plan(
-            changes, deleted: deleted, written: written, replaced: replaced,
+            changes, deleted: deleted, isWritten: written.contains, replaced: replaced,
             derivesFromInverse: { [access] in access.derivesFromInverse($0) })
         try repair(plan, deleted: deleted, written: written, access: &access)
     }
 
     /// The links of `changes` to reconcile (the parameters as for
-    /// ``repair(_:deleted:written:replaced:access:)``; `derivesFromInverse` as the store's
+    /// ``repair(_:deleted:written:replaced:access:)``; `isWritten` answers whether the
+    /// save wrote a row, and `derivesFromInverse` as the store's
     /// ``StoreRelationshipAccess/derivesFromInverse(_:)``): a store reads no row to plan,
-    /// so it builds the access only when the plan is not empty.
+    /// so it builds the access, and the set of written rows, only when the plan is not empty.
     static func plan(
-        _ changes: [StoreLinkChange], deleted: Set<NSManagedObjectID>, written: ObjectIDSet,
+        _ changes: [StoreLinkChange], deleted: Set<NSManagedObjectID>, isWritten: (NSManagedObjectID) -> Bool,
         replaced: [NSManagedObjectID: NSManagedObjectID], derivesFromInverse: (NSRelationshipDescription) -> Bool
     ) -> Plan {
         var plan = Plan()
@@ -140,7 +141,7 @@ enum StoreRelationshipIntegrity {
             if known?.derived == true {
                 if !change.isAdded { continue }
                 let destination = replaced[change.destination] ?? change.destination
-                if written.contains(destination), deleted.isEmpty || !deleted.contains(destination) { continue }
+                if isWritten(destination), deleted.isEmpty || !deleted.contains(destination) { continue }
             }
             // A deleted row's no-action relationship leaves its destinations naming it, as
             // Core Data does (the model asked for it; verify() reports those links).

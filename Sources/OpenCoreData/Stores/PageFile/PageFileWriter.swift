@@ -325,6 +325,8 @@ struct PageFileWriter {
             tree = known.tree
         } else {
             tree = try transaction.openTree(named: info.treeName)
+            // One allocation for a save's few entities instead of regrowing at 1, 2, 4.
+            if rowTrees.isEmpty { rowTrees.reserveCapacity(4) }
             rowTrees.append((entity, tree))
         }
         lastRowTree = (entity, tree)
