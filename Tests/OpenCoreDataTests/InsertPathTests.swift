@@ -185,6 +185,33 @@ struct InsertPathIntegrityTests {
         #expect(!written.contains(temporary))
     }
 
+    /// The map holds its first ID inline and the others in a table: set, replaced and
+    /// removed in any order, it answers as a dictionary of the same IDs does.
+    @Test func temporaryIDMappingAnswersAsADictionary() throws {
+        let context = TestStack.context(try TestStack.coordinator())
+        let companies = (0..<6).map { _ in TCompany(context: context) }
+        let temporary = companies.map(\.objectID)
+        try context.obtainPermanentIDs(for: companies)
+        let permanent = companies.map(\.objectID)
+        var random = SeededRandom(environmentOr: 0x5EED_1611)
+        let hint = random.replayHint
+        for _ in 0..<200 {
+            var mapping = TemporaryIDMapping()
+            var oracle: [Int: NSManagedObjectID] = [:]
+            for _ in 0..<random.int(in: 1...12) {
+                let position = random.int(in: 0...5)
+                let value = random.chance(0.3) ? nil : permanent[random.int(in: 0...5)]
+                mapping[temporary[position]] = value
+                oracle[position] = value
+                for probe in 0..<6 {
+                    #expect(mapping[temporary[probe]] === oracle[probe], "\(hint)")
+                    #expect(mapping[permanent[probe]] == nil, "\(hint)")
+                }
+                #expect(mapping.isEmpty == oracle.isEmpty, "\(hint)")
+            }
+        }
+    }
+
     /// A save of many new objects re-keys the registry in one rebuild, a save of a few
     /// one object at a time: both leave every new object registered under its permanent
     /// ID only, keep the objects registered before, and tell a child the permanent IDs.

@@ -309,6 +309,23 @@ final class WriteSample: NSManagedObject {
         #expect(pending.sortedKeys() == expected, "\(hint)")
     }
 
+    /// One key (a one-row save's entry) comes out as itself, once; taken back, not at all;
+    /// a second key after it takes the sorted walk.
+    @Test func aSinglePendingIndexKeyComesOutAlone() {
+        for key: [UInt8] in [[], [3], [1, 2, 3, 4, 5, 6, 7, 8, 9]] {
+            var pending = PendingIndexKeys()
+            pending.insert(key)
+            #expect(pending.sortedKeys() == [key])
+            let removed = pending.remove(key)
+            #expect(removed)
+            #expect(pending.sortedKeys().isEmpty)
+            pending.insert(key)
+            #expect(pending.sortedKeys() == [key])
+            pending.insert([0] + key)
+            #expect(pending.sortedKeys() == [key, [0] + key].sorted { $0.lexicographicallyPrecedes($1) })
+        }
+    }
+
     /// A row's entry written in place into the pending keys is the key `key(for:)` makes,
     /// sorted and taken back with keys added as arrays: the fast path and the general one
     /// hold the same keys.

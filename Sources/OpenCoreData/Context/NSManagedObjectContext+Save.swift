@@ -299,6 +299,8 @@ extension ObjectSet {
     /// through `objectID` in every comparison (the sort sits on every inserted object).
     func inCreationOrder() -> [NSManagedObject] {
         let objects = Array(self)
+        // One object (a save after each insert) is in order: no keys read or sorted.
+        if objects.count < 2 { return objects }
         var order: [(rank: Int8, key: Int64, index: Int32)] = []
         order.reserveCapacity(objects.count)
         for (index, object) in objects.enumerated() {

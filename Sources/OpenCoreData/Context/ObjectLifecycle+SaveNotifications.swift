@@ -17,8 +17,10 @@ extension ObjectLifecycle {
         let changes = SavedChanges(
             inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
             deleted: savedDeleted.map(\.objectID))
+        // An empty kind (a save mostly inserts or updates, rarely all three) builds no set.
+        func objects(_ saved: [NSManagedObject]) -> Set<NSManagedObject> { saved.isEmpty ? [] : Set(saved) }
         let info = NotificationUserInfo.didSave.filled([
-            Set(savedInserted), Set(savedUpdated), Set(savedDeleted), changes,
+            objects(savedInserted), objects(savedUpdated), objects(savedDeleted), changes,
         ])
         for object in savedInserted { object.didSave() }
         for object in savedUpdated { object.didSave() }

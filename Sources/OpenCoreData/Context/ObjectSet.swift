@@ -79,7 +79,13 @@ struct ObjectSet: Sequence, ExpressibleByArrayLiteral {
     }
 
     /// The objects as the public `Set<NSManagedObject>` (O(n)).
-    var asSet: Set<NSManagedObject> { Set(self) }
+    var asSet: Set<NSManagedObject> {
+        // Notifications build one per kind on every save, most of them empty or tiny.
+        guard count > 0 else { return [] }
+        var set = Set<NSManagedObject>(minimumCapacity: count)
+        for case let object? in members { set.insert(object) }
+        return set
+    }
 
     func makeIterator()
         -> LazyMapSequence<

@@ -110,11 +110,18 @@ struct ObjectChanges {
     /// The notification's userInfo: a key only for a kind that has objects.
     var userInfo: [AnyHashable: Any] {
         var values: [Any] = []
+        values.reserveCapacity(4)
         var mask = 0
-        for (bit, objects) in [inserted, updated, deleted, refreshed].enumerated() where !objects.isEmpty {
+        // Kind by kind, without an array of the four sets first.
+        func add(_ objects: Set<NSManagedObject>, bit: Int) {
+            guard !objects.isEmpty else { return }
             mask |= 1 << bit
             values.append(objects)
         }
+        add(inserted, bit: 0)
+        add(updated, bit: 1)
+        add(deleted, bit: 2)
+        add(refreshed, bit: 3)
         return NotificationUserInfo.objectsDidChange[mask].filled(values)
     }
 }

@@ -9,6 +9,10 @@ import Foundation
 
 /// Temporary object IDs to the permanent IDs a save gives them.
 struct TemporaryIDMapping: ExpressibleByDictionaryLiteral {
+    /// The first ID set, held inline: a save of one new object (an app saving after each
+    /// insert) builds no table.
+    private var first: (key: NSManagedObjectID.Key, permanent: NSManagedObjectID)?
+    /// The other IDs.
     private var permanentByKey: [NSManagedObjectID.Key: NSManagedObjectID] = [:]
 
     init() {}
@@ -17,7 +21,7 @@ struct TemporaryIDMapping: ExpressibleByDictionaryLiteral {
         for (temporary, permanent) in elements { self[temporary] = permanent }
     }
 
-    var isEmpty: Bool { permanentByKey.isEmpty }
+    var isEmpty: Bool { first == nil && permanentByKey.isEmpty }
 
     /// Room for `count` IDs; a save of one or two objects lets the table grow instead
     /// (reserving runs the unspecialized generic, ~2k instructions).
@@ -25,7 +29,21 @@ struct TemporaryIDMapping: ExpressibleByDictionaryLiteral {
 
     /// The permanent ID of the temporary `id`; nil for an ID the save does not insert.
     subscript(id: NSManagedObjectID) -> NSManagedObjectID? {
-        get { id.isTemporaryID ? permanentByKey[id.registryKey] : nil }
-        set { permanentByKey[id.registryKey] = newValue }
+        get {
+            guard id.isTemporaryID else { return nil }
+            let key = id.registryKey
+            if let first, first.key == key { return first.permanent }
+            return permanentByKey.isEmpty ? nil : permanentByKey[key]
+        }
+        set {
+            let key = id.registryKey
+            if let held = first, held.key == key {
+                first = newValue.map { (key, $0) }
+            } else if first == nil, permanentByKey[key] == nil {
+                first = newValue.map { (key, $0) }
+            } else {
+                permanentByKey[key] = newValue
+            }
+        }
     }
 }

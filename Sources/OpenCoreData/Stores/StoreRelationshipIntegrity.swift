@@ -62,7 +62,7 @@ protocol StoreRelationshipAccess {
 
 enum StoreRelationshipIntegrity {
     /// One link as both of its sides changed it in a save.
-    private struct Link {
+    fileprivate struct Link {
         /// The relationship of side 0 and its row; side 1 is its inverse and `second`.
         let relationship: NSRelationshipDescription
         let first: NSManagedObjectID
@@ -72,7 +72,7 @@ enum StoreRelationshipIntegrity {
         var secondChange: Bool?
     }
 
-    private struct LinkKey: Hashable {
+    fileprivate struct LinkKey: Hashable {
         let relationship: ObjectIdentifier
         let first: Int64
         let second: Int64
@@ -82,6 +82,17 @@ enum StoreRelationshipIntegrity {
     private struct Side: Hashable {
         let relationship: ObjectIdentifier
         let row: Int64
+    }
+
+    /// The links of a save that the pass must reconcile, in the order the save first
+    /// changed them; empty for most saves (each link changed on both sides alike, or a
+    /// to-one added whose derived inverse list always agrees).
+    struct Plan {
+        fileprivate var order: [LinkKey] = []
+        fileprivate var links: [LinkKey: Link] = [:]
+
+        /// Whether the pass has nothing to do.
+        var isEmpty: Bool { order.isEmpty }
     }
 
     /// Makes the other side of every link in `changes` agree (see the file comment).
@@ -97,15 +108,29 @@ enum StoreRelationshipIntegrity {
         replaced: [NSManagedObjectID: NSManagedObjectID] = [:], access: inout some StoreRelationshipAccess
     ) throws {
         guard !changes.isEmpty else { return }
-        var order: [LinkKey] = []
-        var links: [LinkKey: Link] = [:]
+        let plan = self.plan(
+            changes, deleted: deleted, isWritten: written.contains, replaced: replaced,
+            derivesFromInverse: { [access] in access.derivesFromInverse($0) })
+        try repair(plan, deleted: deleted, written: written, access: &access)
+    }
+
+    /// The links of `changes` to reconcile (the parameters as for
+    /// ``repair(_:deleted:written:replaced:access:)``; `isWritten` answers whether the
+    /// save wrote a row, and `derivesFromInverse` as the store's
+    /// ``StoreRelationshipAccess/derivesFromInverse(_:)``): a store reads no row to plan,
+    /// so it builds the access, and the set of written rows, only when the plan is not empty.
+    static func plan(
+        _ changes: [StoreLinkChange], deleted: Set<NSManagedObjectID>, isWritten: (NSManagedObjectID) -> Bool,
+        replaced: [NSManagedObjectID: NSManagedObjectID], derivesFromInverse: (NSRelationshipDescription) -> Bool
+    ) -> Plan {
+        var plan = Plan()
         // The facts of the last change's relationship: a save's links mostly share a few
         // relationships, whose inverse and kind are read through the model once per run.
         var known: (relationship: NSRelationshipDescription, inverse: NSRelationshipDescription?, derived: Bool)?
         for change in changes {
             if known?.relationship !== change.relationship {
                 let inverse = change.relationship.inverseRelationship
-                let derived = inverse.map { !change.relationship.isToMany && access.derivesFromInverse($0) } ?? false
+                let derived = inverse.map { !change.relationship.isToMany && derivesFromInverse($0) } ?? false
                 known = (change.relationship, inverse, derived)
             }
             guard let inverse = known?.inverse else { continue }
@@ -116,7 +141,7 @@ enum StoreRelationshipIntegrity {
             if known?.derived == true {
                 if !change.isAdded { continue }
                 let destination = replaced[change.destination] ?? change.destination
-                if written.contains(destination), deleted.isEmpty || !deleted.contains(destination) { continue }
+                if isWritten(destination), deleted.isEmpty || !deleted.contains(destination) { continue }
             }
             // A deleted row's no-action relationship leaves its destinations naming it, as
             // Core Data does (the model asked for it; verify() reports those links).
@@ -137,17 +162,25 @@ enum StoreRelationshipIntegrity {
             let (first, second) = sourceFirst ? (source, destination) : (destination, source)
             let key = LinkKey(relationship: ObjectIdentifier(relationship), first: first.key, second: second.key)
             var link =
-                links[key]
+                plan.links[key]
                 ?? {
-                    order.append(key)
+                    plan.order.append(key)
                     return Link(relationship: relationship, first: first, second: second)
                 }()
             if sourceFirst { link.firstChange = change.isAdded } else { link.secondChange = change.isAdded }
-            links[key] = link
+            plan.links[key] = link
         }
+        return plan
+    }
+
+    /// Reconciles the links of `plan` (the other parameters as for
+    /// ``repair(_:deleted:written:replaced:access:)``).
+    static func repair(
+        _ plan: Plan, deleted: Set<NSManagedObjectID>, written: ObjectIDSet, access: inout some StoreRelationshipAccess
+    ) throws {
         var repair = Repair(deleted: deleted, written: written)
-        for key in order {
-            guard let link = links[key] else { continue }
+        for key in plan.order {
+            guard let link = plan.links[key] else { continue }
             try repair.reconcile(link, access: &access)
         }
     }

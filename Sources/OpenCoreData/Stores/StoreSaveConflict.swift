@@ -73,20 +73,20 @@ extension StoreSaveRequest {
     /// that is gone is a conflict too; a delete of one is not (it is already done).
     ///
     /// - Parameters:
-    ///   - storedRow: The stored row of an object (`deleting`: the request deletes it), or
-    ///     nil when the store has none.
+    ///   - storedRow: The stored row of an object, for `update` (nil: the request deletes
+    ///     it), or nil when the store has none; only its version is compared.
     ///   - persistedRow: The row as a conflict reports it (a store that keeps parts of rows
     ///     elsewhere, such as blobs, resolves them here).
     /// - Throws: `NSManagedObjectMergeError` (133020) with a ``StoreVersionConflict`` for
     ///   every stale or missing row, all at once; 133000 for an update of a missing row when
     ///   versions are not checked.
     func checkVersions(
-        storedRow: (_ objectID: NSManagedObjectID, _ deleting: Bool) throws -> StoreRow?,
+        storedRow: (_ objectID: NSManagedObjectID, _ update: StoreRowUpdate?) throws -> StoreRow?,
         persistedRow: (StoreRow) throws -> StoreRow = { $0 }
     ) throws {
         var conflicts: [StoreVersionConflict] = []
         for update in updatedRows {
-            guard let row = try storedRow(update.objectID, false) else {
+            guard let row = try storedRow(update.objectID, update) else {
                 conflicts.append(try StoreVersionConflict.rowGone(for: update, in: self))
                 continue
             }
@@ -98,7 +98,7 @@ extension StoreSaveRequest {
             }
         }
         for deleted in deletedObjects {
-            guard let row = try storedRow(deleted.objectID, true) else { continue }
+            guard let row = try storedRow(deleted.objectID, nil) else { continue }
             if checksVersions, row.version != deleted.expectedVersion {
                 conflicts.append(
                     StoreVersionConflict(

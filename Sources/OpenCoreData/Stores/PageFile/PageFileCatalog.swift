@@ -48,6 +48,10 @@ struct PageFileCatalog {
         /// inverse to-many is derived from them (its reference index entries go with the
         /// row, and the integrity pass has nothing to repair for such a removal).
         let deletedToOneLinkSlots: [Int]
+        /// The to-many slots derived from their inverse to-ones that no index reads: a change
+        /// of them alone leaves the row's bytes as stored but its version
+        /// (PageFileWriter+VersionOnly.swift).
+        let derivedSlots: [Int]
 
         init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
             self.entity = entity
@@ -59,6 +63,7 @@ struct PageFileCatalog {
             var joinSlots: [(slot: Int, relationship: NSRelationshipDescription)] = []
             var linkSlots: [Int] = []
             var deletedToOneLinkSlots: [Int] = []
+            var derivedSlots: [Int] = []
             for (slot, relationship) in entity.layout.relationshipBySlot.enumerated() {
                 guard let relationship else { continue }
                 let storage = PageFileToMany.storage(of: relationship)
@@ -68,12 +73,16 @@ struct PageFileCatalog {
                 }
                 guard let storage else { continue }
                 externalSlots.append(slot)
-                if case .join = storage { joinSlots.append((slot, relationship)) }
+                switch storage {
+                case .join: joinSlots.append((slot, relationship))
+                case .inverse: if !indexes.contains(where: { $0.slots.contains(slot) }) { derivedSlots.append(slot) }
+                }
             }
             self.externalSlots = externalSlots
             self.joinSlots = joinSlots
             self.linkSlots = linkSlots
             self.deletedToOneLinkSlots = deletedToOneLinkSlots
+            self.derivedSlots = derivedSlots
         }
 
         /// Whether the inverse of `relationship` is a to-many the store derives from it.

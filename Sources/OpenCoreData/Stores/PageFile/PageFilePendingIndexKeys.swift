@@ -90,6 +90,15 @@ struct PendingIndexKeys {
 
     /// Calls `body` with each key still added, in byte order, each once.
     func forEachSorted(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        // One key, a one-row save's entry: in order already, no sorted copy of the records.
+        if records.count == 1 {
+            let record = records[0]
+            guard record.length >= 0 else { return }
+            try storage.bytes.withUnsafeBytes { base in
+                try body(UnsafeRawBufferPointer(rebasing: base[record.start..<(record.start + record.length)]))
+            }
+            return
+        }
         var order = records.filter { $0.length >= 0 }
         guard !order.isEmpty else { return }
         try storage.bytes.withUnsafeBytes { base in

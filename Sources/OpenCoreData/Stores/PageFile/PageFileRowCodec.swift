@@ -148,12 +148,7 @@ struct PageFileRowCodec {
         declaredEntities: [NSEntityDescription?]? = nil
     ) throws -> (version: Int64, values: [StoreValue]) {
         var reader = StoreByteReader(row: bytes)
-        let storedVersion = try reader.varint()
-        // Saves add one to it (SPEC.md §3.2): a forged version near Int64.max must not trap.
-        guard storedVersion <= UInt64(StoreCounterLimit.maximum) else {
-            throw reader.damaged("its version \(storedVersion) is out of range (at most \(StoreCounterLimit.maximum))")
-        }
-        let version = Int64(storedVersion)
+        let version = try Self.version(&reader)
         let layout = entity?.layout
         var values: [StoreValue] = []
         values.reserveCapacity(layout?.properties.count ?? 8)
@@ -175,6 +170,18 @@ struct PageFileRowCodec {
         // A row written before the entity gained properties reads them as null.
         while values.count < layout.properties.count { values.append(.null) }
         return (version, values)
+    }
+
+    /// The row version at the start of a row's bytes, `reader` moved past it.
+    ///
+    /// - Throws: `NSFileReadCorruptFileError` for a version that is not a varint or is out of range.
+    static func version(_ reader: inout StoreByteReader) throws -> Int64 {
+        let storedVersion = try reader.varint()
+        // Saves add one to it (SPEC.md §3.2): a forged version near Int64.max must not trap.
+        guard storedVersion <= UInt64(StoreCounterLimit.maximum) else {
+            throw reader.damaged("its version \(storedVersion) is out of range (at most \(StoreCounterLimit.maximum))")
+        }
+        return Int64(storedVersion)
     }
 
     func decodeValue(_ reader: inout StoreByteReader, declaredEntity: NSEntityDescription?) throws -> StoreValue {

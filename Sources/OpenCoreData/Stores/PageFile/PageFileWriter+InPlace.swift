@@ -12,14 +12,7 @@ extension PageFileWriter {
     /// row tree's editor (a plain put when the row is not there).
     mutating func replaceStoredRow(_ bytes: [UInt8], primaryKey: Int64, info: PageFileCatalog.EntityInfo) throws {
         let tree = try rowTree(info)
-        let entity = ObjectIdentifier(info.entity)
-        let editor: TreeEditor
-        if let known = rowEditors[entity] {
-            editor = known
-        } else {
-            editor = try tree.makeEditor()
-            rowEditors[entity] = editor
-        }
+        let editor = try rowEditor(info)
         try PageFileKey.withPrimary(primaryKey) { key in
             try bytes.withUnsafeBytes { value in
                 if try editor.seek(key) {
@@ -31,11 +24,20 @@ extension PageFileWriter {
         }
     }
 
+    /// The editor of the row tree of `info`'s entity, made on first use.
+    mutating func rowEditor(_ info: PageFileCatalog.EntityInfo) throws -> TreeEditor {
+        let entity = ObjectIdentifier(info.entity)
+        if let known = rowEditors.first(where: { $0.entity == entity }) { return known.editor }
+        let editor = try rowTree(info).makeEditor()
+        rowEditors.append((entity, editor))
+        return editor
+    }
+
     /// Ends the row editors: a leaf they left thinned merges with a sibling (B3).
     mutating func finishRowEditors() throws {
         guard !rowEditors.isEmpty else { return }
-        for editor in rowEditors.values { try editor.finish() }
-        rowEditors = [:]
+        for (_, editor) in rowEditors { try editor.finish() }
+        rowEditors = []
     }
 
     /// Whether the removal of the stored entry `key` of `index` is taken care of without

@@ -39,26 +39,69 @@ extension PageFileWriter {
         let changes = linkChanges ?? []
         linkChanges = nil
         guard !changes.isEmpty else { return }
-        // Upserts whose stored values won changed no row.
-        var written = ObjectIDSet(minimumCapacity: request.insertedRows.count + request.updatedRows.count)
-        for update in request.updatedRows { written.insert(update.objectID) }
-        let valuesWin = StoreUniqueness.insertedValuesWin(request.mergePolicyType)
-        for row in request.insertedRows {
-            if let existingID = replaced[row.objectID] {
-                if valuesWin { written.insert(existingID) }
-            } else {
-                written.insert(row.objectID)
-            }
-        }
+        let rows = PageFileWrittenRows(request: request, replaced: replaced)
+        // A save of a few rows asks its request; a larger one builds the set at once.
+        let built = rows.count > PageFileWrittenRows.scanLimit ? rows.set() : nil
+        let deleted = Set(request.deletedObjects.map(\.objectID))
+        let plan = StoreRelationshipIntegrity.plan(
+            changes, deleted: deleted, isWritten: { built?.contains($0) ?? rows.contains($0) }, replaced: replaced,
+            derivesFromInverse: PageFileRelationshipAccess.derivesFromInverse)
+        // Most saves' links need nothing (a new row's to-one, its list derived from it): the
+        // writer is not moved into an access, nor the written rows into a set, for them.
+        guard !plan.isEmpty else { return }
+        let written = built ?? rows.set()
         var access = PageFileRelationshipAccess(writer: self, written: written)
-        try StoreRelationshipIntegrity.repair(
-            changes, deleted: Set(request.deletedObjects.map(\.objectID)), written: written, replaced: replaced,
-            access: &access)
+        try StoreRelationshipIntegrity.repair(plan, deleted: deleted, written: written, access: &access)
         self = access.writer
         for (objectID, slots) in access.repairedRows {
             if let version = access.versions[objectID] { result.versions[objectID] = version }
             history?.noteUpdate(of: objectID, slots: slots.sorted())
         }
+    }
+}
+
+/// The rows a save writes, which exist after it: its updated rows, and its inserted rows
+/// but for upserts the rows that absorbed them, when the inserted values win (an upsert
+/// whose stored values won changed no row).
+struct PageFileWrittenRows {
+    /// Past this many rows, ``set()`` is built rather than the request scanned per question.
+    static let scanLimit = 8
+
+    let request: StoreSaveRequest
+    let replaced: [NSManagedObjectID: NSManagedObjectID]
+    let valuesWin: Bool
+
+    init(request: StoreSaveRequest, replaced: [NSManagedObjectID: NSManagedObjectID]) {
+        self.request = request
+        self.replaced = replaced
+        valuesWin = StoreUniqueness.insertedValuesWin(request.mergePolicyType)
+    }
+
+    /// The rows of the request (an upper bound of the written ones).
+    var count: Int { request.insertedRows.count + request.updatedRows.count }
+
+    /// The row an inserted row wrote: itself, the row that absorbed it when its values won,
+    /// or none.
+    private func writtenRow(of inserted: NSManagedObjectID) -> NSManagedObjectID? {
+        guard !replaced.isEmpty, let existingID = replaced[inserted] else { return inserted }
+        return valuesWin ? existingID : nil
+    }
+
+    /// Whether the save writes the row of `objectID`, by a scan of the request.
+    func contains(_ objectID: NSManagedObjectID) -> Bool {
+        let key = objectID.registryKey
+        if request.updatedRows.contains(where: { $0.objectID.registryKey == key }) { return true }
+        return request.insertedRows.contains { writtenRow(of: $0.objectID)?.registryKey == key }
+    }
+
+    /// The written rows as a set.
+    func set() -> ObjectIDSet {
+        var written = ObjectIDSet(minimumCapacity: count)
+        for update in request.updatedRows { written.insert(update.objectID) }
+        for row in request.insertedRows {
+            if let id = writtenRow(of: row.objectID) { written.insert(id) }
+        }
+        return written
     }
 }
 
@@ -92,6 +135,10 @@ private struct PageFileRelationshipAccess: StoreRelationshipAccess {
     }
 
     func derivesFromInverse(_ relationship: NSRelationshipDescription) -> Bool {
+        Self.derivesFromInverse(relationship)
+    }
+
+    static func derivesFromInverse(_ relationship: NSRelationshipDescription) -> Bool {
         if case .inverse = PageFileToMany.storage(of: relationship) { return true }
         return false
     }

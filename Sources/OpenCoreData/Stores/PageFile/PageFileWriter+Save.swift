@@ -33,6 +33,13 @@ extension PageFileWriter {
         var clashes: [StoreConstraintConflict] = []
         updatesInPlace = true
         for update in Self.inKeyOrder(request.updatedRows) {
+            let info = try info(for: update.objectID.entity)
+            if raisesVersionOnly(update, info: info) {
+                if let version = try raiseVersion(of: update.objectID, info: info) {
+                    result.versions[update.objectID] = version
+                }
+                continue
+            }
             // A second update of one row (a context may hold two objects of one ID after an
             // upsert) applies to the row as the first one left it.
             let again = result.versions[update.objectID] != nil
@@ -76,8 +83,10 @@ extension PageFileWriter {
     /// and the deleted rows in the request's order. A deleted row is read whole, blobs
     /// included, when its history tombstone needs it, else with only the slots its
     /// deletion reads (PageFileDeletedRowReader), and then goes into no table (the
-    /// deletion takes the list as it is); a conflict reports the row read again whole.
-    private func storedRows(of request: StoreSaveRequest, resolvingDeletedBlobs: Bool) throws
+    /// deletion takes the list as it is); a conflict reports the row read again whole. An
+    /// update that raises only its row's version (PageFileWriter+VersionOnly.swift) has its
+    /// version read and no row.
+    private mutating func storedRows(of request: StoreSaveRequest, resolvingDeletedBlobs: Bool) throws
         -> (rows: [NSManagedObjectID: StoreRow], deleted: [StoreRow])
     {
         var stored: [NSManagedObjectID: StoreRow] = [:]
@@ -87,8 +96,14 @@ extension PageFileWriter {
         if request.deletedObjects.count > 2 { deleted.reserveCapacity(request.deletedObjects.count) }
         var deletedRows = PageFileDeletedRowReader(reader: reader)
         try request.checkVersions(
-            storedRow: { objectID, deleting in
-                guard deleting else {
+            storedRow: { objectID, update in
+                if let update {
+                    let info = try info(for: objectID.entity)
+                    if raisesVersionOnly(update, info: info) {
+                        return try storedVersion(of: objectID, info: info).map {
+                            StoreRow(objectID: objectID, version: $0, values: [])
+                        }
+                    }
                     let row = try reader.row(objectID.entity, key: objectID.key, resolvingBlobs: false)
                     if let row { stored[objectID] = row }
                     return row

@@ -42,8 +42,10 @@ struct PageFileWriter {
     var codec: PageFileRowCodec { reader.codec }
     /// Ordinary index entries added so far, by index ordinal, written sorted by ``finish()``.
     var pendingIndexKeys: [PendingIndexKeys]
-    /// Row trees by entity, opened once per transaction instead of by name for every row.
-    private var rowTrees: [ObjectIdentifier: Tree] = [:]
+    /// Row trees by entity, opened once per transaction instead of by name for every row;
+    /// in the order opened, found by comparing identities (a save touches a few entities,
+    /// and a table entry cost more than the comparisons).
+    private var rowTrees: [(entity: ObjectIdentifier, tree: Tree)] = []
     /// The row tree used last: a save's rows mostly come entity by entity.
     private var lastRowTree: (entity: ObjectIdentifier, tree: Tree)?
     /// Index trees by ordinal, looked up once per transaction (nil: not looked up, or absent).
@@ -51,7 +53,7 @@ struct PageFileWriter {
     /// The entity of the last step: consecutive rows of one entity look it up once.
     private var lastInfo: PageFileCatalog.EntityInfo?
     /// The bytes of the last row ``storeRow(_:info:externalizingBlobs:replacing:)`` wrote.
-    private var rowBuffer = StoreByteWriter()
+    var rowBuffer = StoreByteWriter()
     /// The links the steps added or removed, while a save records them for the integrity
     /// pass (StoreRelationshipIntegrity.swift); nil otherwise.
     var linkChanges: [StoreLinkChange]?
@@ -60,8 +62,8 @@ struct PageFileWriter {
     /// replaced ordinary attribute index entries to ``finish()``, so updates in key order
     /// descend once per leaf rather than once per row and tree.
     var updatesInPlace = false
-    /// The row trees' editors by entity, while updates are in place.
-    var rowEditors: [ObjectIdentifier: TreeEditor] = [:]
+    /// The row trees' editors by entity, while updates are in place (as ``rowTrees``).
+    var rowEditors: [(entity: ObjectIdentifier, editor: TreeEditor)] = []
     /// Stored entries of ordinary attribute indexes that in-place updates replaced, by
     /// index ordinal: removed in one walk of each tree before its pending entries go in.
     /// Empty until the first replaced entry (most saves replace none).
@@ -352,8 +354,15 @@ struct PageFileWriter {
     mutating func rowTree(_ info: PageFileCatalog.EntityInfo) throws -> Tree {
         let entity = ObjectIdentifier(info.entity)
         if let last = lastRowTree, last.entity == entity { return last.tree }
-        let tree = try rowTrees[entity] ?? transaction.openTree(named: info.treeName)
-        rowTrees[entity] = tree
+        let tree: Tree
+        if let known = rowTrees.first(where: { $0.entity == entity }) {
+            tree = known.tree
+        } else {
+            tree = try transaction.openTree(named: info.treeName)
+            // One allocation for a save's few entities instead of regrowing at 1, 2, 4.
+            if rowTrees.isEmpty { rowTrees.reserveCapacity(4) }
+            rowTrees.append((entity, tree))
+        }
         lastRowTree = (entity, tree)
         return tree
     }
