@@ -107,6 +107,44 @@ import Testing
         #expect(fetched.managedObjectContext == nil)
     }
 
+    /// `isRegistered(in:)` (a handle comparison) answers as `managedObjectContext === context`
+    /// for objects of the context, of another context, reset, deleted and saved, never
+    /// inserted, and of a context that is gone.
+    @Test func registrationByHandleAgreesWithTheContextReference() throws {
+        let coordinator = try TestStack.coordinator()
+        let context = TestStack.context(coordinator)
+        let other = TestStack.context(coordinator)
+        let orphan: NSManagedObject = try {
+            let gone = TestStack.context(coordinator)
+            return try gone.performAndWait {
+                let object = TCompany(context: gone)
+                object.name = "Gone"
+                try gone.save()
+                return object
+            }
+        }()
+        try context.performAndWait {
+            let saved = TCompany(context: context)
+            saved.name = "Saved"
+            let deleted = TCompany(context: context)
+            deleted.name = "Deleted"
+            try context.save()
+            context.delete(deleted)
+            try context.save()
+            let pending = TTask(context: context)
+            let foreign = other.performAndWait { TCompany(context: other) }
+            let loose = NSManagedObject(entity: saved.entity, insertInto: nil)
+            let objects: [NSManagedObject] = [saved, deleted, pending, foreign, loose, orphan]
+            var answers = objects.map { ($0.isRegistered(in: context), $0.managedObjectContext === context) }
+            #expect(answers.map(\.0) == [true, false, true, false, false, false])
+            #expect(answers.allSatisfy { $0.0 == $0.1 })
+            context.reset()
+            answers = objects.map { ($0.isRegistered(in: context), $0.managedObjectContext === context) }
+            #expect(answers.allSatisfy { !$0.0 && $0.0 == $0.1 })
+            #expect(foreign.isRegistered(in: other))
+        }
+    }
+
     @Test func storeCoordinatorReadsNilOnceTheCoordinatorIsGone() throws {
         let store: NSPersistentStore = try {
             let coordinator = try TestStack.coordinator()

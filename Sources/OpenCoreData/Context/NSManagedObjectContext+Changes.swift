@@ -7,7 +7,7 @@ extension NSManagedObjectContext {
     /// - Precondition: `object` is not registered in another context.
     public func insert(_ object: NSManagedObject) {
         ConcurrencyDebug.check(self, "NSManagedObjectContext.insert(_:)")
-        if object.managedObjectContext === self {
+        if object.isRegistered(in: self) {
             if object.isDeleted { lifecycle.undelete(object) }
             return
         }
@@ -114,7 +114,7 @@ extension NSManagedObjectContext {
     /// without, unsaved changes are discarded and the object becomes a fault.
     public func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         ConcurrencyDebug.check(self, "NSManagedObjectContext.refresh(_:mergeChanges:)")
-        guard object.managedObjectContext === self, !object.isInserted else { return }
+        guard object.isRegistered(in: self), !object.isInserted else { return }
         if !flag || !object.hasDirtySlots {
             lifecycle.turnIntoFault(object)
             return

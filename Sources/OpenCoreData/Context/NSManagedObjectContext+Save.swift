@@ -84,7 +84,7 @@ extension NSManagedObjectContext {
     func refreshAfterUpserts(_ stale: [NSManagedObject], keepingChanges: Bool = false) {
         guard !stale.isEmpty else { return }
         let superseded = Set(stale.filter { registry[$0.objectID] !== $0 }.map(ObjectIdentifier.init))
-        for object in stale where object.managedObjectContext === self && !object.isDeleted {
+        for object in stale where object.isRegistered(in: self) && !object.isDeleted {
             refresh(object, mergeChanges: keepingChanges)
         }
         guard !superseded.isEmpty else { return }

@@ -66,14 +66,14 @@ extension NSManagedObjectContext {
         for step in steps.reversed() {
             switch step {
             case .change(let object, let slot, let oldValue):
-                guard object.managedObjectContext === self else { continue }
+                guard object.isRegistered(in: self) else { continue }
                 object.fireFaultIfNeeded()
                 guard slot < object.values.count else { continue }
                 ObjectLifecycle.restore(object, slot: slot, to: oldValue)
             case .insert(let object), .undelete(let object):
-                if object.managedObjectContext === self, !object.isDeleted { delete(object) }
+                if object.isRegistered(in: self), !object.isDeleted { delete(object) }
             case .delete(let object):
-                if object.managedObjectContext === self {
+                if object.isRegistered(in: self) {
                     if object.isDeleted { lifecycle.undelete(object) }
                 } else if object.managedObjectContext == nil {
                     // Discarded (an inserted object) or saved away: it comes back as inserted.

@@ -427,7 +427,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         -> (registered: Bool, previous: NSManagedObjectID)
     {
         // The context is read once: each read of the reference locks its handle and retains it.
-        let registered = object.managedObjectContext === self
+        let registered = object.isRegistered(in: self)
         let previous = object.objectID
         if forChildren, previous.isTemporaryID, registered {
             permanentIDsForChildren[previous] = objectID

@@ -90,13 +90,13 @@ extension NSManagedObjectContext {
         var ids: [NSManagedObjectID] = []
         waiting.reserveCapacity(batch.objects.count)
         ids.reserveCapacity(batch.objects.count)
-        for object in batch.objects where object.isFault && object.managedObjectContext === self {
+        for object in batch.objects where object.isFault && object.isRegistered(in: self) {
             if case .batch(let other) = object.pendingFault, other !== batch { continue }
             waiting.append(object)
             ids.append(object.objectID)
         }
         // The source only while it is still this context's object (not reset or invalidated since).
-        let source = batch.source.flatMap { $0.destination.managedObjectContext === self ? $0 : nil }
+        let source = batch.source.flatMap { $0.destination.isRegistered(in: self) ? $0 : nil }
         guard !waiting.isEmpty,
             var rows = try? loadRows(ids, naming: source?.destination.objectID, fillsObjects: true)
         else { return }

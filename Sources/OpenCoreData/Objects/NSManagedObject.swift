@@ -83,6 +83,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     /// The context's handle instead of a `weak` reference (WeakHandle.swift).
     @exclusivity(unchecked) private var contextHandle: WeakHandle<NSManagedObjectContext>?
 
+    /// Whether the object is registered in `context`, as `managedObjectContext === context`
+    /// answers while `context` is alive (the caller holds it): the handles compared, no lock
+    /// and no retain of the context, which a fault batch paid per member.
+    @inline(__always)
+    func isRegistered(in context: NSManagedObjectContext) -> Bool { contextHandle === context.referenceHandle }
+
     /// Current values by slot (empty while a fault).
     @exclusivity(unchecked) var values: SlotValues
     /// Values as last saved or fetched (nil for an object never saved).
