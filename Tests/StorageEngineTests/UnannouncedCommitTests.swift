@@ -1,0 +1,42 @@
+// Open integrity finding (README "Soak", eighth session): a multi-process writer killed
+// between its log append and its announcement (the lock file's change counter) leaves a
+// commit in the log that a newly opened handle recovers and reads, while a handle opened
+// before it still trusts the unchanged counter, appends at its old log end and writes
+// over that commit. Recorded as a known issue so it stays in view: the test fails once
+// the engine keeps the commit (then drop `withKnownIssue`).
+import Foundation
+import StorageEngine
+import TestSupport
+import Testing
+
+@Suite struct UnannouncedCommitTests {
+    @Test func aCommitAFreshHandleReadStaysAfterAnOlderHandleWrites() throws {
+        let path = DatabaseBasicsTests.temporaryPath("unannounced")
+        let options = MultiProcessTests.options()
+        let key = MultiProcessTests.key
+        let dying = try Database.open(at: path, options: options)
+        let older = try Database.open(at: path, options: options)
+        try dying.write { try $0.openTree(named: "rows").setValue([0], forKey: key(0)) }
+        _ = try older.read { try $0.tree(named: "rows")?.count ?? 0 }
+        let lock = try #require(FileHandle(forUpdatingAtPath: path + "-lock"))
+        let counter = lock.readData(ofLength: 8)
+        try dying.write { try $0.openTree(named: "rows").setValue([1], forKey: key(1)) }
+        // The writer "dies" after its append and before its announcement: the counter as it was.
+        lock.seek(toFileOffset: 0)
+        lock.write(counter)
+        try lock.synchronize()
+        try lock.close()
+        let fresh = try Database.open(at: path, options: options)
+        #expect(try fresh.read { try $0.tree(named: "rows")?.value(forKey: key(1)) } == [1])
+        try older.write { try $0.openTree(named: "other").setValue([2], forKey: key(2)) }
+        try fresh.close()
+        try older.close()
+        try dying.close()
+        let reopened = try Database.open(at: path, options: options)
+        let kept = try reopened.read { try $0.tree(named: "rows")?.value(forKey: key(1)) }
+        withKnownIssue("an older handle writes over a commit it was not told of (README Soak, open)") {
+            #expect(kept == [1])
+        }
+        try reopened.close()
+    }
+}
