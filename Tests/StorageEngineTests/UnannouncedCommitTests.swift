@@ -1,9 +1,7 @@
-// Open integrity finding (README "Soak", eighth session): a multi-process writer killed
-// between its log append and its announcement (the lock file's change counter) leaves a
-// commit in the log that a newly opened handle recovers and reads, while a handle opened
-// before it still trusts the unchanged counter, appends at its old log end and writes
-// over that commit. Recorded as a known issue so it stays in view: the test fails once
-// the engine keeps the commit (then drop `withKnownIssue`).
+// A multi-process writer killed between its log append and its announcement (the lock
+// file's change counter) leaves a commit in the log that a newly opened handle recovers
+// and reads; a handle opened before it, told of no change by the counter, must still not
+// append over that commit (README "Soak", eighth session).
 import Foundation
 import StorageEngine
 import TestSupport
@@ -34,9 +32,7 @@ import Testing
         try dying.close()
         let reopened = try Database.open(at: path, options: options)
         let kept = try reopened.read { try $0.tree(named: "rows")?.value(forKey: key(1)) }
-        withKnownIssue("an older handle writes over a commit it was not told of (README Soak, open)") {
-            #expect(kept == [1])
-        }
+        #expect(kept == [1])
         try reopened.close()
     }
 }

@@ -190,7 +190,8 @@ extension Database {
         guard options.multiProcess else { return }
         internalCheck(writerGate.isHeldByCurrentThread, "L4: a reload without the writer lock")
         let counter = try Database.readCounter(lockFile)
-        guard counter != stateLock.withLock({ knownCounter }) else { return }
+        // An unchanged counter can hide a commit whose process died before announcing it.
+        guard try counter != stateLock.withLock({ knownCounter }) || log.holdsFramesBeyondEnd() else { return }
         let choice = try Database.readMeta(dataFile, path: path)
         let meta = choice.state
         let recovery = try log.recover(from: meta)

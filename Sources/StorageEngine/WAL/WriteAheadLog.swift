@@ -345,6 +345,23 @@ final class WriteAheadLog: @unchecked Sendable {
     /// Reads the header and scans the frames (SPEC.md §2.6), starting from the page file's
     /// `meta`. Never writes. A log whose base lies after `meta` is set aside (its base in
     /// ``Recovery/newerLogBase``): the caller decides whether that is acceptable (M4).
+    /// Whether the file holds log this handle has not recovered: a frame of this
+    /// generation's salt where this handle's next frame goes, or a header it did not read
+    /// (another handle's reset). A multi-process writer told of no change checks it before
+    /// it appends: a process killed between its append and its announcement leaves a
+    /// commit there that a handle opened since may have read, and appending over it would
+    /// take that commit back. A false "yes" (a torn append of a killed process) costs one
+    /// reload.
+    func holdsFramesBeyondEnd() throws -> Bool {
+        var header = [UInt8](repeating: 0, count: LogHeader.size)
+        let headerBytes = try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        guard headerBytes == LogHeader.size, LogHeader.isIntact(header) else { return hasHeader }
+        guard hasHeader, get64(header, LogHeader.saltOffset) == salt else { return true }
+        var frame = [UInt8](repeating: 0, count: FrameHeader.size)
+        let frameBytes = try frame.withUnsafeMutableBytes { try file.read(into: $0, at: end) }
+        return frameBytes == FrameHeader.size && get64(frame, FrameHeader.saltOffset) == salt
+    }
+
     func recover(from meta: CommitState) throws -> Recovery {
         var recovery = Recovery(state: meta)
         hasHeader = false
