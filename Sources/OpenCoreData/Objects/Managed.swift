@@ -115,6 +115,8 @@ final class ManagedSlotCache: Sendable {
     }
 
     deinit {
+        // A pair is plain data (an ObjectIdentifier and an Entry of integers and flags):
+        // freeing a snapshot needs no deinitialization of its pairs.
         snapshots.withLock { list in
             for snapshot in list { snapshot.deallocate() }
         }

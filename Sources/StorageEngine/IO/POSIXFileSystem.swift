@@ -127,12 +127,12 @@ final class POSIXFile: StorageFile, @unchecked Sendable {
         }
     }
 
-    /// One `pwritev` per at most ``maximumVectors`` pieces, resuming inside a piece after
-    /// a short write.
     /// The most pieces one `pwritev` takes: `IOV_MAX` on Linux and Darwin (a macro Swift
     /// does not import).
     static let maximumVectors = 1_024
 
+    /// One `pwritev` per at most ``maximumVectors`` pieces, resuming inside a piece after
+    /// a short write.
     func write(gathering pieces: UnsafeBufferPointer<UnsafeRawBufferPointer>, at offset: UInt64) throws {
         try checkOpen()
         let total = pieces.reduce(0) { $0 + $1.count }
