@@ -40,4 +40,24 @@ extension FuzzTarget {
             throw FuzzFailure(description: "\(error)")
         }
     }
+
+    /// The child of the kill-point tests (StorageEngineTests): when
+    /// `OPENCOREDATA_KILL_POINT_DATABASE` names a database path, runs
+    /// `KillPointScenario.steps` on it, reporting each file-changing call, and ends itself
+    /// just before call number `OPENCOREDATA_KILL_BEFORE` (when set);
+    /// `OPENCOREDATA_KILL_POINT_WAITS` makes it wait for a line on stdin after each step.
+    static let engineKillPointChild = FuzzTarget(
+        name: "engine-kill-point-child",
+        summary: "(helper for the kill-point tests; idle unless OPENCOREDATA_KILL_POINT_DATABASE is set)"
+    ) { _ in
+        let environment = ProcessInfo.processInfo.environment
+        guard let path = environment["OPENCOREDATA_KILL_POINT_DATABASE"] else { return }
+        do {
+            try KillPointScenario.runChild(
+                path: path, killBefore: environment["OPENCOREDATA_KILL_BEFORE"].flatMap { Int($0) },
+                waits: environment["OPENCOREDATA_KILL_POINT_WAITS"] != nil)
+        } catch {
+            throw FuzzFailure(description: "\(error)")
+        }
+    }
 }

@@ -16,7 +16,7 @@ struct FuzzTarget: Sendable {
         .predicateLanguage,
         .predicateDifferential,
         .predicateStrings,
-        .engineFile, .engineDifferential, .engineKillChild,
+        .engineFile, .engineDifferential, .engineKillChild, .engineKillPointChild,
         .binaryStoreFile,
     ]
 }
