@@ -53,8 +53,9 @@ public struct FileEvent: Sendable, Equatable, CustomStringConvertible {
         self.count = count
     }
 
-    /// Whether this is the change counter's write (SPEC.md §2.8: bytes 0..<8 of `-lock`).
-    public var isAnnouncement: Bool { kind == .write && file == "lock" && offset == 0 && count == 8 }
+    /// Whether this is the change counter's write (SPEC.md §2.8: bytes 0..<8 of `-lock`,
+    /// with the announced transaction in 8..<16).
+    public var isAnnouncement: Bool { kind == .write && file == "lock" && offset == 0 && count >= 8 }
 }
 
 /// The real file system, counting the calls that change files: it reports each one and

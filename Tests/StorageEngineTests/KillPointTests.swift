@@ -182,7 +182,7 @@ import Testing
         #expect(dry.status == 0 && dry.acknowledged == KillPointScenario.steps.count, "\(dry.otherOutput)")
         var points = 0
         for (index, event) in dry.events.enumerated() where index == 0 || dry.events[index - 1].kind != .sync {
-            for order in [Order.olderWritesFirst] {
+            for order in [Order.olderWritesFirst, .freshOpensFirst] {
                 let outcome = try Self.outcome(killBefore: event.number, order: order)
                 #expect(
                     outcome.problems.isEmpty,

@@ -83,7 +83,7 @@ extension Database {
         writer.freeListReturned = true
         freeList.reusable = writer.reusable
         freeList.append(freed: writer.freed, at: writer.transaction, bornInLog: bornInLog)
-        try announceChange()
+        try announceChange(transaction: state.transaction)
         stateLock.withLock { committed = state }
         catalogCache.advance(
             committing: core.trees, from: catalogWasUntouched ? core.snapshot.transaction : nil,
@@ -193,7 +193,7 @@ extension Database {
         internalCheck(writerGate.isHeldByCurrentThread, "§2.5: pages flushed without the writer lock")
         // Announce before the first destructive write too: if this process dies halfway,
         // other handles still see a new counter and reload from the files (L4).
-        try announceChange()
+        try announceChange(transaction: state.transaction)
         do {
             let index = store.logIndexSnapshot()
             var excluded = Set(index.keys)
@@ -228,7 +228,7 @@ extension Database {
         } catch {
             throw poisonHandle(error)
         }
-        try announceChange()
+        try announceChange(transaction: state.transaction)
     }
 
     /// Writes pages (ascending numbers) into their slots of the page file, coalescing runs

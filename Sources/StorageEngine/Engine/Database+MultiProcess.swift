@@ -1,7 +1,8 @@
 import Foundation
 
 // Several handles (processes) on one database (SPEC.md §2.8). The `-lock` file holds a
-// change counter in bytes 0..<8 and three advisory OFD lock bytes:
+// change counter in bytes 0..<8, the transaction id of the state announced with it in
+// bytes 8..<16, and four advisory OFD lock bytes:
 //
 //   byte 1  open:       shared by multi-process handles, exclusive by a single-process one
 //   byte 2  writer:     exclusive for a write transaction, a checkpoint, a close
@@ -14,6 +15,8 @@ import Foundation
 // the checkpointed transaction (F1), no writer reuses a page such a snapshot reaches.
 // Each writer bumps the counter after it commits or checkpoints; a handle that sees a
 // counter it does not know reloads its state from the files before its next transaction.
+// A writer killed between its log append and its bump leaves a commit nobody announced:
+// the next handle to hold the writer lock and recover it announces it (L4).
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -24,8 +27,11 @@ enum LockByte {
     static let writer: UInt64 = 2
     static let checkpoint: UInt64 = 3
     static let gate: UInt64 = 4
-    /// Where the `u64` change counter lies in the `-lock` file (it holds no other data).
+    /// Where the `u64` change counter lies in the `-lock` file.
     static let counterOffset: UInt64 = 0
+    /// Where the `u64` transaction id of the state last announced lies, written with the
+    /// counter (L4).
+    static let announcedTransactionOffset: UInt64 = 8
 }
 
 extension Database {
@@ -47,21 +53,61 @@ extension Database {
         return read == bytes.count ? get64(bytes, 0) : 0
     }
 
+    /// The transaction id of the state last announced (0 when no build that records it
+    /// wrote the lock file).
+    static func readAnnouncedTransaction(_ file: any StorageFile) throws -> UInt64 {
+        var bytes = [UInt8](repeating: 0, count: 8)
+        let read = try bytes.withUnsafeMutableBytes {
+            try file.read(into: $0, at: LockByte.announcedTransactionOffset)
+        }
+        return read == bytes.count ? get64(bytes, 0) : 0
+    }
+
+    /// Writes the change counter and the announced transaction, in one write.
+    static func writeAnnouncement(counter: UInt64, transaction: UInt64, to file: any StorageFile) throws {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        put64(&bytes, 0, counter)
+        put64(&bytes, 8, transaction)
+        try bytes.withUnsafeBytes { try file.write($0, at: LockByte.counterOffset) }
+    }
+
     /// After a commit or checkpoint in multi-process mode: tells other handles to reload.
-    func announceChange() throws {
+    /// `transaction`: the state the change leads to, recorded beside the counter.
+    func announceChange(transaction: UInt64) throws {
         guard options.multiProcess else { return }
         let counter = stateLock.withLock { () -> UInt64 in
             knownCounter &+= 1
             announcedChanges &+= 1
             return knownCounter
         }
-        var bytes = [UInt8](repeating: 0, count: 8)
-        put64(&bytes, 0, counter)
         do {
-            try bytes.withUnsafeBytes { try lockFile.write($0, at: LockByte.counterOffset) }
+            try Database.writeAnnouncement(counter: counter, transaction: transaction, to: lockFile)
         } catch {
             throw poisonHandle(error)
         }
+    }
+
+    /// At open, under the writer lock, with the state just recovered: the change counter
+    /// to start from, after announcing that state when it is not the one last announced
+    /// (see ``announceRecoveredState()``); `announced` says whether it did.
+    static func counterAtOpen(_ file: any StorageFile, recovered transaction: UInt64) throws -> (
+        counter: UInt64, announced: Bool
+    ) {
+        let counter = try readCounter(file)
+        guard try readAnnouncedTransaction(file) != transaction else { return (counter, false) }
+        try writeAnnouncement(counter: counter &+ 1, transaction: transaction, to: file)
+        return (counter &+ 1, true)
+    }
+
+    /// Under the writer lock (byte 2), with the state just reloaded from the files: a state
+    /// other than the one last announced was committed by a writer that died between its
+    /// log append and its counter write (or by a build that does not record the
+    /// transaction). Announcing it makes the handles opened before reload before their next
+    /// snapshot and read what this handle reads (L4).
+    func announceRecoveredState() throws {
+        let state = stateLock.withLock { committed.transaction }
+        guard try Database.readAnnouncedTransaction(lockFile) != state else { return }
+        try announceChange(transaction: state)
     }
 
     /// Multi-process mode: a number that grows by one with each commit or checkpoint
@@ -164,7 +210,7 @@ extension Database {
                     throw StorageError(.busy, "a writer held \(path) for \(options.busyTimeout) s")
                 }
                 defer { writerGate.release() }
-                try refreshLocked()
+                try refreshLocked(holdingWriterLock: false)
             }
         } catch {
             endSharedRead()
@@ -185,8 +231,10 @@ extension Database {
 
     /// Reloads the committed state from the files when another handle changed them. Runs
     /// under the writer gate, with the writer lock byte or the checkpoint lock held, so the
-    /// log is not reset underneath.
-    func refreshLocked() throws {
+    /// log is not reset underneath. Holding the writer lock, it announces a reloaded state
+    /// nobody announced (L4); a reader, holding only the checkpoint lock, may be reading a
+    /// live writer's commit before the writer's own announcement, and announces nothing.
+    func refreshLocked(holdingWriterLock: Bool = true) throws {
         guard options.multiProcess else { return }
         internalCheck(writerGate.isHeldByCurrentThread, "L4: a reload without the writer lock")
         let counter = try Database.readCounter(lockFile)
@@ -207,5 +255,6 @@ extension Database {
             committed = recovery.state
             knownCounter = counter
         }
+        if holdingWriterLock { try announceRecoveredState() }
     }
 }

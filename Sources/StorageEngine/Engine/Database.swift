@@ -218,7 +218,12 @@ public final class Database: @unchecked Sendable {
             freeListPages = []
             (freeEntries, freeListPages) = try Database.rebuildFreeList(
                 store, geometry: geometry, meta: meta, recovery: recovery)
-            if options.multiProcess { knownCounter = try Database.readCounter(lockFile) }
+            if options.multiProcess {
+                // A state recovered but never announced (its writer died first) is announced (L4).
+                let start = try Database.counterAtOpen(lockFile, recovered: recovery.state.transaction)
+                knownCounter = start.counter
+                announcedChanges = start.announced ? 1 : 0
+            }
         } catch {
             lockFile.close()
             throw error
