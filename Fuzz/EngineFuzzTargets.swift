@@ -43,7 +43,8 @@ extension FuzzTarget {
 
     /// The child of the kill-point tests (StorageEngineTests): when
     /// `OPENCOREDATA_KILL_POINT_DATABASE` names a database path, runs
-    /// `KillPointScenario.steps` on it, reporting each file-changing call, and ends itself
+    /// the `KillPointScenario` script `OPENCOREDATA_KILL_POINT_SCRIPT` names (`shared` when
+    /// unset) on it, reporting each file-changing call, and ends itself
     /// just before call number `OPENCOREDATA_KILL_BEFORE` (when set);
     /// `OPENCOREDATA_KILL_POINT_WAITS` makes it wait for a line on stdin after each step.
     static let engineKillPointChild = FuzzTarget(
@@ -54,7 +55,10 @@ extension FuzzTarget {
         guard let path = environment["OPENCOREDATA_KILL_POINT_DATABASE"] else { return }
         do {
             try KillPointScenario.runChild(
-                path: path, killBefore: environment["OPENCOREDATA_KILL_BEFORE"].flatMap { Int($0) },
+                path: path,
+                script: environment["OPENCOREDATA_KILL_POINT_SCRIPT"].flatMap { KillPointScenario.Script(rawValue: $0) }
+                    ?? .shared,
+                killBefore: environment["OPENCOREDATA_KILL_BEFORE"].flatMap { Int($0) },
                 waits: environment["OPENCOREDATA_KILL_POINT_WAITS"] != nil)
         } catch {
             throw FuzzFailure(description: "\(error)")

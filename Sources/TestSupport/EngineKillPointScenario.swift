@@ -1,10 +1,11 @@
-// The kill-point child's script (EngineKillPoints.swift): a multi-process handle on tiny
+// The kill-point child's scripts (EngineKillPoints.swift): a multi-process handle on tiny
 // pages whose steps pass through every writing part of the protocol — the first commit
 // (which writes the log's header), log commits with their announcements, an explicit and
 // automatic checkpoints, a spilling transaction committed directly, a shrink (relocation
-// and cut, SPEC.md §2.13) and the checkpoint at close. After each step it prints `ack N` and, when the
-// parent asks for it, waits for a line on stdin, so the parent's handles can read the
-// state each step left (and learn its counter) before the next one starts.
+// and cut, SPEC.md §2.13), a vacuum and the checkpoint at close. After each step it
+// prints `ack N` and, when the parent asks for it, waits for a line on stdin, so the
+// parent's handles can read the state each step left (and learn its counter) before the
+// next one starts.
 import Foundation
 import StorageEngine
 
@@ -18,19 +19,40 @@ public enum KillPointScenario {
         case remove(Range<Int>)
         /// `Database.checkpoint()`.
         case checkpoint
+        /// `Database.vacuum()` (it needs the database alone).
+        case vacuum
         /// `Database.close()` (its checkpoint).
         case close
     }
 
-    /// The script. Tiny pages and a 4 KiB checkpoint threshold make the small commits
-    /// checkpoint every few steps; the large insert spills (a 16 KiB spill threshold,
-    /// §2.4 step 7a) and commits directly (step 7); the removal commits directly too and
-    /// leaves most of the file free, so the write shrinks it (§2.13: relocation, cut).
-    public static let steps: [Step] = [
-        .insert(0..<4, size: 20), .insert(4..<8, size: 20), .checkpoint, .insert(8..<12, size: 20),
-        .insert(12..<16, size: 20), .insert(100..<700, size: 60), .remove(100..<690), .insert(16..<20, size: 20),
-        .insert(20..<24, size: 20), .close,
-    ]
+    /// A script.
+    public enum Script: String, Sendable {
+        /// Beside other processes' handles: everything but a vacuum. Tiny pages and a 4 KiB
+        /// checkpoint threshold make the small commits checkpoint every few steps; the large
+        /// insert spills (a 16 KiB spill threshold, §2.4 step 7a) and commits directly (step
+        /// 7); the removal commits directly too and leaves most of the file free, so the
+        /// write shrinks it (§2.13: relocation, cut).
+        case shared
+        /// Alone (the first step creates the file): commits, a removal, a vacuum, a commit.
+        case vacuum
+
+        /// The script's steps.
+        public var steps: [Step] {
+            switch self {
+            case .shared:
+                return [
+                    .insert(0..<4, size: 20), .insert(4..<8, size: 20), .checkpoint, .insert(8..<12, size: 20),
+                    .insert(12..<16, size: 20), .insert(100..<700, size: 60), .remove(100..<690),
+                    .insert(16..<20, size: 20), .insert(20..<24, size: 20), .close,
+                ]
+            case .vacuum:
+                return [
+                    .insert(0..<4, size: 20), .insert(100..<400, size: 60), .remove(100..<390),
+                    .insert(4..<8, size: 20), .vacuum, .insert(8..<12, size: 20), .close,
+                ]
+            }
+        }
+    }
 
     /// The options of every handle on the scenario's database (the child's with its
     /// kill-point file system).
@@ -46,12 +68,12 @@ public enum KillPointScenario {
         return options
     }
 
-    /// How many of the first `steps` steps commit (change the rows).
-    public static func commits(inFirst count: Int) -> Int {
-        steps.prefix(count).reduce(0) {
+    /// How many of the script's first `count` steps commit (change the rows).
+    public static func commits(inFirst count: Int, of script: Script = .shared) -> Int {
+        script.steps.prefix(count).reduce(0) {
             switch $1 {
             case .insert, .remove: return $0 + 1
-            case .checkpoint, .close: return $0
+            case .checkpoint, .vacuum, .close: return $0
             }
         }
     }
@@ -61,17 +83,17 @@ public enum KillPointScenario {
         Array("row \(key) ".utf8) + Array(repeating: UInt8(truncatingIfNeeded: key &* 7), count: size)
     }
 
-    /// The rows after the first `commits` commits.
-    public static func rows(afterCommits commits: Int) -> [[UInt8]: [UInt8]] {
+    /// The rows after the script's first `commits` commits.
+    public static func rows(afterCommits commits: Int, of script: Script) -> [[UInt8]: [UInt8]] {
         var rows: [[UInt8]: [UInt8]] = [:]
         var done = 0
-        for step in steps where done < commits {
+        for step in script.steps where done < commits {
             switch step {
             case .insert(let keys, let size):
                 for key in keys { rows[EngineHarness.bigEndianKey(key)] = value(key, size: size) }
             case .remove(let keys):
                 for key in keys { rows[EngineHarness.bigEndianKey(key)] = nil }
-            case .checkpoint, .close: continue
+            case .checkpoint, .vacuum, .close: continue
             }
             done += 1
         }
@@ -80,7 +102,9 @@ public enum KillPointScenario {
 
     /// The number of the child's commits `database` sees, after checking that its rows
     /// are exactly those that many commits leave; nil and a reason when they are not.
-    public static func observe(_ database: Database) throws -> (commits: Int, problem: String?) {
+    public static func observe(_ database: Database, script: Script = .shared) throws -> (
+        commits: Int, problem: String?
+    ) {
         try database.read { transaction in
             let commits = try transaction.tree(named: "step")?.value(forKey: [0]).map { bytes in
                 bytes.reduce(0) { $0 << 8 | Int($1) }
@@ -90,7 +114,7 @@ public enum KillPointScenario {
                 found[Array(key)] = Array(value)
                 return true
             }
-            let expected = rows(afterCommits: commits ?? 0)
+            let expected = rows(afterCommits: commits ?? 0, of: script)
             guard found == expected else {
                 return (
                     commits ?? 0,
@@ -101,13 +125,13 @@ public enum KillPointScenario {
         }
     }
 
-    /// The child: runs the script on the database at `path`, printing `ack N` after step
-    /// N; with `waits`, reads a line from stdin after each ack before going on.
-    public static func runChild(path: String, killBefore: Int?, waits: Bool) throws {
+    /// The child: runs `script` on the database at `path`, printing `ack N` after step N;
+    /// with `waits`, reads a line from stdin after each ack before going on.
+    public static func runChild(path: String, script: Script, killBefore: Int?, waits: Bool) throws {
         let fileSystem = KillPointFileSystem(databasePath: path, killBefore: killBefore)
         let database = try Database.open(at: path, options: options(fileSystem: fileSystem))
         var commits = 0
-        for (index, step) in steps.enumerated() {
+        for (index, step) in script.steps.enumerated() {
             switch step {
             case .insert, .remove:
                 commits += 1
@@ -125,6 +149,8 @@ public enum KillPointScenario {
                 }
             case .checkpoint:
                 try database.checkpoint()
+            case .vacuum:
+                try database.vacuum()
             case .close:
                 try database.close()
             }

@@ -185,11 +185,12 @@ public struct KillPointRun: Sendable {
     /// A run that reported nothing yet.
     public init() {}
 
-    /// Runs `executable engine-kill-point-child` on the database at `path`, killed before
-    /// event `killBefore` (never when nil). `afterStep(n)` runs after each ack, the child
-    /// waiting meanwhile (without it the child does not wait).
+    /// Runs `executable engine-kill-point-child` with `script` on the database at `path`,
+    /// killed before event `killBefore` (never when nil). `afterStep(n)` runs after each
+    /// ack, the child waiting meanwhile (without it the child does not wait).
     public static func run(
-        executable: URL, path: String, killBefore: Int?, afterStep: ((Int) throws -> Void)? = nil
+        executable: URL, path: String, script: KillPointScenario.Script = .shared, killBefore: Int?,
+        afterStep: ((Int) throws -> Void)? = nil
     ) throws -> KillPointRun {
         // A child that died early closes its stdin: writing "go" must fail, not end the parent.
         signal(SIGPIPE, SIG_IGN)
@@ -198,6 +199,7 @@ public struct KillPointRun: Sendable {
         process.arguments = ["engine-kill-point-child", "--iterations", "1", "--seed", "1"]
         var environment = ProcessInfo.processInfo.environment
         environment["OPENCOREDATA_KILL_POINT_DATABASE"] = path
+        environment["OPENCOREDATA_KILL_POINT_SCRIPT"] = script.rawValue
         if let killBefore { environment["OPENCOREDATA_KILL_BEFORE"] = "\(killBefore)" }
         if afterStep != nil { environment["OPENCOREDATA_KILL_POINT_WAITS"] = "1" }
         process.environment = environment

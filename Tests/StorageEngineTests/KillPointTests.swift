@@ -179,7 +179,8 @@ import Testing
     @Test func everyKillPointLeavesTheOtherHandlesAgreeing() throws {
         guard Self.childIsBuilt() else { return }
         let dry = try Self.dryRun()
-        #expect(dry.status == 0 && dry.acknowledged == KillPointScenario.steps.count, "\(dry.otherOutput)")
+        #expect(
+            dry.status == 0 && dry.acknowledged == KillPointScenario.Script.shared.steps.count, "\(dry.otherOutput)")
         var points = 0
         for (index, event) in dry.events.enumerated() where index == 0 || dry.events[index - 1].kind != .sync {
             for order in [Order.olderWritesFirst, .freshOpensFirst] {
@@ -191,5 +192,49 @@ import Testing
             points += 1
         }
         #expect(points > 30)
+    }
+
+    /// The vacuum script, alone (a vacuum needs the database alone, so no handle of this
+    /// process is open meanwhile): killed before each of its file-changing calls, from the
+    /// file's creation to the close, the next handle opens the state of the last
+    /// acknowledged commit or of the one in flight, writes, vacuums over what the killed
+    /// vacuum left (its `-vacuum` files), and a second handle and a reopen agree.
+    @Test func everyVacuumKillPointLeavesAFileTheNextHandleOpensWhole() throws {
+        guard Self.childIsBuilt() else { return }
+        let script = KillPointScenario.Script.vacuum
+        let directory = try Self.temporaryDirectory("kill-point-vacuum")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dry = try KillPointRun.run(
+            executable: Self.executable, path: directory.appendingPathComponent("dry.db").path, script: script,
+            killBefore: nil)
+        #expect(dry.status == 0 && dry.acknowledged == script.steps.count, "\(dry.otherOutput)")
+        #expect(dry.events.contains { $0.kind == .rename && $0.file == "vacuum" })
+        let options = KillPointScenario.options()
+        for (index, event) in dry.events.enumerated() where index == 0 || dry.events[index - 1].kind != .sync {
+            let path = directory.appendingPathComponent("vacuum-\(event.number).db").path
+            let run = try KillPointRun.run(
+                executable: Self.executable, path: path, script: script, killBefore: event.number)
+            let context = "killed before \(event) in step \(dry.stepOfEvent[index] + 1)"
+            #expect(run.status == KillPointFileSystem.killedStatus, "\(context): \(run.otherOutput)")
+            let acknowledged = KillPointScenario.commits(inFirst: run.acknowledged, of: script)
+            let database = try Database.open(at: path, options: options)
+            let (seen, problem) = try KillPointScenario.observe(database, script: script)
+            #expect(problem == nil, "\(context): \(problem ?? "")")
+            #expect(seen == acknowledged || seen == acknowledged + 1, "\(context): \(seen) of \(acknowledged) commits")
+            try database.write { try $0.openTree(named: "parent").setValue([1], forKey: Self.key(1)) }
+            try database.vacuum()
+            let second = try Database.open(at: path, options: options)
+            for handle in [database, second] {
+                #expect(try KillPointScenario.observe(handle, script: script) == (seen, nil), "\(context)")
+                #expect(try handle.read { try $0.tree(named: "parent")?.count ?? 0 } == 1, "\(context)")
+            }
+            _ = try second.verify()
+            try second.close()
+            try database.close()
+            let reopened = try Database.open(at: path, options: options)
+            #expect(try KillPointScenario.observe(reopened, script: script) == (seen, nil), "\(context)")
+            _ = try reopened.verify()
+            try reopened.close()
+        }
     }
 }
