@@ -41,6 +41,43 @@ struct InsertPathShortcutTests {
         #expect(set.isEmpty == model.isEmpty)
     }
 
+    /// Emptying an ObjectSet (the context's sets at every save) keeps a small table and
+    /// lets a large one go; either way nothing stays a member, and the set refilled in any
+    /// order agrees with a plain model again (membership, count, join order).
+    @Test func objectSetRemoveAllKeepsOnlyASmallTableAndStaysExact() throws {
+        let entity = try #require(TestStack.model.entitiesByName["Employee"])
+        let pool = (0..<200).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+        var random = SeededRandom(environmentOr: 1125)
+        for (count, keeps) in [(1, true), (40, true), (48, true), (49, false), (200, false)] {
+            var set = ObjectSet(pool.prefix(count))
+            let tableSize = set.tableSize
+            #expect((tableSize <= ObjectSet.retainedTableLimit) == keeps, "\(count) objects")
+            set.removeAll()
+            #expect(set.isEmpty && set.count == 0, "\(count) objects")
+            #expect(Array(set).isEmpty && set.asSet.isEmpty, "\(count) objects")
+            #expect(pool.allSatisfy { !set.contains($0) }, "\(count) objects")
+            #expect(set.tableSize == (keeps ? tableSize : 0), "\(count) objects")
+            var model: [NSManagedObject] = []
+            for step in 0..<500 {
+                let object = pool[Int(random.next() % UInt64(pool.count))]
+                if random.next() % 100 < 30 {
+                    set.remove(object)
+                    model.removeAll { $0 === object }
+                } else {
+                    set.insert(object)
+                    if !model.contains(where: { $0 === object }) { model.append(object) }
+                }
+                #expect(set.contains(object) == model.contains { $0 === object }, "seed \(random.seed) step \(step)")
+                if step % 50 == 0 {
+                    set.removeAll()
+                    model.removeAll()
+                }
+            }
+            #expect(set.count == model.count, "seed \(random.seed)")
+            #expect(Array(set).map(ObjectIdentifier.init) == model.map(ObjectIdentifier.init), "seed \(random.seed)")
+        }
+    }
+
     /// Re-keying moves each object from its temporary key to its permanent one: when the
     /// moved objects are every temporary entry the table goes whole, otherwise the others
     /// stay; permanent entries stay either way.

@@ -22,14 +22,28 @@ extension ObjectLifecycle {
             }
             return
         }
-        var changes = ObjectChanges(
-            inserted: merged.isEmpty ? noticeInserted.asSet : noticeInserted.asSet.union(merged),
-            updated: noticeUpdated.asSet, deleted: noticeDeleted.asSet, refreshed: refreshed)
+        post(
+            ObjectChanges(
+                inserted: !merged.isEmpty
+                    ? noticeInserted.asSet.union(merged)
+                    : noticeInserted.isEmpty ? [] : notificationBuffers.set(.inserted, noticeInserted),
+                updated: noticeUpdated.isEmpty ? [] : notificationBuffers.set(.updated, noticeUpdated),
+                deleted: noticeDeleted.isEmpty ? [] : notificationBuffers.set(.deleted, noticeDeleted),
+                refreshed: refreshed),
+            mergedObjectIDs: mergedObjectIDs)
+        // The changes are gone with the call: the buffers' sets are held by nothing else.
+        notificationBuffers.emptyObjectsDidChange()
+    }
+
+    private func post(_ changes: consuming ObjectChanges, mergedObjectIDs: [NSManagedObjectID]) {
+        var changes = changes
         clearNotices()
         observer?.objectsDidChange(changes)
         changes.mergedObjectIDs = mergedObjectIDs
         resultsObserver?.objectsDidChange(changes)
+        notificationBuffers.fillObjectsDidChange(changes)
         NotificationCenter.default.post(
-            name: .NSManagedObjectContextObjectsDidChange, object: context, userInfo: changes.userInfo)
+            name: .NSManagedObjectContextObjectsDidChange, object: context,
+            userInfo: notificationBuffers.objectsDidChangeInfo)
     }
 }

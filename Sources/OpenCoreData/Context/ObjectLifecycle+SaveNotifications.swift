@@ -17,15 +17,16 @@ extension ObjectLifecycle {
         let changes = SavedChanges(
             inserted: savedInserted.map(\.objectID), updated: savedUpdated.map(\.objectID),
             deleted: savedDeleted.map(\.objectID))
-        // An empty kind (a save mostly inserts or updates, rarely all three) builds no set.
-        func objects(_ saved: [NSManagedObject]) -> Set<NSManagedObject> { saved.isEmpty ? [] : Set(saved) }
-        let info = NotificationUserInfo.didSave.filled([
-            objects(savedInserted), objects(savedUpdated), objects(savedDeleted), changes,
-        ])
         for object in savedInserted { object.didSave() }
         for object in savedUpdated { object.didSave() }
         resultsObserver?.contextDidSave()
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: context, userInfo: info)
+        // Filled right before the post (NotificationUserInfo.swift keeps the storage): a
+        // save that a hook above makes fills and empties the buffers first.
+        notificationBuffers.fillDidSave(
+            inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, changes: changes)
+        NotificationCenter.default.post(
+            name: .NSManagedObjectContextDidSave, object: context, userInfo: notificationBuffers.didSaveInfo)
+        notificationBuffers.emptyDidSave()
         return changes
     }
 }

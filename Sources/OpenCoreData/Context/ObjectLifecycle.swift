@@ -63,6 +63,10 @@ final class ObjectLifecycle {
     @exclusivity(unchecked) private(set) var noticeUpdated = ObjectSet()
     @exclusivity(unchecked) private(set) var noticeDeleted = ObjectSet()
 
+    /// The userInfo dictionaries and sets of the context's notifications, reused from one
+    /// post to the next (NotificationUserInfo.swift).
+    @exclusivity(unchecked) var notificationBuffers = NotificationBuffers()
+
     /// Told of every step (held strongly: the context owns what observes it).
     var observer: (any ObjectLifecycleObserver)? {
         didSet { observersDidChange() }
@@ -400,11 +404,12 @@ final class ObjectLifecycle {
             object.state.isDeleted = false
             report(.saved, object)
         }
-        inserted = []
+        // Emptied keeping their small tables: the next save fills them again.
+        inserted.removeAll()
         // Listed objects whose changes a merge policy discarded were not saved: nothing to save.
         for object in updated { object.state.isListedUpdated = false }
-        updated = []
-        deleted = []
+        updated.removeAll()
+        deleted.removeAll()
     }
 
     /// A saved inserted or updated object: clean, its values committed (with `version`,
@@ -483,8 +488,8 @@ final class ObjectLifecycle {
     /// Starts the changes of the next ObjectsDidChange notification afresh.
     func clearNotices() {
         for object in noticeUpdated { object.state.isNoticedUpdated = false }
-        noticeInserted = []
-        noticeUpdated = []
-        noticeDeleted = []
+        noticeInserted.removeAll()
+        noticeUpdated.removeAll()
+        noticeDeleted.removeAll()
     }
 }

@@ -78,6 +78,27 @@ struct ObjectSet: Sequence, ExpressibleByArrayLiteral {
         }
     }
 
+    /// The most table slots `removeAll()` keeps for the next round.
+    static let retainedTableLimit = 64
+
+    /// Empties the set. A small table is kept, emptied in place, for the next round: a
+    /// save of one object empties the context's sets and fills them again with about as
+    /// many, and two fresh allocations per set per save (its list and its table) cost more
+    /// than the save's whole list work. A larger table (a bulk save) is let go.
+    mutating func removeAll() {
+        guard count > 0 || !members.isEmpty else { return }
+        guard table.count <= Self.retainedTableLimit else {
+            self = ObjectSet()
+            return
+        }
+        members.removeAll(keepingCapacity: true)
+        for slot in table.indices { table[slot] = Self.empty }
+        count = 0
+    }
+
+    /// The slots of the hash table (for tests of what `removeAll()` keeps).
+    var tableSize: Int { table.count }
+
     /// The objects as the public `Set<NSManagedObject>` (O(n)).
     var asSet: Set<NSManagedObject> {
         // Notifications build one per kind on every save, most of them empty or tiny.
