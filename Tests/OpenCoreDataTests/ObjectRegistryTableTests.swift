@@ -64,6 +64,17 @@ struct ObjectRegistryTableTests {
             case 2 where step % 4_000 == 2:
                 registry.removeAll()
                 model = [:]
+            case 3 where step % 4_000 == 3:
+                // Emptied object by object: each registered object handed over once.
+                var visited: [ObjectIdentifier: Int] = [:]
+                var taken = registry.takeAll()
+                #expect(registry.isEmpty, "seed \(random.seed) step \(step)")
+                taken.removeEach { visited[ObjectIdentifier($0), default: 0] += 1 }
+                registry.reuse(taken)
+                var expected: [ObjectIdentifier: Int] = [:]
+                for object in model.values { expected[ObjectIdentifier(object), default: 0] += 1 }
+                #expect(visited == expected, "seed \(random.seed) step \(step)")
+                model = [:]
             default:
                 registry[key] = removing ? nil : object
                 model[key] = removing ? nil : object
@@ -96,6 +107,65 @@ struct ObjectRegistryTableTests {
                 #expect(registry[key(number, temporary: false)] === (moved ? new[number] : nil))
                 #expect(registry[key(number, temporary: true)] === (moved ? nil : new[number]))
             }
+        }
+    }
+
+    /// Taking the registry's objects and emptying them one by one hands every object over once, permanent and
+    /// temporary, with the registry already empty while the objects are handed over (so a
+    /// caller may register again meanwhile, and those registrations stay); a table kept
+    /// for the next round finds, stores and removes afterwards as a fresh one does.
+    @Test func takenObjectsAreHandedOverOnceAndLeaveAWorkingRegistry() throws {
+        let coordinator = try TestStack.coordinator()
+        let entity = try #require(TestStack.model.entitiesByName["Employee"])
+        let store = try #require(coordinator.persistentStores.first)
+        func key(_ number: Int, temporary: Bool = false) -> NSManagedObjectID.Key {
+            .init(
+                entity: ObjectIdentifier(entity), store: temporary ? nil : ObjectIdentifier(store),
+                key: Int64(number), isTemporary: temporary)
+        }
+        for reregisters in [false, true] {
+            var registry = ObjectRegistry()
+            let stored = (0..<3_000).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+            let inserted = (0..<40).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+            for (number, object) in stored.enumerated() { registry[key(number)] = object }
+            for (number, object) in inserted.enumerated() { registry[key(number, temporary: true)] = object }
+            let capacity = registry.permanentCapacity
+            weak var released: NSManagedObject?
+            do {
+                let transient = NSManagedObject(entity: entity, insertInto: nil)
+                registry[key(9_999)] = transient
+                released = transient
+            }
+            var visited: [ObjectIdentifier] = []
+            let late = NSManagedObject(entity: entity, insertInto: nil)
+            var sawEmpty = true
+            var taken = registry.takeAll()
+            taken.removeEach { object in
+                visited.append(ObjectIdentifier(object))
+                if !registry.isEmpty && !(reregisters && registry.count == 1) { sawEmpty = false }
+                if reregisters && visited.count == 1 { registry[key(77_777)] = late }
+            }
+            registry.reuse(taken)
+            #expect(sawEmpty)
+            #expect(released == nil, "the registry's last reference goes with its entry")
+            #expect(visited.count == stored.count + inserted.count + 1)
+            #expect(Set(visited).count == visited.count)
+            let all = Set((stored + inserted).map(ObjectIdentifier.init))
+            #expect(all.isSubset(of: Set(visited)))
+            if reregisters {
+                #expect(registry.count == 1)
+                #expect(registry[key(77_777)] === late)
+                #expect(registry[key(0)] == nil)
+            } else {
+                #expect(registry.isEmpty)
+                #expect(registry.permanentCapacity == capacity, "a table of a round this size is kept")
+            }
+            // The kept (or fresh) table works: every key absent, then stored, found and removed.
+            for number in 0..<500 { #expect(registry[key(number)] == nil) }
+            for number in 0..<500 { registry[key(number)] = stored[number] }
+            for number in 0..<500 { #expect(registry[key(number)] === stored[number]) }
+            for number in stride(from: 0, to: 500, by: 2) { registry[key(number)] = nil }
+            for number in 0..<500 { #expect(registry[key(number)] === (number % 2 == 0 ? nil : stored[number])) }
         }
     }
 }

@@ -96,6 +96,22 @@ struct ObjectKeyTable {
         rebuild(slots: Self.slots(for: count))
     }
 
+    /// Empties the table, handing each object to `body` as it leaves, in table order: each
+    /// slot is visited once and its object moved out of it (no retain, and no second pass
+    /// over the slots to release it); `keepingCapacity` keeps the storage for the next round.
+    mutating func removeAll(keepingCapacity: Bool, forEach body: (NSManagedObject) -> Void) {
+        if count > 0 {
+            entries.withUnsafeMutableBufferPointer { entries in
+                for slot in entries.indices where !entries[slot].isEmpty {
+                    entries[slot].entity = 0
+                    if let object = entries[slot].object.take() { body(object) }
+                }
+            }
+        }
+        if !keepingCapacity { entries = [] }
+        count = 0
+    }
+
     /// Empties the table; `keepingCapacity` keeps its storage for the next round.
     mutating func removeAll(keepingCapacity: Bool) {
         if keepingCapacity {

@@ -241,16 +241,20 @@ final class ObjectLifecycle {
     /// otherwise keep each other alive after the context let go of them, as Core Data's
     /// objects do until turned into faults. `reporting` tells the observer (not while the
     /// context is being deallocated).
+    ///
+    /// The registry is emptied in the same pass: each object is forgotten as it leaves it
+    /// (visited once, not once here and again when the registry lets go of it).
     func forgetAll(reporting: Bool = true) {
-        for object in context.registry.values {
+        var taken = context.registry.takeAll()
+        taken.removeEach { object in
             if reporting { checkLegal(.forgotten, object) }
             object.managedObjectContext = nil
             Self.releaseValues(of: object)
             if reporting { report(.forgotten, object) }
         }
+        context.registry.reuse(taken)
         // Objects deleted while inserted are in no set and no longer registered.
         for object in pendingDeletes where object.state.isInserted { Self.releaseValues(of: object) }
-        context.registry.removeAll()
         inserted = []
         updated = []
         deleted = []

@@ -63,9 +63,43 @@ struct ObjectRegistry {
     /// large one (emptying a kept table walks every slot, more than a fetch of one object
     /// costs to register once the table is sized for thousands).
     mutating func removeAll() {
-        let keepsTable = permanent.capacity <= Self.retainedCapacity && permanent.count >= permanent.capacity / 4
-        permanent.removeAll(keepingCapacity: keepsTable)
+        permanent.removeAll(keepingCapacity: keepsPermanentTable)
         temporary = ObjectKeyTable()
+    }
+
+    /// Takes every object out, leaving the registry empty (and usable) while the caller
+    /// empties what it took with ``Taken/removeEach(_:)``: a reset forgets each object in
+    /// the one pass that lets go of it. ``reuse(_:)`` then gives the table back.
+    mutating func takeAll() -> Taken {
+        let taken = Taken(permanent: permanent, temporary: temporary, keepsTable: keepsPermanentTable)
+        permanent = ObjectKeyTable()
+        temporary = ObjectKeyTable()
+        return taken
+    }
+
+    /// Keeps the emptied permanent table of `taken` for the next round, as ``removeAll()``
+    /// keeps its own, unless objects were registered since ``takeAll()``.
+    mutating func reuse(_ taken: Taken) {
+        if taken.keepsTable, isEmpty, permanent.capacity == 0 { permanent = taken.permanent }
+    }
+
+    /// The objects ``takeAll()`` took out of the registry.
+    struct Taken {
+        fileprivate var permanent: ObjectKeyTable
+        fileprivate var temporary: ObjectKeyTable
+        fileprivate let keepsTable: Bool
+
+        /// Hands each object to `body` as it leaves (permanent IDs first), moved out of its
+        /// slot: once `body` returns, the object is released.
+        mutating func removeEach(_ body: (NSManagedObject) -> Void) {
+            permanent.removeAll(keepingCapacity: keepsTable, forEach: body)
+            temporary.removeAll(keepingCapacity: false, forEach: body)
+        }
+    }
+
+    /// Whether emptying the registry keeps the permanent table's storage (see ``removeAll()``).
+    private var keepsPermanentTable: Bool {
+        permanent.capacity <= Self.retainedCapacity && permanent.count >= permanent.capacity / 4
     }
 
     /// The largest capacity `removeAll()` keeps: up to a table of 2^18 slots (room for

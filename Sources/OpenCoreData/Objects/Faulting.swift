@@ -60,6 +60,12 @@ struct ToOneSource {
     /// The object the stored `value` names when it is `destination`; nil otherwise.
     func destination(named value: StoreValue) -> NSManagedObject? {
         guard case .objectID(let id) = value else { return nil }
+        return destination(naming: id)
+    }
+
+    /// The object the stored reference `id` names when it is `destination`; nil otherwise.
+    @inline(__always)
+    func destination(naming id: NSManagedObjectID) -> NSManagedObject? {
         let known = destination.objectID
         guard
             id === known

@@ -230,7 +230,8 @@ struct SlotValues: RandomAccessCollection, MutableCollection, ExpressibleByArray
     init() { storage = [] }
 
     init(arrayLiteral elements: Any?...) {
-        storage = elements.map(SlotValue.init)
+        // `[]` (an object's values while a fault) makes no array of its own.
+        storage = elements.isEmpty ? [] : elements.map(SlotValue.init)
     }
 
     init(_ values: some Sequence<Any?>) {

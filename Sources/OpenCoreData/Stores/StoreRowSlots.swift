@@ -90,7 +90,7 @@ extension EntityLayout {
         if let source, source.slot < values.storage.count,
             case .unresolved(let relationship) = values.storage[source.slot],
             let destination = relationship.destination,
-            let object = source.destination(named: .objectID(destination))
+            let object = source.destination(naming: destination)
         {
             values.storage[source.slot] = .object(object)
         }
