@@ -96,7 +96,7 @@ final class WriterState {
         self.pageCount = pageCount
         basePageCount = pageCount
         self.reusable = reusable
-        scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
+        scratch = PageBufferPool.shared.take(size: geometry.pageSize)
         // A one-row object save copies a few root-to-leaf paths and the catalog leaf: room
         // for that up front saves the table and arrays regrowing in every small commit.
         dirty = PageNumberTable(minimumCapacity: 16)
@@ -106,7 +106,7 @@ final class WriterState {
         pathIndices.reserveCapacity(8)
     }
 
-    deinit { scratch.deallocate() }
+    deinit { PageBufferPool.shared.give(scratch, size: geometry.pageSize) }
 
     /// A fresh page of `kind`, from the reusable free pages or past the end of the file.
     func allocate(_ kind: PageKind) -> Page {
