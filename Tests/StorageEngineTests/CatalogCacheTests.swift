@@ -11,7 +11,18 @@ import Testing
     /// A random mix of puts, removals, tree deletions and abandoned transactions over a few
     /// trees, each transaction checked against a plain model of every tree.
     @Test func everyTransactionSeesTheTreesAsTheLastCommitLeftThem() throws {
-        var random = SeededRandom(environmentOr: 0xCA7A_1065)
+        try randomRounds(seed: 0xCA7A_1065, mixingHandles: false)
+    }
+
+    /// The same with trees opened, looked up and checked by ``TreeHandle`` or by name at
+    /// random: a handle must find what its name finds, in the transaction's open trees and
+    /// in the cache, whichever way the tree was first opened or cached.
+    @Test func handlesAndNamesFindTheSameTrees() throws {
+        try randomRounds(seed: 0x4A4D_1E5, mixingHandles: true)
+    }
+
+    private func randomRounds(seed: UInt64, mixingHandles: Bool) throws {
+        var random = SeededRandom(environmentOr: seed)
         var options = Database.Options()
         options.durability = .off
         options.checkpointThreshold = 64 << 10
@@ -24,8 +35,10 @@ import Testing
             var next = model
             struct Abandoned: Error {}
             do {
+                let byHandle = mixingHandles && random.chance(0.5)
+                let checkByHandle = mixingHandles && random.chance(0.5)
                 try database.write { transaction in
-                    try Self.expect(transaction, holds: model, round: round, seed: random.seed)
+                    try Self.expect(transaction, holds: model, round: round, seed: random.seed, byHandle: checkByHandle)
                     switch action {
                     case 0:
                         #expect(try transaction.deleteTree(named: name) == (model[name] != nil))
@@ -33,10 +46,15 @@ import Testing
                     case 1:
                         // Deleted and made again in one transaction: the new tree's entry wins.
                         _ = try transaction.deleteTree(named: name)
-                        try transaction.openTree(named: name).setValue([7], forKey: DatabaseBasicsTests.key(round))
+                        let tree =
+                            byHandle
+                            ? try transaction.openTree(TreeHandle.named(name)) : try transaction.openTree(named: name)
+                        try tree.setValue([7], forKey: DatabaseBasicsTests.key(round))
                         next[name] = [DatabaseBasicsTests.key(round): [7]]
                     default:
-                        let tree = try transaction.openTree(named: name)
+                        let tree =
+                            byHandle
+                            ? try transaction.openTree(TreeHandle.named(name)) : try transaction.openTree(named: name)
                         var entries = next[name] ?? [:]
                         for _ in 0..<random.int(in: 1...40) {
                             let key = DatabaseBasicsTests.key(random.int(in: 0...400))
@@ -56,7 +74,10 @@ import Testing
                 }
                 model = next
             } catch is Abandoned {}
-            try database.read { try Self.expect($0, holds: model, round: round, seed: random.seed) }
+            let readByHandle = mixingHandles && random.chance(0.5)
+            try database.read {
+                try Self.expect($0, holds: model, round: round, seed: random.seed, byHandle: readByHandle)
+            }
         }
         _ = try database.verify()
         try database.close()
@@ -126,10 +147,11 @@ import Testing
     }
 
     static func expect(
-        _ transaction: ReadTransaction, holds model: [String: [[UInt8]: [UInt8]]], round: Int, seed: UInt64
+        _ transaction: ReadTransaction, holds model: [String: [[UInt8]: [UInt8]]], round: Int, seed: UInt64,
+        byHandle: Bool = false
     ) throws {
         for name in treeNames {
-            let tree = try transaction.tree(named: name)
+            let tree = byHandle ? try transaction.tree(TreeHandle.named(name)) : try transaction.tree(named: name)
             guard let expected = model[name] else {
                 #expect(tree == nil, "round \(round), seed \(seed): tree \(name) should not exist")
                 continue

@@ -31,6 +31,14 @@ public class ReadTransaction {
         return Tree(core: core, state: state)
     }
 
+    /// The tree of `handle`, or nil when there is none: ``tree(named:)`` for a name
+    /// resolved once (``TreeHandle``).
+    /// - Throws: ``StorageError`` (`closed`, `corrupt`).
+    public func tree(_ handle: TreeHandle) throws -> Tree? {
+        guard let state = try core.tree(handle) else { return nil }
+        return Tree(core: core, state: state)
+    }
+
     /// The names of all trees, in byte order.
     /// - Throws: ``StorageError``: `closed` when the transaction has ended, `corrupt`.
     /// - Complexity: O(number of trees).
@@ -77,6 +85,17 @@ public final class WriteTransaction: ReadTransaction {
         let state = TreeState(name: name, root: 0, count: 0)
         state.changed = true
         core.trees[name] = state
+        return Tree(core: core, state: state)
+    }
+
+    /// The tree of `handle`, created empty if it does not exist: ``openTree(named:)`` for a
+    /// name resolved once (``TreeHandle``).
+    /// - Throws: ``StorageError`` (`closed`, `corrupt`).
+    public func openTree(_ handle: TreeHandle) throws -> Tree {
+        if let state = try core.tree(handle) { return Tree(core: core, state: state) }
+        let state = TreeState(name: handle.name, root: 0, count: 0, handle: handle)
+        state.changed = true
+        core.trees[handle] = state
         return Tree(core: core, state: state)
     }
 

@@ -4,6 +4,9 @@
 /// A named tree's root and entry count as one transaction sees them.
 final class TreeState {
     let name: String
+    /// The handle the tree was opened by (nil: by its name): the commit finds its entry in
+    /// the catalog cache by it.
+    let handle: TreeHandle?
     // A transaction's state is used by one thread at a time; the dynamic exclusivity
     // checks on these hot fields cost a runtime call per access on every lookup and put.
     @exclusivity(unchecked) var root: UInt64
@@ -16,8 +19,9 @@ final class TreeState {
     /// Where this tree's last reader lookup went down (``DescentHint``).
     @exclusivity(unchecked) var descentHint = DescentHint()
 
-    init(name: String, root: UInt64, count: UInt64) {
+    init(name: String, root: UInt64, count: UInt64, handle: TreeHandle? = nil) {
         self.name = name
+        self.handle = handle
         self.root = root
         self.count = count
     }
@@ -92,7 +96,7 @@ final class WriterState {
         self.pageCount = pageCount
         basePageCount = pageCount
         self.reusable = reusable
-        scratch = UnsafeMutableRawPointer.allocate(byteCount: geometry.pageSize, alignment: 16)
+        scratch = PageBufferPool.shared.take(size: geometry.pageSize)
         // A one-row object save copies a few root-to-leaf paths and the catalog leaf: room
         // for that up front saves the table and arrays regrowing in every small commit.
         dirty = PageNumberTable(minimumCapacity: 16)
@@ -102,7 +106,7 @@ final class WriterState {
         pathIndices.reserveCapacity(8)
     }
 
-    deinit { scratch.deallocate() }
+    deinit { PageBufferPool.shared.give(scratch, size: geometry.pageSize) }
 
     /// A fresh page of `kind`, from the reusable free pages or past the end of the file.
     func allocate(_ kind: PageKind) -> Page {
@@ -237,7 +241,18 @@ final class CatalogCache: @unchecked Sendable {
         }
     }
 
-    func store(_ name: String, transaction: UInt64, store: PageStore, root: UInt64, count: UInt64) {
+    /// The entry of `handle`'s tree in the state `transaction`, if the cache holds it.
+    func lookup(_ handle: TreeHandle, transaction: UInt64, store: PageStore) -> (root: UInt64, count: UInt64)? {
+        lock.withLock {
+            self.transaction == transaction && self.store == ObjectIdentifier(store) ? entries[handle] : nil
+        }
+    }
+
+    /// Records the entry of the tree `name` (found by `handle`, if given) in the state
+    /// `transaction`.
+    func store(
+        _ name: String, handle: TreeHandle? = nil, transaction: UInt64, store: PageStore, root: UInt64, count: UInt64
+    ) {
         lock.withLock {
             if self.transaction != transaction || self.store != ObjectIdentifier(store) {
                 guard
@@ -247,7 +262,8 @@ final class CatalogCache: @unchecked Sendable {
                 self.store = ObjectIdentifier(store)
                 entries.removeAll()
             }
-            if entries.count < 4_096 { entries[name] = (root, count) }
+            guard entries.count < 4_096 else { return }
+            if let handle { entries[handle] = (root, count) } else { entries[name] = (root, count) }
         }
     }
 
@@ -263,7 +279,13 @@ final class CatalogCache: @unchecked Sendable {
             transaction = next
             self.store = ObjectIdentifier(store)
             for tree in trees.values where tree.changed {
-                if tree.deleted {
+                if let handle = tree.handle {
+                    if tree.deleted {
+                        entries[handle] = nil
+                    } else if entries.count < 4_096 || entries[handle] != nil {
+                        entries[handle] = (tree.root, tree.count)
+                    }
+                } else if tree.deleted {
                     entries[tree.name] = nil
                 } else if entries.count < 4_096 || entries[tree.name] != nil {
                     entries[tree.name] = (tree.root, tree.count)
@@ -330,11 +352,25 @@ final class TransactionCore {
         return writer
     }
 
-    /// The tree named `name`, or nil.
-    func tree(named name: String) throws -> TreeState? {
+    /// The tree of `handle`, or nil: ``tree(named:)`` without comparing names when the
+    /// transaction or the catalog cache has met the handle.
+    func tree(_ handle: TreeHandle) throws -> TreeState? {
         try checkOpen()
-        if let tree = trees[name] { return tree.deleted ? nil : tree }
-        if let cached = catalogCache?.lookup(name, transaction: snapshot.transaction, store: store) {
+        if let tree = trees[handle] { return tree.deleted ? nil : tree }
+        if let cached = catalogCache?.lookup(handle, transaction: snapshot.transaction, store: store) {
+            let tree = TreeState(name: handle.name, root: cached.root, count: cached.count, handle: handle)
+            if writer != nil { trees[handle] = tree }
+            return tree
+        }
+        return try tree(named: handle.name, handle: handle)
+    }
+
+    /// The tree named `name`, or nil; `handle`: the caller's handle of the name, which
+    /// ``tree(_:)`` looked up already in the transaction and the cache.
+    func tree(named name: String, handle: TreeHandle? = nil) throws -> TreeState? {
+        try checkOpen()
+        if handle == nil, let tree = trees[name] { return tree.deleted ? nil : tree }
+        if handle == nil, let cached = catalogCache?.lookup(name, transaction: snapshot.transaction, store: store) {
             let tree = TreeState(name: name, root: cached.root, count: cached.count)
             // A reader asks the shared cache again rather than filling a table of its own: most
             // read transactions open a tree or two, once each, and the table's insert cost more
@@ -356,9 +392,10 @@ final class TransactionCore {
         guard entry.count <= limit * UInt64(geometry.pageSize) else {
             throw StorageError.corrupt("tree \"\(name)\" records \(entry.count) entries, impossible in \(limit) pages")
         }
-        let tree = TreeState(name: name, root: root, count: entry.count)
-        trees[name] = tree
-        catalogCache?.store(name, transaction: snapshot.transaction, store: store, root: root, count: tree.count)
+        let tree = TreeState(name: name, root: root, count: entry.count, handle: handle)
+        if let handle { trees[handle] = tree } else { trees[name] = tree }
+        catalogCache?.store(
+            name, handle: handle, transaction: snapshot.transaction, store: store, root: root, count: tree.count)
         return tree
     }
 }

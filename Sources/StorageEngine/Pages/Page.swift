@@ -81,15 +81,15 @@ final class Page: @unchecked Sendable {
 
     /// A page of `size` bytes, zeroed unless the caller overwrites every byte next (a copy,
     /// a full read, or ``format(_:number:)``): clearing 4 KiB twice was a visible part of
-    /// a small commit.
+    /// a small commit. The buffer comes from ``PageBufferPool`` and goes back to it.
     init(size: Int, zeroed: Bool = true) {
         self.size = size
-        bytes = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        bytes = PageBufferPool.shared.take(size: size)
         if zeroed { memset(bytes, 0, size) }
     }
 
     deinit {
-        bytes.deallocate()
+        PageBufferPool.shared.give(bytes, size: size)
         prefixes?.deallocate()
     }
 

@@ -28,6 +28,9 @@ struct PageFileCatalog {
     final class EntityInfo {
         let entity: NSEntityDescription
         let treeName: String
+        /// `treeName` resolved for the engine (nil: a name the engine refuses, which the
+        /// writer then opens by name to report).
+        let treeHandle: TreeHandle?
         let indexes: [PageFileIndex]
         /// Whether one of `indexes` is unique: a new row of an entity without one has no
         /// key to check.
@@ -56,6 +59,7 @@ struct PageFileCatalog {
         init(entity: NSEntityDescription, treeName: String, indexes: [PageFileIndex], blobSlots: [PageFileBlobSlot]) {
             self.entity = entity
             self.treeName = treeName
+            treeHandle = try? TreeHandle.named(treeName)
             self.indexes = indexes
             hasUniqueIndexes = indexes.contains(where: \.isUnique)
             self.blobSlots = blobSlots
@@ -109,6 +113,8 @@ struct PageFileCatalog {
         var hasBlobSlots = false
         /// Every index's tree name, by its ordinal.
         var indexTreeNames: [String] = []
+        /// Every index's tree handle, by its ordinal (as ``EntityInfo/treeHandle``).
+        var indexTreeHandles: [TreeHandle?] = []
 
         init(model: NSManagedObjectModel?, path: String) {
             self.model = model
@@ -138,6 +144,7 @@ struct PageFileCatalog {
             for position in indexes.indices {
                 indexes[position].ordinal = storage.indexTreeNames.count
                 storage.indexTreeNames.append(indexes[position].treeName)
+                storage.indexTreeHandles.append(try? TreeHandle.named(indexes[position].treeName))
             }
             // An attribute an untrusted index reads may still hold a value kept outside its row.
             let blobSlots = PageFileBlobSlot.slots(of: entity, indexes: trusted)
@@ -156,6 +163,9 @@ struct PageFileCatalog {
 
     /// The tree names of every index of the catalog, by ordinal (``PageFileIndex/ordinal``).
     var indexTreeNames: [String] { storage.indexTreeNames }
+
+    /// The handles of ``indexTreeNames``, by ordinal: the writer opens the trees by them.
+    var indexTreeHandles: [TreeHandle?] { storage.indexTreeHandles }
 
     func entity(named name: String) -> NSEntityDescription? { storage.entitiesByName[name] }
 

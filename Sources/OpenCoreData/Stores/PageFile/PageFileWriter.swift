@@ -311,7 +311,7 @@ struct PageFileWriter {
         let pending = pendingIndexKeys[ordinal]
         pendingIndexKeys[ordinal] = PendingIndexKeys()
         guard pending.count > 0 else { return }
-        let tree = try transaction.openTree(named: catalog.indexTreeNames[ordinal])
+        let tree = try openIndexTreeAfresh(ordinal: ordinal)
         indexTrees[ordinal] = tree
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         try pending.forEachSorted { key in try tree.setValue(empty, forKey: key) }
@@ -358,7 +358,8 @@ struct PageFileWriter {
         if let known = rowTrees.first(where: { $0.entity == entity }) {
             tree = known.tree
         } else {
-            tree = try transaction.openTree(named: info.treeName)
+            tree =
+                try info.treeHandle.map { try transaction.openTree($0) } ?? transaction.openTree(named: info.treeName)
             // One allocation for a save's few entities instead of regrowing at 1, 2, 4.
             if rowTrees.isEmpty { rowTrees.reserveCapacity(4) }
             rowTrees.append((entity, tree))
@@ -460,18 +461,39 @@ struct PageFileWriter {
 
     /// The tree of `index`, created when missing, looked up once per transaction.
     private mutating func openIndexTree(_ index: PageFileIndex) throws -> Tree {
-        if let known = indexTrees[index.ordinal] { return known }
-        let tree = try transaction.openTree(named: index.treeName)
-        indexTrees[index.ordinal] = tree
+        try openIndexTree(ordinal: index.ordinal)
+    }
+
+    /// The tree of the index `ordinal`, created when missing, looked up once per transaction.
+    private mutating func openIndexTree(ordinal: Int) throws -> Tree {
+        if let known = indexTrees[ordinal] { return known }
+        let tree = try openIndexTreeAfresh(ordinal: ordinal)
+        indexTrees[ordinal] = tree
         return tree
+    }
+
+    /// The tree of the index `ordinal` from the transaction, created when missing: by its
+    /// handle, so the engine compares no names.
+    private func openIndexTreeAfresh(ordinal: Int) throws -> Tree {
+        if let handle = catalog.indexTreeHandles[ordinal] { return try transaction.openTree(handle) }
+        return try transaction.openTree(named: catalog.indexTreeNames[ordinal])
     }
 
     /// The tree of `index`, looked up once per transaction; nil while it does not exist.
     private mutating func indexTree(_ index: PageFileIndex) throws -> Tree? {
         if let known = indexTrees[index.ordinal] { return known }
-        let tree = try transaction.tree(named: index.treeName)
+        let tree = try existingIndexTree(index)
         indexTrees[index.ordinal] = tree
         return tree
+    }
+
+    /// The tree of `index`, nil while it does not exist (by its handle when it has one).
+    private func existingIndexTree(_ index: PageFileIndex) throws -> Tree? {
+        let handles = catalog.indexTreeHandles
+        if index.ordinal < handles.count, let handle = handles[index.ordinal], handle.name == index.treeName {
+            return try transaction.tree(handle)
+        }
+        return try transaction.tree(named: index.treeName)
     }
 
     /// Writes the encoded row `bytes` (SPEC.md §3.2) as the row `primaryKey` of the
@@ -491,7 +513,7 @@ struct PageFileWriter {
         guard info.hasUniqueIndexes else { return nil }
         for index in info.indexes where index.isUnique {
             guard let key = index.key(for: row.values, primaryKey: row.objectID.key),
-                let tree = try transaction.tree(named: index.treeName), let value = try tree.value(forKey: key)
+                let tree = try existingIndexTree(index), let value = try tree.value(forKey: key)
             else { continue }
             guard let owner = value.withUnsafeBytes({ PageFileKey.primaryKey($0) }) else {
                 throw CoreDataError.make(
