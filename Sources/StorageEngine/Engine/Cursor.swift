@@ -17,14 +17,14 @@
 public final class Cursor {
     let core: TransactionCore
     let state: TreeState
-    // Unchecked: only this class's own methods touch them, never across a call of a
-    // caller's closure, and a run-time exclusivity check per access cost ~150
+    // Unchecked (these four): only this class's own methods touch them, never across a
+    // call of a caller's closure, and a run-time exclusivity check per access cost ~150
     // instructions per range of a many-range walk.
     @exclusivity(unchecked) private var pages: [Page] = []
     @exclusivity(unchecked) private var indices: [Int] = []
-    private var version: Int
+    @exclusivity(unchecked) private var version: Int
     /// Whether the cursor is on an entry.
-    public private(set) var isPositioned = false
+    @exclusivity(unchecked) public private(set) var isPositioned = false
 
     init(core: TransactionCore, state: TreeState) {
         self.core = core

@@ -64,11 +64,30 @@ public struct KeyPrefixes: Sendable, Equatable {
     /// in order stay distinct. Returns whether it was appended.
     @discardableResult
     public mutating func appendUnlessRepeated(_ key: [UInt8]) -> Bool {
-        if let end = ends.last {
-            let start = ends.count > 1 ? ends[ends.count - 2] : 0
-            if end - start == key.count, bytes[start..<end].elementsEqual(key) { return false }
+        appendUnlessRepeated { $0.append(contentsOf: key) }
+    }
+
+    /// Appends what `write` appends to the buffer as the last prefix, written in place (no
+    /// array per prefix), unless it equals the last one, which it is then taken back.
+    /// Returns whether it was appended.
+    @discardableResult
+    public mutating func appendUnlessRepeated(_ write: (inout [UInt8]) -> Void) -> Bool {
+        let start = bytes.count
+        write(&bytes)
+        let length = bytes.count - start
+        if let previousEnd = ends.last {
+            let previousStart = ends.count > 1 ? ends[ends.count - 2] : 0
+            if previousEnd - previousStart == length {
+                let repeated = bytes.withUnsafeBufferPointer { all in
+                    (0..<length).allSatisfy { all[previousStart + $0] == all[start + $0] }
+                }
+                if repeated {
+                    bytes.removeLast(length)
+                    return false
+                }
+            }
         }
-        append(key)
+        ends.append(bytes.count)
         return true
     }
 

@@ -245,7 +245,7 @@ extension PageFileStore {
             // One cursor walks all of the plan's ranges (an IN list's thousands of points
             // each found near the last).
             var keys: [Int64] = []
-            try index.scan(ranges: plan.ranges) { _, key, _ in
+            try plan.scan(index) { key in
                 if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
                 return true
             }
