@@ -23,8 +23,14 @@ extension NSManagedObjectContext {
     /// - Precondition: `object` is registered in this context (or in none, then it is ignored).
     public func delete(_ object: NSManagedObject) {
         ConcurrencyDebug.check(self, "NSManagedObjectContext.delete(_:)")
-        guard let owner = object.managedObjectContext else { return }
-        precondition(owner === self, "OpenCoreData: delete(_:): the object is registered in another context")
+        // The handles compared (no load of the weak context, no retain of it); the context
+        // read only for an object not registered here.
+        guard object.isRegistered(in: self) else {
+            precondition(
+                object.managedObjectContext == nil,
+                "OpenCoreData: delete(_:): the object is registered in another context")
+            return
+        }
         if object.isDeleted { return }
         object.fireFaultIfNeeded()
         // A fault whose row another save deleted loads as deleted (inaccessible): nothing more to do.

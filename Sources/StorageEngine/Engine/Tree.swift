@@ -144,6 +144,24 @@ public struct Tree {
         try cursor.visit(ranges: ranges, body)
     }
 
+    /// Visits, for each prefix of `prefixes` in turn, the entries whose keys begin with it
+    /// in key order, calling `body` with the prefix's position in `prefixes`; stops when
+    /// `body` returns false. What ``scan(ranges:_:)`` visits for the ranges
+    /// `prefix <= key < successor(prefix)`, without a pair of keys per range: one cursor
+    /// serves every prefix, and a prefix that starts on the leaf the previous one ended on
+    /// (sorted points: an IN list's) is found from where that one ended, a few comparisons.
+    /// The buffers are valid only inside `body`.
+    /// - Throws: What `body` throws, or ``StorageError`` as ``scan(from:to:reverse:_:)`` does.
+    /// - Complexity: O(log n) per prefix that starts on another leaf, plus the visited entries.
+    public func scan(
+        prefixes: KeyPrefixes,
+        _ body: (_ prefix: Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try check()
+        let cursor = Cursor(core: core, state: state)
+        try cursor.visit(prefixes: prefixes, body)
+    }
+
     /// The entries with `lowerBound <= key < upperBound`, in order (or reverse), at most `limit`.
     /// - Throws: ``StorageError``: `closed` when the transaction has ended, `treeDeleted`, `corrupt` for a damaged page.
     public func entries(

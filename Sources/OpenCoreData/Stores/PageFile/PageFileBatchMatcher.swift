@@ -61,11 +61,9 @@ struct PageFileBatchMatcher {
         guard let rows else { return ([], true) }
         var keys: [Int64] = []
         if let plan, let index {
-            for range in plan.ranges {
-                try index.scan(from: range.lower, to: range.upper) { key, _ in
-                    if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
-                    return true
-                }
+            try plan.scan(index) { key in
+                if let primary = PageFileKey.primaryKey(key) { keys.append(primary) }
+                return true
             }
             // A multi-range plan (IN, OR) may list a row twice.
             keys.sort()

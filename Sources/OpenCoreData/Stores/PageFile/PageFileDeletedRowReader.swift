@@ -14,7 +14,9 @@ import StorageEngine
 struct PageFileDeletedRowReader {
     let reader: PageFileRowReader
     private var entity: NSEntityDescription?
-    private var tree: Tree?
+    /// A cursor on the entity's row tree: rows deleted in key order (those of a fetch) are
+    /// each found from the last one's leaf, not by a descent from the root.
+    private var cursor: Cursor?
     private var slots: [Int] = []
     /// The slots of `slots` read only for a reference index entry (by slot, for `slots`).
     private var keyOnlySlots: [Bool] = []
@@ -52,13 +54,13 @@ struct PageFileDeletedRowReader {
         if entity !== objectID.entity {
             let info = try reader.catalog.info(for: objectID.entity)
             entity = objectID.entity
-            tree = try reader.transaction.tree(named: info.treeName)
+            cursor = try reader.transaction.tree(named: info.treeName)?.makeCursor()
             slots = Self.slotsReadByDeletion(info)
             let keyOnly = Self.slotsReadOnlyAsKeys(info)
             keyOnlySlots = (0..<objectID.entity.layout.properties.count).map { keyOnly.contains($0) }
             declaredEntities = objectID.entity.layout.relationshipBySlot.map { $0?.destinationEntity }
         }
-        guard let tree else { return nil }
+        guard let cursor else { return nil }
         let layout = objectID.entity.layout
         let codec = reader.codec
         let slots = self.slots
@@ -68,8 +70,12 @@ struct PageFileDeletedRowReader {
         var offsets = self.offsets
         self.offsets = []
         defer { self.offsets = offsets }
-        return try PageFileKey.withPrimary(objectID.key) { key in
-            try tree.withValue(forKey: key) { bytes -> StoreRow in
+        return try PageFileKey.withPrimary(objectID.key) { key -> StoreRow? in
+            guard try cursor.seek(nearby: key) else { return nil }
+            return try cursor.withEntry { found, bytes -> StoreRow? in
+                guard found.count == key.count, let foundBytes = found.baseAddress, let keyBytes = key.baseAddress,
+                    memcmp(foundBytes, keyBytes, key.count) == 0
+                else { return nil }
                 var header = StoreByteReader(row: bytes)
                 let version = try header.varint()
                 try PageFileRowCodec.slotOffsets(bytes, into: &offsets)

@@ -40,8 +40,21 @@ struct PendingIndexKeys {
     /// holding `values`, the key ``PageFileIndex/key(for:primaryKey:)`` makes, written in
     /// place; false when the index holds no entry for the row.
     mutating func insertEntry(of index: PageFileIndex, values: [StoreValue], primaryKey: Int64) -> Bool {
+        insertEntry(
+            fields: index.fields, isUnique: index.isUnique, isReference: index.isReference, values: values,
+            primaryKey: primaryKey)
+    }
+
+    /// ``insertEntry(of:values:primaryKey:)`` of an ordinary index of `fields` and
+    /// `isReference`, given by its parts (see PageFileIndex.appendEntryValues(of:to:fields:isUnique:isReference:)).
+    mutating func insertEntry(
+        fields: [StoreKeyField], isUnique: Bool = false, isReference: Bool, values: [StoreValue], primaryKey: Int64
+    ) -> Bool {
         let start = storage.bytes.count
-        guard index.appendEntryValues(of: values, to: &storage) else {
+        guard
+            PageFileIndex.appendEntryValues(
+                of: values, to: &storage, fields: fields, isUnique: isUnique, isReference: isReference)
+        else {
             storage.bytes.removeLast(storage.bytes.count - start)
             return false
         }

@@ -4,22 +4,63 @@
 // the candidates: every candidate row is still checked against the whole predicate by
 // the compiled evaluator, so a plan may over-approximate but never miss a row.
 import Foundation
+import StorageEngine
 
 /// How to find the candidate rows of one entity.
 struct PageFilePlan {
     /// The index to scan.
     let index: PageFileIndex
-    /// Key ranges `lower <= key < upper` (nil: unbounded) of the index tree.
-    let ranges: [(lower: [UInt8]?, upper: [UInt8]?)]
+    /// Key ranges `lower <= key < upper` (nil: unbounded) of the index tree, unless the
+    /// plan is a list of `points`.
+    private let keyRanges: [(lower: [UInt8]?, upper: [UInt8]?)]
+    /// The points of an `IN` list (behind an equal prefix of a composite index), in key
+    /// order without repeats: each names the index entries whose keys begin with it. Held
+    /// in one buffer, not as a pair of key arrays per point.
+    let points: KeyPrefixes?
     /// Whether the index entries in `ranges` are exactly the matching rows (every conjunct
     /// used, exact encodings), so a count needs no row.
     let isExact: Bool
+
+    init(index: PageFileIndex, ranges: [(lower: [UInt8]?, upper: [UInt8]?)], isExact: Bool) {
+        self.index = index
+        keyRanges = ranges
+        points = nil
+        self.isExact = isExact
+    }
+
+    init(index: PageFileIndex, points: KeyPrefixes, isExact: Bool) {
+        self.index = index
+        keyRanges = []
+        self.points = points
+        self.isExact = isExact
+    }
+
+    /// The key ranges of the index tree the plan reads, `lower <= key < upper` (nil:
+    /// unbounded): a point's range is the keys beginning with it.
+    var ranges: [(lower: [UInt8]?, upper: [UInt8]?)] {
+        guard let points else { return keyRanges }
+        return (0..<points.count).map { position in
+            let point = points[position]
+            return (point, PageFileKey.successor(ofPrefix: point))
+        }
+    }
+
+    /// Visits the entries of `tree` (the tree of ``index``) in the plan's ranges, or
+    /// beginning with its points, in order; stops when `body` returns false.
+    func scan(_ tree: Tree, _ body: (_ key: UnsafeRawBufferPointer) throws -> Bool) throws {
+        if let points {
+            try tree.scan(prefixes: points) { _, key, _ in try body(key) }
+        } else {
+            try tree.scan(ranges: keyRanges) { _, key, _ in try body(key) }
+        }
+    }
 }
 
 enum PageFileQueryPlanner {
     /// One sargable condition on an attribute or composite element.
     private enum Term {
-        case points([[UInt8]])
+        /// Equal to one of the points: in key order, without repeats.
+        case points(KeyPrefixes)
         case range(lower: [UInt8]?, upper: [UInt8]?)
     }
 
@@ -107,6 +148,7 @@ enum PageFileQueryPlanner {
             var score = 0
             var exact = allSargable
             var ranges: [(lower: [UInt8]?, upper: [UInt8]?)] = []
+            var points: KeyPrefixes?
             var finished = false
             for field in index.fields {
                 let slotTerms = terms.filter { $0.field == field }
@@ -114,8 +156,9 @@ enum PageFileQueryPlanner {
                 if let point = slotTerms.first(where: {
                     if case .points(let p) = $0.term { p.count == 1 } else { false }
                 }),
-                    case .points(let values) = point.term, let only = values.first
+                    case .points(let values) = point.term
                 {
+                    let only = values[0]
                     prefix += only
                     used += slotTerms.count == 1 ? 1 : 0
                     exact = exact && point.isExact && slotTerms.count == 1
@@ -126,10 +169,7 @@ enum PageFileQueryPlanner {
                 if let pointsTerm = slotTerms.first(where: { if case .points = $0.term { true } else { false } }),
                     case .points(let values) = pointsTerm.term
                 {
-                    ranges = Self.sortedDistinct(values).map { point in
-                        let key = prefix.isEmpty ? point : prefix + point
-                        return (key, PageFileKey.successor(ofPrefix: key))
-                    }
+                    points = values.prefixed(by: prefix)
                     exact = exact && pointsTerm.isExact && slotTerms.count == 1
                     used += 1
                     score += 1
@@ -157,7 +197,10 @@ enum PageFileQueryPlanner {
             }
             exact = exact && used == terms.count
             if score > (best?.score ?? -1) {
-                best = (PageFilePlan(index: index, ranges: ranges, isExact: exact), score)
+                let plan =
+                    points.map { PageFilePlan(index: index, points: $0, isExact: exact) }
+                    ?? PageFilePlan(index: index, ranges: ranges, isExact: exact)
+                best = (plan, score)
             }
         }
         return best?.plan
@@ -254,7 +297,7 @@ enum PageFileQueryPlanner {
             guard let constant = constants(constantExpression, count: 1)?.first else { return nil }
             guard let bytes = encode(constant) else { return nil }
             return SlotTerm(
-                field: field, term: .points([bytes]),
+                field: field, term: .points(KeyPrefixes([bytes])),
                 isExact: isExact([constant]) || type == .stringAttributeType)
         case .in:
             if let numbers = numberPoints(constantExpression, type: type) {
@@ -268,7 +311,8 @@ enum PageFileQueryPlanner {
             }
             if points.isEmpty { return nil }
             return SlotTerm(
-                field: field, term: .points(points), isExact: isExact(elements) || type == .stringAttributeType)
+                field: field, term: .points(KeyPrefixes(sortedDistinct(points))),
+                isExact: isExact(elements) || type == .stringAttributeType)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard let constant = constants(constantExpression, count: 1)?.first, let value = constant,
                 let bytes = encodeConstant(value, for: type)
@@ -316,13 +360,13 @@ enum PageFileQueryPlanner {
     /// The index points of an `IN` list given as `[NSNumber]` (an app's `IN %@` with an
     /// array of ids) against a number attribute, and whether they are exact: each number
     /// read once, without boxing the list's elements in `Any`s and casting each three times.
-    /// The same points and exactness as the general path, in key order: the numbers are
-    /// sorted, cheaper than their keys and in the same order (SPEC.md §3.4 K2), so the
-    /// plan's sort of the points finds them sorted. Nil, for that path, for any other list,
+    /// The same points and exactness as the general path, in key order without repeats:
+    /// the numbers are sorted, cheaper than their keys and in the same order (SPEC.md §3.4
+    /// K2), and each key is written into one buffer. Nil, for that path, for any other list,
     /// an element of another class, or one the general path refuses (NaN, an integer
     /// beyond ±2^53).
     private static func numberPoints(_ expression: NSExpression, type: NSAttributeType)
-        -> (points: [[UInt8]], isExact: Bool)?
+        -> (points: KeyPrefixes, isExact: Bool)?
     {
         guard type != .stringAttributeType, type != .dateAttributeType, case .constant(let value) = expression.node,
             let value, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier([NSNumber].self),
@@ -349,13 +393,11 @@ enum PageFileQueryPlanner {
             keys.append(key)
         }
         keys.sort()
-        var points: [[UInt8]] = []
-        points.reserveCapacity(keys.count)
+        var points = KeyPrefixes()
+        points.reserveCapacity(keys.count, bytesEach: 9)
+        // Each key written in place; equal keys (a repeated number, 0 and -0) kept once.
         for key in keys {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(11)
-            PageFileKey.appendNumber(key, to: &bytes)
-            points.append(bytes)
+            points.appendUnlessRepeated { PageFileKey.appendNumber(key, to: &$0) }
         }
         return (points, type != .integer64AttributeType || integersOnly)
     }
