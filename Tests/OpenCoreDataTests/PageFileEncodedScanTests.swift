@@ -137,6 +137,7 @@ struct PageFileEncodedScanTests {
         let codec = PageFileRowCodec(
             entityNamed: { Self.model.entitiesByName[$0] }, makeObjectID: { store.newObjectID(for: $0, key: $1) })
         var covered = 0
+        var directAnswers = 0
         var offsets: [Int] = []
         for step in 0..<1_000 {
             let predicate = Self.randomPredicate(&random)
@@ -175,6 +176,19 @@ struct PageFileEncodedScanTests {
                         case (.failure, .failure): break
                         default: Issue.record("compiled \(expected) but encoded \(actual): \(hint)")
                         }
+                        // A lone string clause's direct answer, where it gives one, is the predicate's.
+                        if encoded.isOnlyString,
+                            let direct = offsets.withUnsafeBufferPointer({
+                                encoded.evaluateOnlyString(buffer, offsets: $0)
+                            })
+                        {
+                            directAnswers += 1
+                            if case .success(let answer) = expected {
+                                #expect(answer == direct, "direct: \(hint)")
+                            } else {
+                                Issue.record("the predicate throws but the direct test answers: \(hint)")
+                            }
+                        }
                     }
                     let lazyView = PageFileEncodedRowView(
                         entity: entity, codec: codec,
@@ -196,6 +210,7 @@ struct PageFileEncodedScanTests {
             }
         }
         #expect(covered > 500, "the encoded form covered \(covered) predicates (\(random.replayHint))")
+        #expect(directAnswers > 300, "lone string clauses answered \(directAnswers) rows directly")
     }
 
     @Test func stringValidationAgreesWithTheStandardLibrary() {
@@ -375,10 +390,16 @@ struct PageFileEncodedScanTests {
                 values: values + Array(repeating: .null, count: 4))
             let view = StoreRowView(row: row, resolve: { _ in nil }, resolveToMany: { _, _ in [] })
             let expected = try compiled.evaluate(record: view)
-            let actual = try bytes.withUnsafeBytes { buffer in
+            let (actual, direct) = try bytes.withUnsafeBytes { buffer in
                 try PageFileRowCodec.slotOffsets(buffer, into: &offsets, through: encoded.lastSlot)
-                return try encoded.evaluate(buffer, offsets: offsets, codec: codec)
+                return (
+                    try encoded.evaluate(buffer, offsets: offsets, codec: codec),
+                    offsets.withUnsafeBufferPointer { encoded.evaluateOnlyString(buffer, offsets: $0) }
+                )
             }
+            // The scan's direct answer of a lone string clause, where it gives one.
+            #expect(encoded.isOnlyString)
+            #expect(direct == nil || direct == actual, "direct \(direct as Any), encoded \(actual)")
             // The compiled predicate takes the same byte-level shortcut for ASCII: the
             // Unicode comparison of folded clusters, which it runs on any other text, is the
             // reference that shares none of it.

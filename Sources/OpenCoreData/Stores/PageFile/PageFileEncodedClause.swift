@@ -129,6 +129,13 @@ struct PageFileEncodedClause {
         }
     }
 
+    /// The string test, when the clause is a string operator's (reached unretained: valid
+    /// while the clause's keepers live).
+    var stringTest: Unmanaged<PageFileEncodedStringClause>? {
+        if case .string(let strings) = test { return strings }
+        return nil
+    }
+
     /// The clause's answer for the value at `offset` of the row `bytes` (checked by
     /// `PageFileRowCodec.slotOffsets`); nil when the caller must run the decoded test.
     func evaluate(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool? {

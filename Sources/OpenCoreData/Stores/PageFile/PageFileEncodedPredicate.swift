@@ -40,6 +40,10 @@ final class PageFileEncodedPredicate {
     /// The highest slot any clause reads (-1 for none): a scan walks each row's slots only
     /// this far (SPEC.md §3.5 Q3a).
     let lastSlot: Int
+    /// The string test of the one clause, when the predicate is a single string clause with
+    /// an encoded test (`firstName CONTAINS[c] %@`): a scan asks it directly
+    /// (``evaluateOnlyString(_:offsets:)``). Reached unretained: `keepers` holds it.
+    private let onlyString: Unmanaged<PageFileEncodedStringClause>?
 
     /// `predicate` for rows of `layout`; nil when it has a part this form does not cover
     /// (relationships, key paths, functions, non-constant right sides, modifiers).
@@ -54,6 +58,7 @@ final class PageFileEncodedPredicate {
         self.keepers = keepers
         if case .clause(let index) = root { onlyClause = index } else { onlyClause = nil }
         lastSlot = clauses.map(\.slot).max() ?? -1
+        onlyString = onlyClause.flatMap { clauses[$0].encoded?.stringTest }
     }
 
     private static func node(
@@ -119,6 +124,20 @@ final class PageFileEncodedPredicate {
     {
         if let onlyClause { return try evaluateClause(onlyClause, bytes, offsets, codec) }
         return try evaluate(root, bytes, offsets, codec)
+    }
+
+    /// Whether the predicate is a single string clause, answered by
+    /// ``evaluateOnlyString(_:offsets:)``.
+    var isOnlyString: Bool { onlyString != nil }
+
+    /// The answer of a single string clause (``isOnlyString``) for the row `bytes`, whose
+    /// slots start at `offsets`, straight from its string test; nil when the row lacks the
+    /// slot or the value needs the decoded test (the caller then asks ``evaluate(_:offsets:codec:)``).
+    @inline(__always)
+    func evaluateOnlyString(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<Int>) -> Bool? {
+        guard let onlyString, lastSlot >= 0, lastSlot < offsets.count else { return nil }
+        let offset = offsets[lastSlot]
+        return onlyString._withUnsafeGuaranteedRef { $0.evaluate(bytes, at: offset) }
     }
 
     private func evaluate(

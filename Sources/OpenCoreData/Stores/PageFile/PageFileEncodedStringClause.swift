@@ -34,6 +34,17 @@ final class PageFileEncodedStringClause {
 
     deinit { pattern.deallocate() }
 
+    /// The answer for the value at `offset` of the row `bytes`, as the clause's encoded test
+    /// gives it (`PageFileEncodedClause.evaluate(_:at:)`): nil when the value is not a
+    /// string or null, or the string's test needs the decoded path.
+    @inline(__always)
+    func evaluate(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool? {
+        guard offset < bytes.count else { return nil }
+        if bytes[offset] == PageFileRowCodec.Tag.null.rawValue { return null }
+        guard let utf8 = PageFileRowCodec.stringBytes(bytes, at: offset) else { return nil }
+        return evaluate(utf8: utf8)
+    }
+
     /// The answer for the string `utf8` (a slot's bytes); nil when the bytes are not UTF-8,
     /// which is damage the decoded path names.
     @inline(__always)

@@ -10,7 +10,11 @@
 // ObjectIDsTests holds the decoded rows of both paths equal).
 //
 // The rows naming one destination share its stored to-one value (an UnresolvedRelationship
-// naming the ID) the same way: one allocation per destination instead of one per row.
+// naming the ID) the same way: one allocation per destination instead of one per row. A
+// reference to its slot's declared destination (no entity name, the common form) finds
+// that value by the row's layout, the slot and the key alone: reading the destination
+// entity (a weak reference), the ID table and the value table cost ~700 instructions per
+// fetched person of `object-contains-scan`, where its company had been named before.
 //
 // The table lives as long as one fetch (it holds IDs, which hold the store: kept by the
 // store, it would keep the store alive). A fetch of a few rows makes no table, and pays
@@ -28,6 +32,59 @@ final class PageFileInternedObjectIDs {
     /// The stored to-one values naming the IDs of `entries`, by the same slot: made on the
     /// first to-one reference.
     @exclusivity(unchecked) private var toOnes: [UnresolvedRelationship?] = []
+    /// The stored to-one values of references to a slot's declared destination, by the
+    /// row's layout, the slot and the key (see ``declaredToOne(layout:slot:key:)``); made
+    /// on the first such reference.
+    @exclusivity(unchecked) private var declared: UnsafeMutablePointer<DeclaredToOne>?
+
+    /// One entry of `declared`: a layout is compared by identity only, which is sound for
+    /// the table's life, one fetch, during which the fetched entities keep their layouts.
+    private struct DeclaredToOne {
+        var layout: ObjectIdentifier?
+        var slot = 0
+        var key: Int64 = 0
+        var value: UnresolvedRelationship?
+    }
+
+    deinit {
+        guard let declared else { return }
+        declared.deinitialize(count: Self.capacity)
+        declared.deallocate()
+    }
+
+    @inline(__always)
+    private static func slot(_ layout: EntityLayout, _ slot: Int, _ key: Int64) -> Int {
+        var word = UInt64(bitPattern: key) &+ UInt64(UInt(bitPattern: ObjectIdentifier(layout))) &+ UInt64(slot)
+        word &*= 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: word >> 56)
+    }
+
+    /// The stored to-one value that slot `slot` of a row of `layout` holds when it names the
+    /// object `key` of the slot's declared destination, when a row of this fetch named it
+    /// before: no entity, ID or table of IDs is read for it.
+    @inline(__always)
+    func declaredToOne(layout: EntityLayout, slot: Int, key: Int64) -> UnresolvedRelationship? {
+        guard let declared else { return nil }
+        let entry = declared + Self.slot(layout, slot, key)
+        guard entry.pointee.key == key, entry.pointee.slot == slot, entry.pointee.layout == ObjectIdentifier(layout)
+        else { return nil }
+        return entry.pointee.value
+    }
+
+    /// Keeps `value`, the stored to-one value of slot `slot` of a row of `layout` naming the
+    /// object `key` of the slot's declared destination, for the next row naming it.
+    func rememberDeclaredToOne(_ value: UnresolvedRelationship, layout: EntityLayout, slot: Int, key: Int64) {
+        let table: UnsafeMutablePointer<DeclaredToOne>
+        if let declared {
+            table = declared
+        } else {
+            table = UnsafeMutablePointer<DeclaredToOne>.allocate(capacity: Self.capacity)
+            table.initialize(repeating: DeclaredToOne(), count: Self.capacity)
+            declared = table
+        }
+        table[Self.slot(layout, slot, key)] = DeclaredToOne(
+            layout: ObjectIdentifier(layout), slot: slot, key: key, value: value)
+    }
 
     @inline(__always)
     private static func slot(_ entity: NSEntityDescription, _ key: Int64) -> Int {
@@ -93,5 +150,19 @@ struct PageFileReferenceInterning {
     @inline(__always)
     func toOne(naming id: NSManagedObjectID) -> UnresolvedRelationship {
         table?.toOne(naming: id) ?? UnresolvedRelationship(destination: id)
+    }
+
+    /// The stored to-one value a row of `layout` holds in slot `slot` naming the object `key`
+    /// of the slot's declared destination, when a row of this fetch named it before (once
+    /// there is a table).
+    @inline(__always)
+    func declaredToOne(layout: EntityLayout, slot: Int, key: Int64) -> UnresolvedRelationship? {
+        table?.declaredToOne(layout: layout, slot: slot, key: key)
+    }
+
+    /// Keeps `value` as ``declaredToOne(layout:slot:key:)``'s answer, once there is a table.
+    @inline(__always)
+    func rememberDeclaredToOne(_ value: UnresolvedRelationship, layout: EntityLayout, slot: Int, key: Int64) {
+        table?.rememberDeclaredToOne(value, layout: layout, slot: slot, key: key)
     }
 }

@@ -198,12 +198,16 @@ extension PageFileStore {
             // for a match, the key's value and the caller's call, with nothing else captured
             // or checked per row.
             let lastSlot = direct.lastSlot
+            let onlyString = direct.isOnlyString
             try rows.scan { key, value in
                 guard PageFileKey.isRowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
                 try slots.walk(value, through: lastSlot)
-                guard try direct.evaluate(value, offsets: slots.offsets, codec: codec) else { return true }
+                // A lone string clause (`firstName CONTAINS[c] %@`) asks its test directly:
+                // the clause's dispatch cost ~30 of a scanned row's ~520 instructions.
+                let answer = onlyString ? direct.evaluateOnlyString(value, offsets: slots.offsets) : nil
+                guard try answer ?? direct.evaluate(value, offsets: slots.offsets, codec: codec) else { return true }
                 guard let primary = PageFileKey.rowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
