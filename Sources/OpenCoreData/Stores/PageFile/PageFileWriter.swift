@@ -382,10 +382,13 @@ struct PageFileWriter {
                 try addIndexEntry(key, of: indexes[position], primaryKey: primaryKey)
                 continue
             }
-            // Written into the pending keys' buffer: no key array per entry.
+            // Written into the pending keys' buffer: no key array per entry; the index's
+            // parts passed, not the index (a copy of it per entry, as in the deletion's walk).
             let ordinal = indexes[position].ordinal
             guard
-                pendingIndexKeys[ordinal].insertEntry(of: indexes[position], values: row.values, primaryKey: primaryKey)
+                pendingIndexKeys[ordinal].insertEntry(
+                    fields: indexes[position].fields, isReference: indexes[position].isReference, values: row.values,
+                    primaryKey: primaryKey)
             else { continue }
             if pendingIndexKeys[ordinal].count >= Self.pendingIndexKeyLimit {
                 try writePendingIndexKeys(ordinal: ordinal)
