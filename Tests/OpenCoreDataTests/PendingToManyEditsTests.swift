@@ -239,6 +239,85 @@ import Testing
         #expect(Self.names(try Self.company(context)) == expected, "as saved, on \(type)")
     }
 
+    /// The company's unloaded `employees` value, as the object holds it.
+    static func unresolvedEmployees(_ company: TCompany) throws -> UnresolvedRelationship {
+        let slot = try #require(company.entity.layout.slotsByName["employees"])
+        return try #require(UnresolvedRelationship.from(company.values[slot]))
+    }
+
+    /// Saves of an edited list, one after another: after each the list holds no edits, and
+    /// the next edit goes into a value of its own, so the committed list, which rollback
+    /// restores and a merge compares with, stays the saved one.
+    @Test(arguments: TestStack.storeTypes)
+    func eachSaveSettlesTheListAndTheNextEditLeavesTheCommittedOneAlone(_ type: String) throws {
+        let stack = try Stack(type, employees: 3)
+        let context = stack.context
+        let company = try Self.company(context)
+        var saved: Set<String> = ["E0", "E1", "E2"]
+        for index in 0..<3 {
+            let employee = TEmployee(context: context)
+            employee.name = "S\(index)"
+            employee.company = company
+            saved.insert("S\(index)")
+            #expect(try Self.unresolvedEmployees(company).hasEdits)
+            try context.save()
+            #expect(!(try Self.unresolvedEmployees(company).hasEdits))
+            #expect(company.hasFault(forRelationshipNamed: "employees"))
+        }
+        let committedBefore = try Self.unresolvedEmployees(company)
+        let extra = TEmployee(context: context)
+        extra.name = "Unsaved"
+        extra.company = company
+        try Self.employee("E0", context).company = nil
+        #expect(try Self.unresolvedEmployees(company) !== committedBefore, "the edit has a value of its own")
+        #expect(!committedBefore.hasEdits, "the committed value is unchanged")
+        #expect(Self.names(company) == saved.subtracting(["E0"]).union(["Unsaved"]))
+        context.rollback()
+        #expect(!company.hasChanges)
+        #expect(Self.names(company) == saved, "rollback restores the list as last saved")
+        context.reset()
+        #expect(Self.names(try Self.company(context)) == saved, "as saved, on \(type)")
+    }
+
+    /// Deletes after the first remove the employee from the company's list in place, with
+    /// nothing more recorded; once the context has told its observers of the change, the
+    /// next delete records the company as changed again, and rollback restores the list.
+    @Test(arguments: TestStack.storeTypes)
+    func deletesEditTheListInPlaceAndTheCompanyIsReportedChangedAfterEachNotice(_ type: String) throws {
+        let stack = try Stack(type, employees: 6)
+        let context = stack.context
+        let company = try Self.company(context)
+        let log = NotificationLog([.NSManagedObjectContextObjectsDidChange], from: context)
+        let first = try Self.employee("E0", context)
+        let second = try Self.employee("E1", context)
+        let third = try Self.employee("E2", context)
+        context.processPendingChanges()
+        let before = log.all.count
+        context.delete(first)
+        context.delete(second)
+        context.processPendingChanges()
+        #expect(company.isUpdated)
+        #expect(context.updatedObjects.contains(company))
+        #expect(log.all.count == before + 1)
+        #expect(log.objects(NSUpdatedObjectsKey, in: before).contains(company), "the company in the first notice")
+        context.delete(third)
+        context.processPendingChanges()
+        #expect(log.all.count == before + 2)
+        #expect(log.objects(NSUpdatedObjectsKey, in: before + 1).contains(company), "and in the next one")
+        #expect(company.hasFault(forRelationshipNamed: "employees"))
+        #expect(company.changedValues().keys.contains("employees"))
+        #expect(Self.names(company) == ["E3", "E4", "E5"])
+        context.rollback()
+        #expect(!company.hasChanges)
+        #expect(Self.names(company) == ["E0", "E1", "E2", "E3", "E4", "E5"])
+        context.delete(try Self.employee("E4", context))
+        context.delete(try Self.employee("E5", context))
+        try context.save()
+        #expect(Self.names(company) == ["E0", "E1", "E2", "E3"])
+        context.reset()
+        #expect(Self.names(try Self.company(context)) == ["E0", "E1", "E2", "E3"], "as saved, on \(type)")
+    }
+
     /// The objects an unloaded to-many's edits name are freed by reset() like any other.
     @Test func resetFreesTheObjectsTheEditsName() throws {
         let stack = try Stack(NSSQLiteStoreType, employees: 3)

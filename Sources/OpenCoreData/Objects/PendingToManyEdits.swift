@@ -100,11 +100,24 @@ extension NSManagedObject {
         let edited: UnresolvedRelationship
         if current.hasEdits, !isCommittedValue {
             edited = current
+            // A value of this object's own, already stored and recorded (the slot dirty, the
+            // object listed): the edit in place is the whole change. A delete of thousands
+            // of employees removes each from its company's list this way.
+            if isRecordedChange(of: slot) {
+                edit(edited, object, adding: adding)
+                return true
+            }
         } else {
             edited = UnresolvedRelationship(objectIDs: current.objectIDs)
             edited.added = current.added
             edited.removed = current.removed
         }
+        edit(edited, object, adding: adding)
+        ObjectLifecycle.change(self, slot: slot, toTyped: .unresolved(edited))
+        return true
+    }
+
+    private func edit(_ edited: UnresolvedRelationship, _ object: NSManagedObject, adding: Bool) {
         if adding {
             edited.removed.remove(object)
             edited.added.insert(object)
@@ -112,8 +125,13 @@ extension NSManagedObject {
             edited.added.remove(object)
             edited.removed.insert(object)
         }
-        ObjectLifecycle.change(self, slot: slot, toTyped: .unresolved(edited))
-        return true
+    }
+
+    /// Whether storing `slot` again would change nothing ObjectLifecycle.change records
+    /// (for an unobserved context): the slot is dirty and the object listed as changed.
+    private func isRecordedChange(of slot: Int) -> Bool {
+        guard slot < dirtySlots.count, dirtySlots[slot] else { return false }
+        return state.isInserted || state.isDeleted || (state.isListedUpdated && state.isNoticedUpdated)
     }
 
     /// After a save, before its values become the committed ones: the to-manys holding
