@@ -68,6 +68,7 @@ import Testing
         #expect(writer.pathIndices.isEmpty)
         #expect(writer.appendHint == nil)
         #expect(writer.runHint == nil)
+        #expect(writer.spareTrees.count == 0)
         #expect(core.trees.count == 0)
         #if STORAGE_ENGINE_INTERNAL_CHECKS
             #expect(writer.freedThisTransaction.isEmpty)
@@ -92,6 +93,8 @@ import Testing
         #expect(throws: Rollback.self) {
             try database.write { transaction in
                 try Self.expectFresh(transaction, reusing: first)
+                // The tree table's storage came along (no allocation for the first tree).
+                #expect(transaction.core.trees.capacity >= 8)
                 try Self.dirtyEverything(transaction, round: 1, oracle: &discarded)
                 throw Rollback()
             }

@@ -511,14 +511,17 @@ public final class Database: @unchecked Sendable {
         let writer = makeWriter(transaction: state.transaction + 1, pageCount: state.pageCount, reusable: reusable)
         let core = TransactionCore(
             store: store, snapshot: state, geometry: geometry, writer: writer, catalogCache: catalogCache)
+        swap(&core.trees, &writer.spareTrees)
         return WriteTransaction(database: self, core: core)
     }
 
-    /// Ends a write transaction, committed or not: closes it and gives back its free pages if
-    /// it did not commit.
+    /// Ends a write transaction, committed or not: closes it, gives back its free pages if it
+    /// did not commit, and hands its tree table's storage to its writer for the next one.
     func endWrite(_ core: TransactionCore) {
         core.isOpen = false
-        if let writer = core.writer { restoreFreeList(writer) }
+        guard let writer = core.writer else { return }
+        restoreFreeList(writer)
+        swap(&core.trees, &writer.spareTrees)
     }
 
     /// After a write transaction that did not commit: gives back the reusable pages it was

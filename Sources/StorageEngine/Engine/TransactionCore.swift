@@ -80,6 +80,9 @@ final class WriterState {
     /// leaf continues an ascending run (a sorted batch landing inside a tree), and a full
     /// leaf then splits at the run instead of in half (SPEC.md B3).
     @exclusivity(unchecked) var runHint: (leaf: UInt64, index: Int)?
+    /// The previous transaction's tree table, emptied: the next transaction on this state
+    /// takes its storage (``Database/endWrite(_:)``).
+    @exclusivity(unchecked) var spareTrees = TreeTable()
     #if STORAGE_ENGINE_INTERNAL_CHECKS
         /// Pages freed in this transaction and not allocated again (F2: none is freed twice).
         @exclusivity(unchecked) var freedThisTransaction = Set<UInt64>()

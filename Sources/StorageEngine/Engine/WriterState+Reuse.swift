@@ -39,6 +39,11 @@ extension WriterState {
         pathIndices.removeAll(keepingCapacity: pathIndices.capacity <= Self.keptCapacity)
         appendHint = nil
         runHint = nil
+        if spareTrees.capacity > Self.keptCapacity {
+            spareTrees = TreeTable()
+        } else {
+            spareTrees.removeAll()
+        }
         #if STORAGE_ENGINE_INTERNAL_CHECKS
             freedThisTransaction.removeAll()
             isCommitting = false
