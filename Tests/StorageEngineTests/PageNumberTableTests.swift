@@ -42,6 +42,27 @@ import Testing
         for probe in 0...(range + 2) { #expect(table[probe] == nil) }
     }
 
+    /// A table grown large, then holding a few keys (clustered and scattered, some placed
+    /// past others' homes), cleared slot by slot: none is found afterwards, and the table
+    /// takes new keys, the old ones included, as an empty one does.
+    @Test func removeAllOfFewEntriesInManySlotsClearsThemAll() {
+        var table = PageNumberTable<Int>()
+        for key in UInt64(1)...2_000 { table[key] = 1 }
+        for key in UInt64(1)...2_000 { table[key] = nil }
+        let slots = table.slotCount
+        for round in 0..<3 {
+            let keys = (UInt64(1)...24).map { $0 * UInt64(round + 1) } + [4_096, 4_097, 70_000, 1 << 39]
+            for key in keys { table[key] = Int(key) }
+            #expect(8 * table.count < table.slotCount)
+            table.removeAll()
+            #expect(table.isEmpty && table.slotCount == slots)
+            for probe in UInt64(0)...200 { #expect(table[probe] == nil, "key \(probe), round \(round)") }
+            for key in keys { #expect(table[key] == nil) }
+        }
+        for key in UInt64(1)...100 { table[key] = Int(key) }
+        for key in UInt64(0)...101 { #expect(table[key] == ((1...100).contains(key) ? Int(key) : nil)) }
+    }
+
     /// Consecutive page numbers (as the allocator hands them out) in a table grown from its
     /// smallest size: removing every third one, from inside its cluster, keeps every other
     /// key findable.

@@ -113,10 +113,7 @@ extension Database {
     private func relocateFileEnd() throws -> Bool {
         let transaction = try beginWrite()
         let core = transaction.core
-        defer {
-            core.isOpen = false
-            if let writer = core.writer { restoreFreeList(writer) }
-        }
+        defer { endWrite(core) }
         guard let writer = core.writer else { return false }
         var trees: [TreeState] = []
         for name in try transaction.treeNames() {

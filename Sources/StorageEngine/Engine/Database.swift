@@ -134,6 +134,9 @@ public final class Database: @unchecked Sendable {
     /// What the next checkpoint owes the meta slots besides a new meta (M3, M4).
     var metaRepair = MetaRepair.none
     @exclusivity(unchecked) var freeList = FreeList()
+    /// The writer state of the last write transaction, cleared, for the next one
+    /// (WriterState+Reuse.swift).
+    var spareWriter: WriterState?
     /// The free list as one list (checkpoints, verify); setting it resets the split.
     var freeEntries: [FreeEntry] {
         get { freeList.entries }
@@ -464,13 +467,16 @@ public final class Database: @unchecked Sendable {
                 try refreshLocked()
             }
             defer { if options.multiProcess { lockFile.unlock(byte: LockByte.writer) } }
-            let transaction = try beginWrite()
-            defer {
-                transaction.core.isOpen = false
-                if let writer = transaction.core.writer { restoreFreeList(writer) }
+            // Kept for the next transaction once this one's objects are gone (the inner scope).
+            var finishedWriter: WriterState?
+            defer { recycle(&finishedWriter) }
+            do {
+                let transaction = try beginWrite()
+                finishedWriter = transaction.core.writer
+                defer { endWrite(transaction.core) }
+                result = try body(transaction)
+                sequence = try commit(transaction.core)
             }
-            result = try body(transaction)
-            sequence = try commit(transaction.core)
             let checkpointIsDue = log.committedBytes >= UInt64(options.checkpointThreshold)
             if checkpointIsDue || shrinkIsDue(.write), try beginExclusiveCheckpoint() {
                 defer { endExclusiveCheckpoint() }
@@ -502,12 +508,20 @@ public final class Database: @unchecked Sendable {
             reuseLogBorn: !options.multiProcess)
         let reusable = freeList.reusable
         freeList.reusable = []
-        let writer = WriterState(
-            transaction: state.transaction + 1, geometry: geometry, pageCount: state.pageCount, reusable: reusable,
-            spillLimit: max(16, options.spillThreshold / geometry.pageSize))
+        let writer = makeWriter(transaction: state.transaction + 1, pageCount: state.pageCount, reusable: reusable)
         let core = TransactionCore(
             store: store, snapshot: state, geometry: geometry, writer: writer, catalogCache: catalogCache)
+        swap(&core.trees, &writer.spareTrees)
         return WriteTransaction(database: self, core: core)
+    }
+
+    /// Ends a write transaction, committed or not: closes it, gives back its free pages if it
+    /// did not commit, and hands its tree table's storage to its writer for the next one.
+    func endWrite(_ core: TransactionCore) {
+        core.isOpen = false
+        guard let writer = core.writer else { return }
+        restoreFreeList(writer)
+        swap(&core.trees, &writer.spareTrees)
     }
 
     /// After a write transaction that did not commit: gives back the reusable pages it was

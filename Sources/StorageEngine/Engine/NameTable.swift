@@ -28,6 +28,9 @@ struct NameTable<Value> {
 
     var count: Int { values.count }
 
+    /// How many values the table holds before its storage grows.
+    var capacity: Int { values.capacity }
+
     private func position(of name: String) -> Int? {
         if let positions { return positions[name] }
         return keys.firstIndex { $0.name == name }

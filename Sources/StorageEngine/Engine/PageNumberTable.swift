@@ -44,6 +44,9 @@ struct PageNumberTable<Value> {
 
     var isEmpty: Bool { entryKeys.isEmpty }
 
+    /// How many hash slots the table has (twice the keys it holds before it grows).
+    var slotCount: Int { slots.count }
+
     /// The keys, in no particular order.
     var keys: [UInt64] { Array(entryKeys) }
 
@@ -130,10 +133,22 @@ struct PageNumberTable<Value> {
         return entryValues.removeLast()
     }
 
-    /// Forgets every entry; keeps the storage.
+    /// Forgets every entry; keeps the storage. A few entries in many slots (a reused writer's
+    /// table, grown by a large transaction) are cleared slot by slot, not the whole array.
     mutating func removeAll() {
         guard !isEmpty else { return }
-        for index in slots.indices { slots[index] = Self.vacant }
+        if 8 * count < slots.count {
+            let mask = slots.count - 1
+            for entry in entryKeys.indices {
+                // Entry `entry` lies on its key's probe chain from home; slots already cleared
+                // for other entries are passed over.
+                var slot = home(entryKeys[entry])
+                while Int(slots[slot]) != entry { slot = (slot + 1) & mask }
+                slots[slot] = Self.vacant
+            }
+        } else {
+            for index in slots.indices { slots[index] = Self.vacant }
+        }
         entryKeys.removeAll(keepingCapacity: true)
         entryValues.removeAll(keepingCapacity: true)
     }

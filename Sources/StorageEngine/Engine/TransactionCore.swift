@@ -40,7 +40,9 @@ struct FreeEntry: Equatable, Sendable {
 /// The writer's private state.
 /// Used by the writer's thread only, so its fields skip dynamic exclusivity checks.
 final class WriterState {
-    let transaction: UInt64
+    // The transaction's fields are set again when the handle reuses the state for its next
+    // transaction (``begin(transaction:pageCount:reusable:spillLimit:)``).
+    @exclusivity(unchecked) var transaction: UInt64
     let geometry: Geometry
     @exclusivity(unchecked) var pageCount: UInt64
     @exclusivity(unchecked) var dirty: PageNumberTable<Page>
@@ -48,7 +50,7 @@ final class WriterState {
     /// file to bound the writer's memory (SPEC.md §2.4 step 7a); read back on demand.
     @exclusivity(unchecked) var spilled: Set<UInt64> = []
     /// The dirty pages a transaction keeps in memory before it spills (`Int.max`: never).
-    let spillLimit: Int
+    @exclusivity(unchecked) var spillLimit: Int
     /// Dirty pages at which the next put or removal spills: the limit, or more after a
     /// spill that had to keep many pages.
     @exclusivity(unchecked) var spillAt: Int
@@ -58,7 +60,7 @@ final class WriterState {
     /// without committing).
     @exclusivity(unchecked) var taken: [UInt64] = []
     /// The page count the transaction started from.
-    let basePageCount: UInt64
+    @exclusivity(unchecked) var basePageCount: UInt64
     /// Set once the free list was handed back to the database (committed or restored).
     @exclusivity(unchecked) var freeListReturned = false
     /// Committed pages this transaction stopped reaching.
@@ -78,6 +80,9 @@ final class WriterState {
     /// leaf continues an ascending run (a sorted batch landing inside a tree), and a full
     /// leaf then splits at the run instead of in half (SPEC.md B3).
     @exclusivity(unchecked) var runHint: (leaf: UInt64, index: Int)?
+    /// The previous transaction's tree table, emptied: the next transaction on this state
+    /// takes its storage (``Database/endWrite(_:)``).
+    @exclusivity(unchecked) var spareTrees = TreeTable()
     #if STORAGE_ENGINE_INTERNAL_CHECKS
         /// Pages freed in this transaction and not allocated again (F2: none is freed twice).
         @exclusivity(unchecked) var freedThisTransaction = Set<UInt64>()
