@@ -233,6 +233,29 @@ struct PageFileEncodedScanTests {
         }
     }
 
+    /// Short ASCII strings made from their bits (StoreBytes.swift) are the strings the
+    /// standard library makes: the same bits, and they compare, hash, grow and read alike.
+    @Test func shortASCIIStringsAreTheStandardLibrarysStrings() {
+        #expect(StoreByteReader.smallASCIIBitsHold)
+        var random = SeededRandom(environmentOr: 9_292)
+        for _ in 0..<2_000 {
+            let bytes = (0..<random.int(in: 0...15)).map { _ in UInt8(random.int(in: 0...0x7F)) }
+            let expected = String(decoding: bytes, as: UTF8.self)
+            guard let actual = bytes.withUnsafeBytes({ StoreByteReader.validatedString($0) }) else {
+                Issue.record("\(bytes) read as not UTF-8 (\(random.replayHint))")
+                continue
+            }
+            let hint = Comment(rawValue: "\(bytes) (\(random.replayHint))")
+            let bits = unsafeBitCast(actual, to: (UInt64, UInt64).self)
+            #expect(bits == unsafeBitCast(expected, to: (UInt64, UInt64).self), hint)
+            #expect(actual == expected && actual.hashValue == expected.hashValue, hint)
+            #expect(Array(actual.utf8) == bytes && actual.count == expected.count, hint)
+            var grown = actual
+            grown += "é and more than fifteen bytes"
+            #expect(grown == expected + "é and more than fifteen bytes", hint)
+        }
+    }
+
     @Test func slotOffsetsAgreeWithTheCheckedWalkOnDamagedRows() throws {
         var random = SeededRandom(environmentOr: 3_131)
         guard let layout = Self.model.entitiesByName["Person"]?.layout else { return }

@@ -179,6 +179,41 @@ import Testing
         #expect(sharing > 20 && own > 200, "\(sharing) shared, \(own) of their own")
     }
 
+    /// A batch naming an object of another entity with a key the rows' references also use
+    /// shares nothing with them: a reference to the declared destination is the named
+    /// object only when the named object's entity is that destination.
+    @Test func toOnesNamingAnotherEntitysObjectOfTheSameKeyShareNothing() throws {
+        var random = SeededRandom(environmentOr: 0x5A3E_D702)
+        let base = try Codec()
+        let other = NSEntityDescription()
+        other.name = "Other"
+        let named = NSManagedObjectID(entity: other, store: base.store, key: 5)
+        var codec = PageFileRowCodec(
+            entityNamed: base.codec.entityNamed,
+            makeObjectID: { $0 === other && $1 == 5 ? named : base.codec.makeObjectID($0, $1) })
+        let shared = UnresolvedRelationship(destination: named)
+        codec.namedToOne = shared
+        let layout = base.entity.layout
+        var keyFive = 0
+        for round in 0..<1_000 {
+            let bytes = base.randomRow(&random)
+            try bytes.withUnsafeBytes { raw in
+                guard let slots = try codec.decodeSlots(raw, layout: layout)?.slots else { return }
+                let general = try codec.decode(raw, entity: base.entity)
+                let hint = Comment(rawValue: "round \(round), \(random.replayHint)")
+                let expected = layout.objectValues(fromStored: general.values).storage.map(Self.describe)
+                #expect(slots.values.storage.map(Self.describe) == expected, hint)
+                for value in slots.values.storage {
+                    guard case .unresolved(let relationship) = value, let destination = relationship.destination
+                    else { continue }
+                    #expect(relationship !== shared && destination.entity === base.entity, hint)
+                    if destination.key == 5 { keyFive += 1 }
+                }
+            }
+        }
+        #expect(keyFive > 10, "\(keyFive) references to key 5")
+    }
+
     /// A reference's entity name read without a String when it is empty gives what the
     /// string read gives: the declared entity for the empty name, the named entity
     /// otherwise, and for bytes cut short the same error.

@@ -183,6 +183,34 @@ struct StoreByteReader {
     /// The most UTF-8 bytes a String holds inline, without an allocation (on 64-bit platforms).
     private static var smallStringCapacity: Int { 15 }
 
+    /// The small string holding `raw`, ASCII of at most ``smallStringCapacity`` bytes, made
+    /// from its bits: the code units in the string's two words, the last byte the small,
+    /// ASCII flags and the count. `String(unsafeUninitializedCapacity:)` checks again for
+    /// ASCII what the caller checked (~105 instructions per string, two strings a row of
+    /// object-traverse-100k). Only where ``smallASCIIBitsHold``.
+    @inline(__always)
+    private static func smallASCIIString(_ raw: UnsafeRawBufferPointer) -> String {
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: raw) }
+        words.1 |= (0xE0 | UInt64(truncatingIfNeeded: raw.count)) << 56
+        return unsafeBitCast(words, to: String.self)
+    }
+
+    /// Whether this platform's small strings are laid out as ``smallASCIIString(_:)`` makes
+    /// them (64-bit little-endian): checked once against strings the standard library made,
+    /// of every small length; else the standard library makes each.
+    static let smallASCIIBitsHold: Bool = {
+        guard MemoryLayout<String>.size == 16, UInt64(1).littleEndian == 1 else { return false }
+        let letters = Array("0123456789abcdefghij".utf8)
+        return (0...smallStringCapacity).allSatisfy { count in
+            let made = String(decoding: letters[0..<count], as: UTF8.self)
+            let ours = letters.withUnsafeBytes { smallASCIIString(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            let madeBits = unsafeBitCast(made, to: (UInt64, UInt64).self)
+            let ourBits = unsafeBitCast(ours, to: (UInt64, UInt64).self)
+            return madeBits == ourBits
+        }
+    }()
+
     /// The string whose UTF-8 is `raw`, or nil when `raw` is not valid UTF-8.
     ///
     /// `String(validating:as:)` runs unspecialized on Linux (generic metadata lookups on every
@@ -198,6 +226,7 @@ struct StoreByteReader {
         // decode, ~150 instructions per string).
         if ASCIIWordSearch.isASCII(raw) {
             guard raw.count <= Self.smallStringCapacity else { return String(decoding: units, as: UTF8.self) }
+            if Self.smallASCIIBitsHold { return Self.smallASCIIString(raw) }
             return String(unsafeUninitializedCapacity: raw.count) { buffer in
                 UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
                 return raw.count
