@@ -190,23 +190,30 @@ struct StoreByteReader {
     /// object-traverse-100k). Only where ``smallASCIIBitsHold``.
     @inline(__always)
     private static func smallASCIIString(_ raw: UnsafeRawBufferPointer) -> String {
+        unsafeBitCast(smallASCIIBits(raw), to: String.self)
+    }
+
+    /// The two words ``smallASCIIString(_:)`` makes a String of.
+    @inline(__always)
+    private static func smallASCIIBits(_ raw: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var words: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: raw) }
         words.1 |= (0xE0 | UInt64(truncatingIfNeeded: raw.count)) << 56
-        return unsafeBitCast(words, to: String.self)
+        return words
     }
 
     /// Whether this platform's small strings are laid out as ``smallASCIIString(_:)`` makes
     /// them (64-bit little-endian): checked once against strings the standard library made,
-    /// of every small length; else the standard library makes each.
+    /// of every small length; else the standard library makes each. The check compares
+    /// words and never makes a String of ours, so a platform laid out otherwise holds no
+    /// String of foreign bits even for a moment.
     static let smallASCIIBitsHold: Bool = {
         guard MemoryLayout<String>.size == 16, UInt64(1).littleEndian == 1 else { return false }
         let letters = Array("0123456789abcdefghij".utf8)
         return (0...smallStringCapacity).allSatisfy { count in
             let made = String(decoding: letters[0..<count], as: UTF8.self)
-            let ours = letters.withUnsafeBytes { smallASCIIString(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            let ourBits = letters.withUnsafeBytes { smallASCIIBits(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             let madeBits = unsafeBitCast(made, to: (UInt64, UInt64).self)
-            let ourBits = unsafeBitCast(ours, to: (UInt64, UInt64).self)
             return madeBits == ourBits
         }
     }()
