@@ -66,7 +66,8 @@ struct PageFileMigration {
         sourceOptions.busyTimeout = 0
         let source: Database
         do {
-            source = try Database.open(at: path, options: sourceOptions)
+            source = try PageFileStore.openEngine(
+                at: URL(fileURLWithPath: path), options: sourceOptions, timeout: PageFileStoreFiles.exclusiveWait)
         } catch let error as StorageError where error.code == .busy {
             throw CoreDataError.make(
                 NSPersistentStoreTimeoutError,

@@ -22,20 +22,32 @@ enum PageFileStoreFiles {
     /// Where a migration builds the new store before it replaces the old one.
     static func migrationPath(of path: String) -> String { path + "-migrating" }
 
+    /// How long a migration waits for the store to be free before it reports another
+    /// handle (134090): not zero, because a child process this process starts holds copies
+    /// of its lock descriptions between its fork and its exec, for a moment, and an open
+    /// or replace that meets one then must not fail (seen in CI: a staged migration beside
+    /// tests that start child processes).
+    static let exclusiveWait: Double = 1
+
     /// Replaces the closed store at `path` by the closed store at `replacement` (both
     /// checkpointed by a clean close), atomically: after a crash at any point, `path` holds
     /// the old store or the new one, each complete.
     ///
-    /// - Throws: `NSPersistentStoreTimeoutError` (134090) when a handle has the store open;
+    /// - Throws: `NSPersistentStoreTimeoutError` (134090) when a handle has the store open
+    ///   for longer than ``exclusiveWait``;
     ///   the file system's error (the old store is then intact, or already replaced).
     static func replace(_ path: String, with replacement: String, fileSystem: any StorageFileSystem) throws {
         let lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
         defer { lockFile.close() }
         // Lock byte 1 (SPEC.md §2.8): held by every handle open on the store.
-        guard try lockFile.tryLock(byte: 1, exclusive: true) else {
-            throw CoreDataError.make(
-                NSPersistentStoreTimeoutError,
-                "cannot replace the store at \(path): another process has it open (the store is unchanged)")
+        let deadline = Date().addingTimeInterval(exclusiveWait)
+        while try !lockFile.tryLock(byte: 1, exclusive: true) {
+            guard Date() < deadline else {
+                throw CoreDataError.make(
+                    NSPersistentStoreTimeoutError,
+                    "cannot replace the store at \(path): another process has it open (the store is unchanged)")
+            }
+            usleep(2_000)
         }
         defer { lockFile.unlock(byte: 1) }
         let directory = BinaryStoreFile.directory(of: path)
