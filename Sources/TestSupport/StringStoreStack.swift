@@ -33,9 +33,7 @@ public final class StringStoreStack {
         if storeType == NSInMemoryStoreType {
             directory = nil
         } else {
-            let directory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("string-store-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let directory = try TestScratch.directory("string-store")
             self.directory = directory
             url = directory.appendingPathComponent("Strings.store")
         }

@@ -5,6 +5,7 @@
 import Foundation
 import OpenCoreData
 import StorageEngine
+import TestSupport
 import Testing
 
 enum BatchFixtures {
@@ -108,8 +109,7 @@ enum BatchFixtures {
     }
 
     static func temporaryURL(_ type: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("batch")
         return directory.appendingPathComponent(type == NSBinaryStoreType ? "Batch.binary" : "Batch.store")
     }
 

@@ -207,8 +207,7 @@ private func cocoaCode(_ error: any Error) -> Int { (error as NSError).code }
     }
 
     @Test func aRealFileRoundTripsAndReportsItsMetadata() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("binary-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("binary")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("Real.binary")
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestStack.model)

@@ -2,6 +2,7 @@
 // go to the store whose configuration holds their entity, fetches read only the stores
 // that hold it, and each file keeps only its configuration's objects after reopening.
 import Foundation
+import TestSupport
 import Testing
 
 @testable import OpenCoreData
@@ -24,8 +25,7 @@ import Testing
     @Test(arguments: [NSSQLiteStoreType, NSBinaryStoreType, NSInMemoryStoreType])
     func entitiesGoToTheStoreOfTheirConfiguration(type: String) throws {
         let model = Self.model()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("configs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("configs")
         defer { try? FileManager.default.removeItem(at: directory) }
         func open() throws -> (NSPersistentStoreCoordinator, NSPersistentStore, NSPersistentStore) {
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)

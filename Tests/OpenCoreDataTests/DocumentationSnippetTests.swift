@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import TestSupport
 import Testing
 
 /// The DocC articles' code compiles (mirrored in DocumentationSnippets.swift) and does
@@ -63,8 +64,7 @@ import Testing
     }
 
     @Test func gettingStartedSavesAndFetches() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("docs-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("docs")
         defer { try? FileManager.default.removeItem(at: directory) }
         let storeURL = directory.appendingPathComponent("People.store")
         #expect(try run(storeURL: storeURL) == ["Ada"])

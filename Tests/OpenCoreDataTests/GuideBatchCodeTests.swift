@@ -13,6 +13,7 @@
 // aliases inside GuideBatchCode, so the test target keeps its top-level names free.
 import Foundation
 import OpenCoreData
+import TestSupport
 import Testing
 
 final class GuidePerson: NSManagedObject {
@@ -46,8 +47,7 @@ enum GuideBatchCode {
         let directory: URL
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("guide-batch-\(UUID())")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            directory = try TestScratch.directory("guide-batch")
             persistentContainer = NSPersistentContainer(name: "MyApp", managedObjectModel: GuideBatchCode.model)
             persistentContainer.persistentStoreDescriptions = [
                 NSPersistentStoreDescription(url: directory.appendingPathComponent("MyApp.store"))

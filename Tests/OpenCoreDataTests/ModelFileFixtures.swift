@@ -3,6 +3,7 @@
 import Foundation
 
 @testable import OpenCoreData
+import TestSupport
 
 final class LibraryAuthor: NSManagedObject {
     @Managed var name: String?
@@ -48,8 +49,7 @@ enum ModelFixtures {
 
     /// A new directory for one test's files.
     static func scratchDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("modelfile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = try TestScratch.directory("modelfile")
         return url
     }
 

@@ -67,8 +67,7 @@ struct ObjectLayerFastPathTests {
 
     @Test func unindexedCountsAgreeWithFetchesOnTheDefaultStore() throws {
         var random = SeededRandom(environmentOr: 4_711)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fastpath-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("fastpath")
         defer { try? FileManager.default.removeItem(at: directory) }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.model)
         try coordinator.addPersistentStore(

@@ -73,8 +73,7 @@ enum PageFileFixtures {
     static let peopleModel = makePeopleModel()
 
     static func temporaryURL(_ name: String = "Test.store") throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pagefile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("pagefile")
         return directory.appendingPathComponent(name)
     }
 

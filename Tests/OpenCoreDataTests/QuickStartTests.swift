@@ -1,6 +1,7 @@
 // README's "Quick start", run as written (its fatalError replaced by a thrown error),
 // so the first code a user copies keeps compiling and working.
 import OpenCoreData
+import TestSupport
 import Testing
 
 final class QuickStartPerson: NSManagedObject {
@@ -10,9 +11,7 @@ final class QuickStartPerson: NSManagedObject {
 
 @Suite struct QuickStartTests {
     @Test func readmeQuickStartRunsAndReopens() throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("quick-start-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("quick-start")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("People.store")
 

@@ -127,8 +127,7 @@ import Testing
     /// The same on the real file system: a directory this process cannot write, holding a
     /// default store (its `-lock` file removed, as after a copy) and a binary store.
     @Test func storesInAnUnwritableDirectoryOpenReadOnly() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ro-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("ro")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("People.store")
         let binary = directory.appendingPathComponent("People.binary")

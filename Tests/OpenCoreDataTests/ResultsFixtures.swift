@@ -3,6 +3,7 @@
 // view.
 import Foundation
 import OpenCoreData
+import TestSupport
 import Testing
 
 final class RPerson: NSManagedObject {
@@ -47,9 +48,7 @@ enum ResultsFixtures {
     /// keeping persistent history when asked.
     static func coordinator(_ storeType: String, history: Bool = false) throws -> NSPersistentStoreCoordinator {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("results-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = try TestScratch.directory("results")
         try coordinator.addPersistentStore(
             ofType: storeType, configurationName: nil,
             at: storeType == NSInMemoryStoreType ? nil : url.appendingPathComponent("People.store"),

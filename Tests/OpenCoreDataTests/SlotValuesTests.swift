@@ -2,6 +2,7 @@
 // value and type stored, the typed fast paths agree with the general ones, and an
 // update rewrites only the index entries whose keys it changes.
 import Foundation
+import TestSupport
 import Testing
 
 @testable import OpenCoreData
@@ -120,8 +121,7 @@ final class SlotValuesItem: NSManagedObject {
     }
 
     @Test func anUpdateMovesOnlyTheIndexEntriesItChanges() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("slot-values-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("slot-values")
         defer { try? FileManager.default.removeItem(at: directory) }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: Self.itemModel())
         try coordinator.addPersistentStore(

@@ -2,6 +2,7 @@
 import Foundation
 
 @testable import OpenCoreData
+import TestSupport
 
 extension TestStack {
     /// The store types every feature runs on.
@@ -9,8 +10,7 @@ extension TestStack {
 
     /// A new empty directory under the temporary directory (the caller removes it).
     static func scratchDirectory(_ prefix: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory(prefix)
         return directory
     }
 

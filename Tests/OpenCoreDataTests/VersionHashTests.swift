@@ -2,6 +2,7 @@
 // documents, the model's versionChecksum, the golden bytes SPEC.md pins, and stores
 // written with the first form of the hashes still opening.
 import Foundation
+import TestSupport
 import Testing
 
 @testable import OpenCoreData
@@ -160,8 +161,7 @@ import Testing
                 withName: nil, compatibleWithStoreMetadata: [NSStoreModelVersionHashesKey: firstForm]))
 
         // A default store whose metadata holds first-form hashes opens without migrating.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hashes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("hashes")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("Old.store")
         do {

@@ -1,6 +1,7 @@
 // Runs the built storage-bench (beside the test bundle, as `swift build` leaves it) with
 // stdout and stderr in files: neither is a terminal, as in CI or a redirect.
 import Foundation
+import TestSupport
 import Testing
 
 /// What one run of storage-bench did.
@@ -20,9 +21,7 @@ enum StorageBenchProcess {
 
     /// A fresh empty directory, removed by the caller.
     static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storage-bench-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("storage-bench-tests")
         return directory
     }
 

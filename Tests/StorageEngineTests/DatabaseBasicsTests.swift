@@ -1,10 +1,11 @@
 import Foundation
 import StorageEngine
+import TestSupport
 import Testing
 
 @Suite struct DatabaseBasicsTests {
     static func temporaryPath(_ name: String) -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-tests-\(getpid())")
+        let directory = TestScratch.root.appendingPathComponent("engine-tests")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("\(name)-\(UInt64.random(in: 0...UInt64.max))").path
         return path

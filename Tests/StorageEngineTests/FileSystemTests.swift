@@ -1,5 +1,6 @@
 import Foundation
 import StorageEngine
+import TestSupport
 import Testing
 
 /// The file-system seam (StorageFileSystem.swift): both implementations agree on edge cases.
@@ -11,7 +12,7 @@ import Testing
         let fileSystem: any StorageFileSystem = kind == "posix" ? POSIXFileSystem() : SimulatedFileSystem()
         let path =
             kind == "posix"
-            ? FileManager.default.temporaryDirectory.appendingPathComponent("empty-buffer-\(getpid()).bin").path
+            ? TestScratch.root.appendingPathComponent("empty-buffer.bin").path
             : "empty-buffer.bin"
         defer { try? fileSystem.removeFile(atPath: path) }
         let file = try fileSystem.openFile(atPath: path, create: true)
@@ -30,7 +31,7 @@ import Testing
         let fileSystem: any StorageFileSystem = kind == "posix" ? POSIXFileSystem() : SimulatedFileSystem()
         let path =
             kind == "posix"
-            ? FileManager.default.temporaryDirectory.appendingPathComponent("gathered-\(getpid()).bin").path
+            ? TestScratch.root.appendingPathComponent("gathered.bin").path
             : "gathered.bin"
         defer { try? fileSystem.removeFile(atPath: path) }
         let file = try fileSystem.openFile(atPath: path, create: true)

@@ -40,10 +40,7 @@ import Testing
     }
 
     static func temporaryDirectory(_ name: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
-        try? FileManager.default.removeItem(at: directory)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
+        try TestScratch.directory(name)
     }
 
     /// The child's run without a kill: the events it makes, each with its step.

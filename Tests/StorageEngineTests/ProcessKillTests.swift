@@ -16,8 +16,7 @@ import Testing
             Issue.record("\(Self.childExecutable.path) is missing: run `swift build` before `swift test`")
             return
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-kill-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("engine-kill")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("kill.db").path
         var random = SeededRandom(environmentOr: 5)
@@ -76,8 +75,7 @@ import Testing
             Issue.record("\(Self.childExecutable.path) is missing: run `swift build` before `swift test`")
             return
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-shared-kill-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestScratch.directory("engine-shared-kill")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("shared.db").path
         var options = Database.Options()
