@@ -1,9 +1,9 @@
 // The model files under Tests/ModelFixtures (Xcode's format, outside any target so
 // SwiftPM leaves them alone), the classes they name, and scratch model files for tests.
 import Foundation
+import TestSupport
 
 @testable import OpenCoreData
-import TestSupport
 
 final class LibraryAuthor: NSManagedObject {
     @Managed var name: String?

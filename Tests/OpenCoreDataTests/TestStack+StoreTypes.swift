@@ -1,8 +1,8 @@
 // Stores of every type for tests that run once per store type.
 import Foundation
+import TestSupport
 
 @testable import OpenCoreData
-import TestSupport
 
 extension TestStack {
     /// The store types every feature runs on.
