@@ -47,6 +47,21 @@ extension ObjectLifecycle {
         record(object, slot: slot, value.anyValue)
     }
 
+    /// Records the change of `slot` of the loaded `object`, already made in place (a to-many
+    /// set edited where it lies): ``change(_:slot:toTyped:)`` without storing the value
+    /// again, `context` being the object's context, read by the caller.
+    @inline(__always)
+    static func changedInPlace(_ object: NSManagedObject, slot: Int, context: NSManagedObjectContext?) {
+        if object.state.isInserted && !object.state.isObserved { return }
+        guard let lifecycle = context?.lifecycle, lifecycle.isObserved else {
+            guard !object.state.isInserted else { return }
+            markDirty(object, slot: slot, context: context)
+            return
+        }
+        // The old value is gone (edited in place): the observers are told the new one for both.
+        record(object, slot: slot, object.values[slot])
+    }
+
     /// Undo stores `value` back into `slot` of the loaded `object`: a change like any
     /// other (reported, so redo can reverse it), after which the slot counts as changed
     /// only when it differs from the last saved value.

@@ -377,9 +377,12 @@ extension NSManagedObject {
     }
 
     /// The key is read only for the error (a relationship's name is a dynamically
-    /// dispatched read and a string copy per edit otherwise).
+    /// dispatched read and a string copy per edit otherwise). Objects of one context (the
+    /// common case) compare by their context handles after one read of a context: each
+    /// read of `managedObjectContext` takes a handle's lock and a retain.
     func checkSameContext(_ object: NSManagedObject, key: @autoclosure () -> String) throws {
-        if let mine = managedObjectContext, let theirs = object.managedObjectContext, mine !== theirs {
+        guard let theirs = object.managedObjectContext, !isRegistered(in: theirs) else { return }
+        if let mine = managedObjectContext, mine !== theirs {
             let key = key()
             throw CoreDataError.validation(
                 NSManagedObjectValidationError,
