@@ -5,7 +5,8 @@
 // A value that grows takes its bytes from the free space below the cells: the cells
 // between the content start and the replaced one move down by the growth, and the slots
 // pointing at them follow; a value that shrinks leaves a hole after its cell, which
-// compaction reclaims like any other (SPEC.md §2.2).
+// compaction reclaims like any other (SPEC.md §2.2). A run of removals from one leaf
+// closes the slot array once rather than once per cell.
 
 extension Page {
     /// Replaces the inline value of leaf cell `index` with `value` (inline too), keeping
@@ -45,6 +46,35 @@ extension Page {
         }
         internalCheck(layoutProblem)
         return true
+    }
+}
+
+extension Page {
+    /// Removes the cells at `indices` (ascending, each once) in one pass over the slot
+    /// array, leaving the page as removing them one by one with ``removeCell(at:)``, first
+    /// to last, would: the same slots, count and content start (holes until compaction).
+    func removeCells(at indices: UnsafeBufferPointer<Int>) {
+        internalCheck(sharedWriteProblem)
+        guard let first = indices.first else { return }
+        let total = count
+        var content = contentStart
+        var kept = first
+        var next = 0
+        for position in first..<total {
+            let offset = slot(position)
+            if next < indices.count, indices[next] == position {
+                internalCheck(next == 0 || indices[next - 1] < position, "§2.2: removals out of order")
+                if offset == content { content = offset + cellSize(atOffset: offset) }
+                next += 1
+            } else {
+                setSlot(kept, offset)
+                kept += 1
+            }
+        }
+        internalCheck(next == indices.count, "§2.2: a removal past the \(total) cells of page \(number)")
+        count = kept
+        contentStart = kept == 0 ? size : content
+        internalCheck(layoutProblem)
     }
 }
 
