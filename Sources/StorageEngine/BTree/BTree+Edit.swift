@@ -57,21 +57,22 @@ extension Page {
         internalCheck(sharedWriteProblem)
         guard let first = indices.first else { return }
         let total = count
+        let slots = bytes + SlotArray.start
         var content = contentStart
+        // The kept slots between two removed ones move down in one block.
         var kept = first
-        var next = 0
-        for position in first..<total {
-            let offset = slot(position)
-            if next < indices.count, indices[next] == position {
-                internalCheck(next == 0 || indices[next - 1] < position, "§2.2: removals out of order")
-                if offset == content { content = offset + cellSize(atOffset: offset) }
-                next += 1
-            } else {
-                setSlot(kept, offset)
-                kept += 1
+        for (position, removed) in indices.enumerated() {
+            internalCheck(removed < total && (position == 0 || indices[position - 1] < removed), "§2.2: removals")
+            let offset = slot(removed)
+            if offset == content { content = offset + cellSize(atOffset: offset) }
+            let following = position + 1 < indices.count ? indices[position + 1] : total
+            let run = following - removed - 1
+            if run > 0 {
+                (slots + SlotArray.slotSize * kept).copyMemory(
+                    from: slots + SlotArray.slotSize * (removed + 1), byteCount: SlotArray.slotSize * run)
+                kept += run
             }
         }
-        internalCheck(next == indices.count, "§2.2: a removal past the \(total) cells of page \(number)")
         count = kept
         contentStart = kept == 0 ? size : content
         internalCheck(layoutProblem)
