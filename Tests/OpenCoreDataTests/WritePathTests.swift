@@ -307,6 +307,12 @@ final class WriteSample: NSManagedObject {
         }
         let expected = oracle.sorted { $0.lexicographicallyPrecedes($1) }
         #expect(pending.sortedKeys() == expected, "\(hint)")
+        // By position (the batch removal's walk): the same keys in the same order, a key
+        // added twice side by side.
+        let byPosition = pending.withSortedKeys { count, key in (0..<count).map { Array(key($0)) } }
+        var once: [[UInt8]] = []
+        for key in byPosition where once.last != key { once.append(key) }
+        #expect(once == expected, "\(hint)")
     }
 
     /// One key (a one-row save's entry) comes out as itself, once; taken back, not at all;

@@ -5,7 +5,8 @@
 // A value that grows takes its bytes from the free space below the cells: the cells
 // between the content start and the replaced one move down by the growth, and the slots
 // pointing at them follow; a value that shrinks leaves a hole after its cell, which
-// compaction reclaims like any other (SPEC.md §2.2).
+// compaction reclaims like any other (SPEC.md §2.2). A run of removals from one leaf
+// closes the slot array once rather than once per cell.
 
 extension Page {
     /// Replaces the inline value of leaf cell `index` with `value` (inline too), keeping
@@ -45,6 +46,36 @@ extension Page {
         }
         internalCheck(layoutProblem)
         return true
+    }
+}
+
+extension Page {
+    /// Removes the cells at `indices` (ascending, each once) in one pass over the slot
+    /// array, leaving the page as removing them one by one with ``removeCell(at:)``, first
+    /// to last, would: the same slots, count and content start (holes until compaction).
+    func removeCells(at indices: UnsafeBufferPointer<Int>) {
+        internalCheck(sharedWriteProblem)
+        guard let first = indices.first else { return }
+        let total = count
+        let slots = bytes + SlotArray.start
+        var content = contentStart
+        // The kept slots between two removed ones move down in one block.
+        var kept = first
+        for (position, removed) in indices.enumerated() {
+            internalCheck(removed < total && (position == 0 || indices[position - 1] < removed), "§2.2: removals")
+            let offset = slot(removed)
+            if offset == content { content = offset + cellSize(atOffset: offset) }
+            let following = position + 1 < indices.count ? indices[position + 1] : total
+            let run = following - removed - 1
+            if run > 0 {
+                (slots + SlotArray.slotSize * kept).copyMemory(
+                    from: slots + SlotArray.slotSize * (removed + 1), byteCount: SlotArray.slotSize * run)
+                kept += run
+            }
+        }
+        count = kept
+        contentStart = kept == 0 ? size : content
+        internalCheck(layoutProblem)
     }
 }
 

@@ -131,6 +131,29 @@ struct PendingIndexKeys {
         }
     }
 
+    /// Calls `body` with the number of keys still added and a function giving the key at
+    /// a position of their byte order, in place (a key added twice comes twice, side by
+    /// side): a batch removal takes the keys by position, not one call per key.
+    func withSortedKeys<Result>(
+        _ body: (_ count: Int, _ key: (Int) -> UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        var order = records.filter { $0.length >= 0 }
+        return try storage.bytes.withUnsafeBytes { base in
+            if order.count > 1 {
+                order.sort { first, second in
+                    if first.prefix != second.prefix { return first.prefix < second.prefix }
+                    return Self.compare(first, second, in: base) < 0
+                }
+            }
+            return try order.withUnsafeBufferPointer { sorted in
+                try body(sorted.count) { position in
+                    let record = sorted[position]
+                    return UnsafeRawBufferPointer(rebasing: base[record.start..<(record.start + record.length)])
+                }
+            }
+        }
+    }
+
     /// The keys still added, in byte order, each once, each copied out (tests read them;
     /// the writer walks them in place with ``forEachSorted(_:)``).
     func sortedKeys() -> [[UInt8]] {

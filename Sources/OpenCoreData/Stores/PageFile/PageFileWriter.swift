@@ -260,9 +260,24 @@ struct PageFileWriter {
     /// key order; a key with no row is skipped, as a single removal would skip it.
     private mutating func removeStoredRows(_ keys: [Int64], info: PageFileCatalog.EntityInfo) throws {
         let tree = try rowTree(info)
-        try tree.edit { editor in
-            for key in keys.sorted() {
-                _ = try PageFileKey.withPrimary(key) { try editor.removeEntry(forKey: $0) }
+        // The keys' bytes back to back, in key order, each known by where it ends: the
+        // editor takes them by position and walks each leaf once.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(keys.count * 10)
+        var ends: [Int] = []
+        ends.reserveCapacity(keys.count)
+        for key in keys.sorted() {
+            PageFileKey.appendPrimary(key, to: &bytes)
+            ends.append(bytes.count)
+        }
+        try bytes.withUnsafeBytes { base in
+            try ends.withUnsafeBufferPointer { ends in
+                try tree.edit { editor in
+                    _ = try editor.removeEntries(count: ends.count) { position in
+                        let start = position == 0 ? 0 : ends[position - 1]
+                        return UnsafeRawBufferPointer(rebasing: base[start..<ends[position]])
+                    }
+                }
             }
         }
     }
@@ -438,9 +453,10 @@ struct PageFileWriter {
     mutating func removeStoredIndexEntries(_ keys: PendingIndexKeys, of index: PageFileIndex) throws {
         precondition(!index.isUnique, "a unique entry is removed only while it is its row's own")
         guard keys.count > 0, let tree = try indexTree(index) else { return }
-        // Each key sought where it lies in the pending buffer: no array per key.
-        try tree.edit { editor in
-            try keys.forEachSorted { key in try editor.removeEntry(forKey: key) }
+        // Each key read where it lies in the pending buffer (no array per key), and each
+        // leaf walked once for all its keys.
+        try keys.withSortedKeys { count, key in
+            _ = try tree.edit { editor in try editor.removeEntries(count: count, keys: key) }
         }
     }
 
