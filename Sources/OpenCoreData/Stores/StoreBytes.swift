@@ -187,6 +187,20 @@ struct StoreByteReader {
         return text
     }
 
+    /// The next `length` bytes as a string, as ``string(length:)`` reads them: ASCII short
+    /// enough for a small string is loaded straight into its words here, with no call per
+    /// layer of reading (a row's names and keys); anything else takes ``string(length:)``.
+    @inline(__always)
+    mutating func shortString(length: Int) throws -> String {
+        if length <= remaining, length <= Self.smallStringCapacity, Self.smallASCIIBitsHold,
+            let base = bytes.baseAddress, let bits = Self.smallASCIIBits(base + offset, count: length)
+        {
+            offset += length
+            return unsafeBitCast(bits, to: String.self)
+        }
+        return try string(length: length)
+    }
+
     /// The most UTF-8 bytes a String holds inline, without an allocation (on 64-bit platforms).
     private static var smallStringCapacity: Int { 15 }
 
@@ -236,7 +250,8 @@ struct StoreByteReader {
         let letters = Array("0123456789abcdefghij".utf8)
         return (0...smallStringCapacity).allSatisfy { count in
             let made = String(decoding: letters[0..<count], as: UTF8.self)
-            let ourBits = letters.withUnsafeBytes { raw in raw.baseAddress.flatMap { smallASCIIBits($0, count: count) }
+            let ourBits = letters.withUnsafeBytes { raw in
+                raw.baseAddress.flatMap { smallASCIIBits($0, count: count) }
             }
             let madeBits = unsafeBitCast(made, to: (UInt64, UInt64).self)
             return ourBits.map { $0 == madeBits } ?? false
