@@ -149,16 +149,23 @@ struct StoreByteReader {
     }
 
     /// The next `count` bytes, borrowed: valid as long as the reader's bytes are.
+    /// Checked above, so no slice is made and checked again; the error is made out of
+    /// line, which keeps this small enough to inline into every string a row reads.
+    @inline(__always)
     mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
-        guard count >= 0, count <= remaining else { throw damaged("\(count) bytes expected, \(remaining) left") }
+        guard count >= 0, count <= remaining else { throw short(of: count) }
         defer { offset += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+        return UnsafeRawBufferPointer(start: bytes.baseAddress.map { $0 + offset }, count: count)
     }
 
     mutating func skip(_ count: Int) throws {
-        guard count >= 0, count <= remaining else { throw damaged("\(count) bytes expected, \(remaining) left") }
+        guard count >= 0, count <= remaining else { throw short(of: count) }
         offset += count
     }
+
+    /// The error of `count` bytes expected where fewer are left.
+    @inline(never)
+    private func short(of count: Int) -> NSError { damaged("\(count) bytes expected, \(remaining) left") }
 
     mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
         try take(try count(atMost: remaining))
@@ -180,41 +187,74 @@ struct StoreByteReader {
         return text
     }
 
+    /// The next `length` bytes as a string, as ``string(length:)`` reads them: ASCII short
+    /// enough for a small string is loaded straight into its words here, with no call per
+    /// layer of reading (a row's names and keys); anything else takes ``string(length:)``.
+    @inline(__always)
+    mutating func shortString(length: Int) throws -> String {
+        if length <= remaining, length <= Self.smallStringCapacity, Self.smallASCIIBitsHold,
+            let base = bytes.baseAddress, let bits = Self.smallASCIIBits(base + offset, count: length)
+        {
+            offset += length
+            return unsafeBitCast(bits, to: String.self)
+        }
+        return try string(length: length)
+    }
+
     /// The most UTF-8 bytes a String holds inline, without an allocation (on 64-bit platforms).
     private static var smallStringCapacity: Int { 15 }
 
-    /// The small string holding `raw`, ASCII of at most ``smallStringCapacity`` bytes, made
-    /// from its bits: the code units in the string's two words, the last byte the small,
-    /// ASCII flags and the count. `String(unsafeUninitializedCapacity:)` checks again for
-    /// ASCII what the caller checked (~105 instructions per string, two strings a row of
-    /// object-traverse-100k). Only where ``smallASCIIBitsHold``.
+    /// The two words of the small string holding the `count` (at most
+    /// ``smallStringCapacity``) bytes at `base` when they are ASCII, nil otherwise: the code
+    /// units loaded straight into the string's two words (the second's last byte is the
+    /// small, ASCII flags and the count). One pass of loads both makes the words and checks
+    /// for ASCII, where a check of the bytes, a copy into the words and
+    /// `String(unsafeUninitializedCapacity:)`'s own ASCII check each went over them once
+    /// (~105 instructions per string, two strings a row of object-traverse-100k). Only
+    /// where ``smallASCIIBitsHold``.
     @inline(__always)
-    private static func smallASCIIString(_ raw: UnsafeRawBufferPointer) -> String {
-        unsafeBitCast(smallASCIIBits(raw), to: String.self)
+    private static func smallASCIIBits(_ base: UnsafeRawPointer, count: Int) -> (UInt64, UInt64)? {
+        let low =
+            count >= 8 ? UInt64(littleEndian: base.loadUnaligned(as: UInt64.self)) : partialWord(base, count: count)
+        let high = count > 8 ? partialWord(base + 8, count: count - 8) : 0
+        guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        return (low, high | (0xE0 | UInt64(truncatingIfNeeded: count)) << 56)
     }
 
-    /// The two words ``smallASCIIString(_:)`` makes a String of.
+    /// The `count` (< 8) bytes at `base` as the low bytes of a little-endian word, the rest
+    /// zero: at most three loads, none past the bytes.
     @inline(__always)
-    private static func smallASCIIBits(_ raw: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
-        var words: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: raw) }
-        words.1 |= (0xE0 | UInt64(truncatingIfNeeded: raw.count)) << 56
-        return words
+    private static func partialWord(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
+        var word: UInt64 = 0
+        var offset = 0
+        if count & 4 != 0 {
+            word = UInt64(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
+            offset = 4
+        }
+        if count & 2 != 0 {
+            let piece = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            word |= UInt64(piece) << (offset &* 8)
+            offset += 2
+        }
+        if count & 1 != 0 { word |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << (offset &* 8) }
+        return word
     }
 
-    /// Whether this platform's small strings are laid out as ``smallASCIIString(_:)`` makes
-    /// them (64-bit little-endian): checked once against strings the standard library made,
-    /// of every small length; else the standard library makes each. The check compares
-    /// words and never makes a String of ours, so a platform laid out otherwise holds no
-    /// String of foreign bits even for a moment.
+    /// Whether this platform's small strings are laid out as ``smallASCIIBits(_:count:)``
+    /// makes them (64-bit little-endian): checked once against strings the standard library
+    /// made, of every small length; else the standard library makes each. The check
+    /// compares words and never makes a String of ours, so a platform laid out otherwise
+    /// holds no String of foreign bits even for a moment.
     static let smallASCIIBitsHold: Bool = {
         guard MemoryLayout<String>.size == 16, UInt64(1).littleEndian == 1 else { return false }
         let letters = Array("0123456789abcdefghij".utf8)
         return (0...smallStringCapacity).allSatisfy { count in
             let made = String(decoding: letters[0..<count], as: UTF8.self)
-            let ourBits = letters.withUnsafeBytes { smallASCIIBits(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            let ourBits = letters.withUnsafeBytes { raw in
+                raw.baseAddress.flatMap { smallASCIIBits($0, count: count) }
+            }
             let madeBits = unsafeBitCast(made, to: (UInt64, UInt64).self)
-            return madeBits == ourBits
+            return ourBits.map { $0 == madeBits } ?? false
         }
     }()
 
@@ -226,19 +266,20 @@ struct StoreByteReader {
     /// byte — and stays on the standard library's fast path.
     static func validatedString(_ raw: UnsafeRawBufferPointer) -> String? {
         guard let base = raw.baseAddress, !raw.isEmpty else { return "" }
-        let units = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
         // ASCII (most names and keys) is UTF-8 as it stands: nothing repaired, nothing to compare
-        // back; and a short one is copied straight into a small string, which the standard
-        // library then only checks for ASCII (`String(decoding:)` runs its full repairing
-        // decode, ~150 instructions per string).
-        if ASCIIWordSearch.isASCII(raw) {
+        // back; and a short one is loaded straight into a small string's words
+        // (`String(decoding:)` runs its full repairing decode, ~150 instructions per string).
+        if raw.count <= Self.smallStringCapacity, Self.smallASCIIBitsHold {
+            if let bits = Self.smallASCIIBits(base, count: raw.count) { return unsafeBitCast(bits, to: String.self) }
+        } else if ASCIIWordSearch.isASCII(raw) {
+            let units = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
             guard raw.count <= Self.smallStringCapacity else { return String(decoding: units, as: UTF8.self) }
-            if Self.smallASCIIBitsHold { return Self.smallASCIIString(raw) }
             return String(unsafeUninitializedCapacity: raw.count) { buffer in
                 UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
                 return raw.count
             }
         }
+        let units = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
         var string = String(decoding: units, as: UTF8.self)
         let valid = string.withUTF8 { decoded in
             guard let start = decoded.baseAddress, decoded.count == units.count else { return false }

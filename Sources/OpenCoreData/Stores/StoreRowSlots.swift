@@ -85,8 +85,11 @@ extension EntityLayout {
     /// one slot copies nothing), else its stored values converted; a to-one `source` names
     /// holds that object, already resolved.
     func objectValues(taking row: inout StoreRow, source: ToOneSource? = nil) -> SlotValues {
-        guard var values = row.slots?.values else { return objectValues(fromStored: row.values, source: source) }
-        row.slots = nil
+        // Moved out, not copied and then cleared: no retain and release of the values, and
+        // the slot a source fills is changed in place.
+        guard var values = row.slots.take()?.values else {
+            return objectValues(fromStored: row.values, source: source)
+        }
         if let source, source.slot < values.storage.count,
             case .unresolved(let relationship) = values.storage[source.slot],
             let destination = relationship.destination,

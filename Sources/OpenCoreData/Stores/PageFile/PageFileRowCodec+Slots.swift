@@ -48,6 +48,10 @@ extension PageFileRowCodec {
             let raw = try reader.byte()
             let value: SlotValue?
             switch conversions[slot] {
+            case .attribute where raw >= PageFileRowCodec.shortStringBase && raw < PageFileRowCodec.smallIntegerBase:
+                // A short string (names, most of a row's text) is read here, not through a
+                // call returning an optional value: as `attributeSlot` reads it.
+                value = .string(try reader.shortString(length: Int(raw - PageFileRowCodec.shortStringBase)))
             case .attribute(let type): value = try attributeSlot(raw, type: type, &reader)
             case .toOne: value = try toOneSlot(raw, declaredEntity: layout, slot: slot, &reader)
             case .toMany(let ordered):

@@ -37,13 +37,18 @@ struct PageFileRowReader {
         _ entity: NSEntityDescription, key: Int64, in rows: Tree, objectID: NSManagedObjectID? = nil,
         intoSlots: Bool = false
     ) throws -> StoreRow? {
+        // The row comes out through a local, the engine's generic lookup returning nothing:
+        // `Tree.withValue` is not specialized for a row, so a row it returned went through
+        // its generic value witnesses (a metadata lookup and an indirect copy per row).
+        var row: StoreRow?
         try PageFileKey.withPrimary(key) { keyBytes in
-            try rows.withValue(forKey: keyBytes) { bytes -> StoreRow in
-                try codec.row(bytes, entity: entity, intoSlots: intoSlots) {
+            _ = try rows.withValue(forKey: keyBytes) { bytes in
+                row = try codec.row(bytes, entity: entity, intoSlots: intoSlots) {
                     objectID ?? codec.makeObjectID(entity, key)
                 }
             }
         }
+        return row
     }
 
     /// The rows of `keys` of `entity`, whole (blobs and to-manys resolved), nil where there
