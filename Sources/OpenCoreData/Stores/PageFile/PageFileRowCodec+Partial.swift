@@ -52,14 +52,38 @@ extension PageFileRowCodec {
         let end = bytes.count
         var offset = 0
         var count = 0
-        @inline(__always) func varint(_ offset: inout Int) -> Int? {
-            // Most varints of a row (lengths, small keys) are one byte.
-            if offset < end, bytes[offset] < 0x80 {
-                offset += 1
-                return Int(bytes[offset - 1])
-            }
-            return StoreByteReader.length(in: bytes, at: &offset)
+        guard quickVarint(bytes, &offset) != nil else { return nil }  // the row version
+        while offset < end, count <= lastSlot {
+            guard count < capacity else { return nil }
+            offsets[count] = offset
+            count += 1
+            guard quickSkipValue(bytes, &offset) else { return nil }
         }
+        return offset == end || count > lastSlot ? count : nil
+    }
+
+    /// Where slot `slot`'s value starts in `bytes`, the values before it walked (and so
+    /// checked) as ``quickSlotOffsets(_:into:capacity:through:)`` walks them, with nothing
+    /// written per slot: a scan testing one slot reads it straight from here, and checks its
+    /// value's extent as it reads it. Nil when the row ends before that slot or at anything
+    /// the quick walk does not expect (the caller then takes the walk that names it).
+    @inline(__always)
+    static func quickSlotOffset(_ bytes: UnsafeRawBufferPointer, of slot: Int) -> Int? {
+        var offset = 0
+        guard quickVarint(bytes, &offset) != nil else { return nil }  // the row version
+        var skipped = 0
+        while skipped < slot {
+            guard offset < bytes.count, quickSkipValue(bytes, &offset) else { return nil }
+            skipped += 1
+        }
+        return offset < bytes.count ? offset : nil
+    }
+
+    /// Moves `offset` past the tagged value at it (`offset` < `bytes.count`): false at a tag
+    /// the quick walk does not expect or a value running past the end.
+    @inline(__always)
+    private static func quickSkipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Bool {
+        let end = bytes.count
         // An integer is skipped, not decoded: bytes with the high bit set, then one without
         // (at most nine, as `StoreByteReader.length` reads them; longer ones the checked walk judges).
         @inline(__always) func skipVarint(_ offset: inout Int) -> Bool {
@@ -76,40 +100,44 @@ extension PageFileRowCodec {
             offset += length
             return true
         }
-        guard varint(&offset) != nil else { return nil }  // the row version
-        while offset < end, count <= lastSlot {
-            guard count < capacity else { return nil }
-            let raw = bytes[offset]
-            offsets[count] = offset
-            count += 1
-            offset += 1
-            if raw >= smallIntegerBase { continue }
-            if raw >= shortStringBase {
-                guard skip(Int(raw - shortStringBase), &offset) else { return nil }
-                continue
+        let raw = bytes[offset]
+        offset += 1
+        if raw >= smallIntegerBase { return true }
+        if raw >= shortStringBase { return skip(Int(raw - shortStringBase), &offset) }
+        // By tag number (`Tag`): `Tag(rawValue:)` is a call per value here.
+        switch raw {
+        case 0, 4, 5, 14, 0x11: return true  // nil, false, true, external binary, external to-many
+        case 1, 0x10: return skipVarint(&offset)  // integer, whole-second date
+        case 2, 8: return skip(8, &offset)  // double, date
+        case 3: return skip(4, &offset)  // float
+        case 10: return skip(16, &offset)  // UUID
+        case 6, 7, 9, 11:  // string, decimal, binary, URI
+            guard let length = quickVarint(bytes, &offset) else { return false }
+            return skip(length, &offset)
+        case 12:  // reference
+            guard let length = quickVarint(bytes, &offset), skip(length, &offset) else { return false }
+            return quickVarint(bytes, &offset) != nil
+        case 13:  // references
+            guard let references = quickVarint(bytes, &offset), references <= end - offset else { return false }
+            for _ in 0..<references {
+                guard let length = quickVarint(bytes, &offset), skip(length, &offset),
+                    quickVarint(bytes, &offset) != nil
+                else { return false }
             }
-            // By tag number (`Tag`): `Tag(rawValue:)` is a call per value here.
-            switch raw {
-            case 0, 4, 5, 14, 0x11: continue  // nil, false, true, external binary, external to-many
-            case 1, 0x10: guard skipVarint(&offset) else { return nil }  // integer, whole-second date
-            case 2, 8: guard skip(8, &offset) else { return nil }  // double, date
-            case 3: guard skip(4, &offset) else { return nil }  // float
-            case 10: guard skip(16, &offset) else { return nil }  // UUID
-            case 6, 7, 9, 11:  // string, decimal, binary, URI
-                guard let length = varint(&offset), skip(length, &offset) else { return nil }
-            case 12:  // reference
-                guard let length = varint(&offset), skip(length, &offset), varint(&offset) != nil else { return nil }
-            case 13:  // references
-                guard let references = varint(&offset), references <= end - offset else { return nil }
-                for _ in 0..<references {
-                    guard let length = varint(&offset), skip(length, &offset), varint(&offset) != nil else {
-                        return nil
-                    }
-                }
-            default: return nil
-            }
+            return true
+        default: return false
         }
-        return offset == end || count > lastSlot ? count : nil
+    }
+
+    /// The varint at `offset` of `bytes`, moving past it; most of a row's (lengths, small
+    /// keys) are one byte, read inline.
+    @inline(__always)
+    private static func quickVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Int? {
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            offset += 1
+            return Int(bytes[offset - 1])
+        }
+        return StoreByteReader.length(in: bytes, at: &offset)
     }
 
     /// Moves `reader` past one tagged value.

@@ -104,13 +104,11 @@ extension PageFileStore {
         guard let encoded = PageFileEncodedPredicate(predicate, layout: entity.layout) else { return nil }
         var total = 0
         let slots = PageFileRowSlots(capacity: entity.layout.attributeBySlot.count)
-        let lastSlot = encoded.lastSlot
         try rows.scan { key, value in
             guard PageFileKey.isRowKey(key) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
             }
-            try slots.walk(value, through: lastSlot)
-            if try encoded.evaluate(value, offsets: slots.offsets, codec: codec) { total += 1 }
+            if try encoded.evaluate(row: value, slots: slots, codec: codec) { total += 1 }
             return true
         }
         return total
@@ -194,20 +192,15 @@ extension PageFileStore {
         let direct = evaluates ? predicate.flatMap { PageFileEncodedPredicate($0, layout: entity.layout) } : nil
         let slots = PageFileRowSlots(capacity: entity.layout.attributeBySlot.count)
         if plan == nil, !readsBlobs, let direct {
-            // The commonest scan in a loop of its own: the key's check, the walk, the test and,
-            // for a match, the key's value and the caller's call, with nothing else captured
-            // or checked per row.
-            let lastSlot = direct.lastSlot
-            let onlyString = direct.isOnlyString
+            // The commonest scan in a loop of its own: the key's check, the test (a lone string
+            // clause, `firstName CONTAINS[c] %@`, straight on the row's bytes) and, for a
+            // match, the key's value and the caller's call, with nothing else captured or
+            // checked per row.
             try rows.scan { key, value in
                 guard PageFileKey.isRowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
-                try slots.walk(value, through: lastSlot)
-                // A lone string clause (`firstName CONTAINS[c] %@`) asks its test directly:
-                // the clause's dispatch cost ~30 of a scanned row's ~520 instructions.
-                let answer = onlyString ? direct.evaluateOnlyString(value, offsets: slots.offsets) : nil
-                guard try answer ?? direct.evaluate(value, offsets: slots.offsets, codec: codec) else { return true }
+                guard try direct.evaluate(row: value, slots: slots, codec: codec) else { return true }
                 guard let primary = PageFileKey.rowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
