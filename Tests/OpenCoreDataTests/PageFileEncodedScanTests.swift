@@ -342,6 +342,31 @@ struct PageFileEncodedScanTests {
                     return found
                 }
             }
+            // The offset of slot `lastSlot` alone, found without noting the others: where the
+            // checked reader finds that slot, or nil; never an offset the reader does not reach.
+            if lastSlot >= 0 {
+                let quick = bytes.withUnsafeBytes { PageFileRowCodec.quickSlotOffset($0, of: lastSlot) }
+                if case .success(let found) = expected, found.count > lastSlot {
+                    #expect(quick == found[lastSlot], "slot \(lastSlot) of \(bytes) (\(random.replayHint))")
+                } else if let quick {
+                    // Damage in the slot's own value (which the caller's reading checks), no earlier.
+                    let before = Result { () throws -> [Int] in
+                        try bytes.withUnsafeBytes { buffer in
+                            var reader = StoreByteReader(row: buffer)
+                            _ = try reader.varint()
+                            var found: [Int] = []
+                            while !reader.isAtEnd, found.count <= lastSlot {
+                                found.append(reader.offset)
+                                if found.count <= lastSlot { try PageFileRowCodec.skipValue(&reader) }
+                            }
+                            return found
+                        }
+                    }
+                    #expect(
+                        (try? before.get())?.count == lastSlot + 1 && (try? before.get())?.last == quick,
+                        "slot \(lastSlot) at \(quick) of \(bytes) (\(random.replayHint))")
+                }
+            }
             let whole = Result { try bytes.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) } }
             if case .success = expected, case .failure = whole { stoppedBeforeDamage += 1 }
             let actual = Result { () throws -> [Int] in

@@ -52,38 +52,14 @@ extension PageFileRowCodec {
         let end = bytes.count
         var offset = 0
         var count = 0
-        guard quickVarint(bytes, &offset) != nil else { return nil }  // the row version
-        while offset < end, count <= lastSlot {
-            guard count < capacity else { return nil }
-            offsets[count] = offset
-            count += 1
-            guard quickSkipValue(bytes, &offset) else { return nil }
+        @inline(__always) func varint(_ offset: inout Int) -> Int? {
+            // Most varints of a row (lengths, small keys) are one byte.
+            if offset < end, bytes[offset] < 0x80 {
+                offset += 1
+                return Int(bytes[offset - 1])
+            }
+            return StoreByteReader.length(in: bytes, at: &offset)
         }
-        return offset == end || count > lastSlot ? count : nil
-    }
-
-    /// Where slot `slot`'s value starts in `bytes`, the values before it walked (and so
-    /// checked) as ``quickSlotOffsets(_:into:capacity:through:)`` walks them, with nothing
-    /// written per slot: a scan testing one slot reads it straight from here, and checks its
-    /// value's extent as it reads it. Nil when the row ends before that slot or at anything
-    /// the quick walk does not expect (the caller then takes the walk that names it).
-    @inline(__always)
-    static func quickSlotOffset(_ bytes: UnsafeRawBufferPointer, of slot: Int) -> Int? {
-        var offset = 0
-        guard quickVarint(bytes, &offset) != nil else { return nil }  // the row version
-        var skipped = 0
-        while skipped < slot {
-            guard offset < bytes.count, quickSkipValue(bytes, &offset) else { return nil }
-            skipped += 1
-        }
-        return offset < bytes.count ? offset : nil
-    }
-
-    /// Moves `offset` past the tagged value at it (`offset` < `bytes.count`): false at a tag
-    /// the quick walk does not expect or a value running past the end.
-    @inline(__always)
-    private static func quickSkipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Bool {
-        let end = bytes.count
         // An integer is skipped, not decoded: bytes with the high bit set, then one without
         // (at most nine, as `StoreByteReader.length` reads them; longer ones the checked walk judges).
         @inline(__always) func skipVarint(_ offset: inout Int) -> Bool {
@@ -100,44 +76,91 @@ extension PageFileRowCodec {
             offset += length
             return true
         }
-        let raw = bytes[offset]
-        offset += 1
-        if raw >= smallIntegerBase { return true }
-        if raw >= shortStringBase { return skip(Int(raw - shortStringBase), &offset) }
-        // By tag number (`Tag`): `Tag(rawValue:)` is a call per value here.
-        switch raw {
-        case 0, 4, 5, 14, 0x11: return true  // nil, false, true, external binary, external to-many
-        case 1, 0x10: return skipVarint(&offset)  // integer, whole-second date
-        case 2, 8: return skip(8, &offset)  // double, date
-        case 3: return skip(4, &offset)  // float
-        case 10: return skip(16, &offset)  // UUID
-        case 6, 7, 9, 11:  // string, decimal, binary, URI
-            guard let length = quickVarint(bytes, &offset) else { return false }
-            return skip(length, &offset)
-        case 12:  // reference
-            guard let length = quickVarint(bytes, &offset), skip(length, &offset) else { return false }
-            return quickVarint(bytes, &offset) != nil
-        case 13:  // references
-            guard let references = quickVarint(bytes, &offset), references <= end - offset else { return false }
-            for _ in 0..<references {
-                guard let length = quickVarint(bytes, &offset), skip(length, &offset),
-                    quickVarint(bytes, &offset) != nil
-                else { return false }
+        guard varint(&offset) != nil else { return nil }  // the row version
+        while offset < end, count <= lastSlot {
+            guard count < capacity else { return nil }
+            let raw = bytes[offset]
+            offsets[count] = offset
+            count += 1
+            offset += 1
+            if raw >= smallIntegerBase { continue }
+            if raw >= shortStringBase {
+                guard skip(Int(raw - shortStringBase), &offset) else { return nil }
+                continue
             }
-            return true
-        default: return false
+            // By tag number (`Tag`): `Tag(rawValue:)` is a call per value here.
+            switch raw {
+            case 0, 4, 5, 14, 0x11: continue  // nil, false, true, external binary, external to-many
+            case 1, 0x10: guard skipVarint(&offset) else { return nil }  // integer, whole-second date
+            case 2, 8: guard skip(8, &offset) else { return nil }  // double, date
+            case 3: guard skip(4, &offset) else { return nil }  // float
+            case 10: guard skip(16, &offset) else { return nil }  // UUID
+            case 6, 7, 9, 11:  // string, decimal, binary, URI
+                guard let length = varint(&offset), skip(length, &offset) else { return nil }
+            case 12:  // reference
+                guard let length = varint(&offset), skip(length, &offset), varint(&offset) != nil else { return nil }
+            case 13:  // references
+                guard let references = varint(&offset), references <= end - offset else { return nil }
+                for _ in 0..<references {
+                    guard let length = varint(&offset), skip(length, &offset), varint(&offset) != nil else {
+                        return nil
+                    }
+                }
+            default: return nil
+            }
         }
+        return offset == end || count > lastSlot ? count : nil
     }
 
-    /// The varint at `offset` of `bytes`, moving past it; most of a row's (lengths, small
-    /// keys) are one byte, read inline.
+    /// Where slot `slot`'s value starts in `bytes`, the values before it walked (and so
+    /// checked) as ``quickSlotOffsets(_:into:capacity:through:)`` walks them: a scan testing
+    /// one slot reads it straight from here, and checks its value's extent as it reads it.
+    /// The values rows hold most (small integers, integers, short strings, nil, booleans)
+    /// are skipped here with nothing written per slot; another tag takes the quick walk
+    /// itself. Nil when the row ends before that slot or at anything the quick walk does
+    /// not expect (the caller then takes the walk that names it).
     @inline(__always)
-    private static func quickVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Int? {
-        if offset < bytes.count, bytes[offset] < 0x80 {
-            offset += 1
-            return Int(bytes[offset - 1])
+    static func quickSlotOffset(_ bytes: UnsafeRawBufferPointer, of slot: Int) -> Int? {
+        let end = bytes.count
+        var offset = 0
+        // The row version: one byte for most rows.
+        if end > 0, bytes[0] < 0x80 {
+            offset = 1
+        } else if StoreByteReader.length(in: bytes, at: &offset) == nil {
+            return nil
         }
-        return StoreByteReader.length(in: bytes, at: &offset)
+        var skipped = 0
+        while skipped < slot {
+            guard offset < end else { return nil }
+            let raw = bytes[offset]
+            offset &+= 1
+            if raw >= smallIntegerBase || raw == 0 || raw == 4 || raw == 5 {
+                // A small integer, nil, false, true: the tag alone.
+            } else if raw >= shortStringBase {
+                let length = Int(raw &- shortStringBase)
+                guard length <= end &- offset else { return nil }
+                offset &+= length
+            } else if raw == 1 || raw == 0x10 {
+                // An integer or whole-second date: up to nine varint bytes, as the quick walk skips them.
+                let limit = min(end, offset &+ 9)
+                while true {
+                    guard offset < limit else { return nil }
+                    let byte = bytes[offset]
+                    offset &+= 1
+                    if byte < 0x80 { break }
+                }
+            } else {
+                return withUnsafeTemporaryAllocation(of: Int.self, capacity: slot &+ 1) { offsets in
+                    guard let base = offsets.baseAddress,
+                        let count = quickSlotOffsets(bytes, into: base, capacity: slot &+ 1, through: slot),
+                        count > slot
+                    else { return nil }
+                    return base[slot]
+                }
+            }
+            skipped &+= 1
+        }
+        return offset < end ? offset : nil
     }
 
     /// Moves `reader` past one tagged value.
