@@ -104,11 +104,13 @@ extension PageFileStore {
         guard let encoded = PageFileEncodedPredicate(predicate, layout: entity.layout) else { return nil }
         var total = 0
         let slots = PageFileRowSlots(capacity: entity.layout.attributeBySlot.count)
+        let lastSlot = encoded.lastSlot
         try rows.scan { key, value in
             guard PageFileKey.isRowKey(key) else {
                 throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
             }
-            if try encoded.evaluate(row: value, slots: slots, codec: codec) { total += 1 }
+            try slots.walk(value, through: lastSlot)
+            if try encoded.evaluate(value, offsets: slots.offsets, codec: codec) { total += 1 }
             return true
         }
         return total
@@ -196,11 +198,20 @@ extension PageFileStore {
             // clause, `firstName CONTAINS[c] %@`, straight on the row's bytes) and, for a
             // match, the key's value and the caller's call, with nothing else captured or
             // checked per row.
+            // Other predicates walk the slots here, as a count does (`countEncodedMatches`: its
+            // walk behind the string clause's row test went out of line, +7.5% on count-bool).
+            let onlyString = direct.isOnlyString
+            let lastSlot = direct.lastSlot
             try rows.scan { key, value in
                 guard PageFileKey.isRowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
-                guard try direct.evaluate(row: value, slots: slots, codec: codec) else { return true }
+                if onlyString {
+                    guard try direct.evaluate(row: value, slots: slots, codec: codec) else { return true }
+                } else {
+                    try slots.walk(value, through: lastSlot)
+                    guard try direct.evaluate(value, offsets: slots.offsets, codec: codec) else { return true }
+                }
                 guard let primary = PageFileKey.rowKey(key) else {
                     throw CoreDataError.make(NSFileReadCorruptFileError, "a row key of \(info.treeName) is damaged")
                 }
