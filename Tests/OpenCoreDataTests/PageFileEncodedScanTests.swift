@@ -139,6 +139,7 @@ struct PageFileEncodedScanTests {
         var covered = 0
         var directAnswers = 0
         var offsets: [Int] = []
+        let slots = PageFileRowSlots(capacity: 3)
         for step in 0..<1_000 {
             let predicate = Self.randomPredicate(&random)
             guard predicate.validationError == nil else { continue }
@@ -177,11 +178,14 @@ struct PageFileEncodedScanTests {
                         default: Issue.record("compiled \(expected) but encoded \(actual): \(hint)")
                         }
                         // A lone string clause's direct answer, where it gives one, is the predicate's.
-                        if encoded.isOnlyString,
-                            let direct = offsets.withUnsafeBufferPointer({
-                                encoded.evaluateOnlyString(buffer, offsets: $0)
-                            })
-                        {
+                        // The scan's test of the whole row: the same answer, or the same failure.
+                        let scanned = Result { try encoded.evaluate(row: buffer, slots: slots, codec: codec) }
+                        switch (expected, scanned) {
+                        case (.success(let a), .success(let b)): #expect(a == b, "scan: \(hint)")
+                        case (.failure, .failure): break
+                        default: Issue.record("compiled \(expected) but the scan \(scanned): \(hint)")
+                        }
+                        if encoded.isOnlyString, let direct = encoded.evaluateOnlyString(buffer) {
                             directAnswers += 1
                             if case .success(let answer) = expected {
                                 #expect(answer == direct, "direct: \(hint)")
@@ -338,6 +342,31 @@ struct PageFileEncodedScanTests {
                     return found
                 }
             }
+            // The offset of slot `lastSlot` alone, found without noting the others: where the
+            // checked reader finds that slot, or nil; never an offset the reader does not reach.
+            if lastSlot >= 0 {
+                let quick = bytes.withUnsafeBytes { PageFileRowCodec.quickSlotOffset($0, of: lastSlot) }
+                if case .success(let found) = expected, found.count > lastSlot {
+                    #expect(quick == found[lastSlot], "slot \(lastSlot) of \(bytes) (\(random.replayHint))")
+                } else if let quick {
+                    // Damage in the slot's own value (which the caller's reading checks), no earlier.
+                    let before = Result { () throws -> [Int] in
+                        try bytes.withUnsafeBytes { buffer in
+                            var reader = StoreByteReader(row: buffer)
+                            _ = try reader.varint()
+                            var found: [Int] = []
+                            while !reader.isAtEnd, found.count <= lastSlot {
+                                found.append(reader.offset)
+                                if found.count <= lastSlot { try PageFileRowCodec.skipValue(&reader) }
+                            }
+                            return found
+                        }
+                    }
+                    #expect(
+                        (try? before.get())?.count == lastSlot + 1 && (try? before.get())?.last == quick,
+                        "slot \(lastSlot) at \(quick) of \(bytes) (\(random.replayHint))")
+                }
+            }
             let whole = Result { try bytes.withUnsafeBytes { try PageFileRowCodec.slotOffsets($0, into: &offsets) } }
             if case .success = expected, case .failure = whole { stoppedBeforeDamage += 1 }
             let actual = Result { () throws -> [Int] in
@@ -417,7 +446,7 @@ struct PageFileEncodedScanTests {
                 try PageFileRowCodec.slotOffsets(buffer, into: &offsets, through: encoded.lastSlot)
                 return (
                     try encoded.evaluate(buffer, offsets: offsets, codec: codec),
-                    offsets.withUnsafeBufferPointer { encoded.evaluateOnlyString(buffer, offsets: $0) }
+                    encoded.evaluateOnlyString(buffer)
                 )
             }
             // The scan's direct answer of a lone string clause, where it gives one.

@@ -65,6 +65,48 @@ enum ASCIIWordSearch {
         }
     }
 
+    /// The word a pattern byte is compared with: `byte` in every byte (see
+    /// ``isContained(patternWords:length:caseInsensitive:in:start:count:)``).
+    static func broadcast(_ byte: UInt8) -> UInt64 { ones &* UInt64(byte) }
+
+    /// ``isContained(pattern:caseInsensitive:utf8:)`` for a subject of at most 8 bytes and a
+    /// pattern of 1 to 8, given as `length` words each holding one of its folded bytes in
+    /// every byte (``broadcast(_:)``): the subject is one word, tested in one pass with no
+    /// byte compared twice. The subject is the `count` bytes at `start` of `bytes`; when
+    /// it ends 8 or more bytes into `bytes`, the word read is the 8 bytes ending it (the
+    /// bytes before it shifted out), so a scan reads a row's string with one load.
+    ///
+    /// Each pattern byte marks the subject's bytes equal to it, shifted back by its place
+    /// in the pattern: the marks left in every pattern byte's set are the match starts,
+    /// counted only where the whole pattern fits (so the zero bytes above a short subject
+    /// never match a NUL in the pattern).
+    @inline(__always)
+    static func isContained(
+        patternWords: UnsafePointer<UInt64>, length: Int, caseInsensitive: Bool, in bytes: UnsafeRawBufferPointer,
+        start: Int, count: Int
+    ) -> Bool? {
+        guard count > 0, let base = bytes.baseAddress else { return false }
+        let end = start &+ count
+        let word: UInt64
+        if end >= 8 {
+            let last = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: end &- 8, as: UInt64.self))
+            word = last &>> UInt64(64 &- 8 &* count)
+        } else {
+            word = shortWord(base + start, count: count)
+        }
+        guard isPlain(word) else { return nil }
+        guard count >= length else { return false }
+        let subject = caseInsensitive ? folded(word) : word
+        // The starts where the pattern fits: bytes 0 through count - length.
+        var starts = highs &>> UInt64(8 &* (7 &- (count &- length)))
+        var index = 0
+        while index < length, starts != 0 {
+            starts &= zeroBytes(subject ^ patternWords[index]) &>> UInt64(8 &* index)
+            index &+= 1
+        }
+        return starts != 0
+    }
+
     /// Whether a match starts in the window `word` at `offset` (at most at `lastStart`).
     @inline(__always)
     private static func search(

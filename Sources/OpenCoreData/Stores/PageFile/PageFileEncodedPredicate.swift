@@ -42,7 +42,7 @@ final class PageFileEncodedPredicate {
     let lastSlot: Int
     /// The string test of the one clause, when the predicate is a single string clause with
     /// an encoded test (`firstName CONTAINS[c] %@`): a scan asks it directly
-    /// (``evaluateOnlyString(_:offsets:)``). Reached unretained: `keepers` holds it.
+    /// (``evaluateOnlyString(_:)``). Reached unretained: `keepers` holds it.
     private let onlyString: Unmanaged<PageFileEncodedStringClause>?
 
     /// `predicate` for rows of `layout`; nil when it has a part this form does not cover
@@ -127,17 +127,29 @@ final class PageFileEncodedPredicate {
     }
 
     /// Whether the predicate is a single string clause, answered by
-    /// ``evaluateOnlyString(_:offsets:)``.
+    /// ``evaluateOnlyString(_:)`` where it can be.
     var isOnlyString: Bool { onlyString != nil }
 
-    /// The answer of a single string clause (``isOnlyString``) for the row `bytes`, whose
-    /// slots start at `offsets`, straight from its string test; nil when the row lacks the
-    /// slot or the value needs the decoded test (the caller then asks ``evaluate(_:offsets:codec:)``).
+    /// The answer of a single string clause (``isOnlyString``) for the row `bytes`, straight
+    /// from its string test on the row (``PageFileEncodedStringClause/evaluate(row:slot:)``);
+    /// nil when the predicate is not one, or the row lacks the slot, stops the quick walk to
+    /// it, or holds a value that needs the decoded test.
     @inline(__always)
-    func evaluateOnlyString(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<Int>) -> Bool? {
-        guard let onlyString, lastSlot >= 0, lastSlot < offsets.count else { return nil }
-        let offset = offsets[lastSlot]
-        return onlyString._withUnsafeGuaranteedRef { $0.evaluate(bytes, at: offset) }
+    func evaluateOnlyString(_ bytes: UnsafeRawBufferPointer) -> Bool? {
+        guard let onlyString else { return nil }
+        return onlyString._withUnsafeGuaranteedRef { $0.evaluate(row: bytes, slot: lastSlot) }
+    }
+
+    /// Whether the row `bytes` matches, for a scan: a lone string clause answers from the
+    /// bytes straight (``evaluateOnlyString(_:)``); any other predicate, or a row that
+    /// clause leaves open, is walked into `slots` through ``lastSlot`` and evaluated on them.
+    ///
+    /// - Throws: the predicate's evaluation error; `NSFileReadCorruptFileError` for a damaged row.
+    @inline(__always)
+    func evaluate(row bytes: UnsafeRawBufferPointer, slots: PageFileRowSlots, codec: PageFileRowCodec) throws -> Bool {
+        if let answer = evaluateOnlyString(bytes) { return answer }
+        try slots.walk(bytes, through: lastSlot)
+        return try evaluate(bytes, offsets: slots.offsets, codec: codec)
     }
 
     private func evaluate(

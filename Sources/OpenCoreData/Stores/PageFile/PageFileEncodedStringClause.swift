@@ -2,7 +2,10 @@
 // reaches without retaining it: a scan tests every row, and copying a matcher's array
 // and closures per row (a retain and release each) cost more than the test itself.
 // ASCII subjects are answered byte by byte on the folded pattern's bytes, kept in memory
-// this object owns; any other subject takes the operator's own String test.
+// this object owns; any other subject takes the operator's own String test. A scan asks
+// a lone clause about a whole row (`evaluate(row:slot:)`): the slot is found without
+// noting the offsets of the slots before it, and CONTAINS of a short pattern in a short
+// string (a name) is one word's test.
 import Foundation
 
 /// `==`, `!=`, BEGINSWITH, ENDSWITH, CONTAINS or LIKE of a constant string, on encoded rows.
@@ -13,6 +16,9 @@ final class PageFileEncodedStringClause {
     private let pattern: UnsafeMutableRawBufferPointer
     private let caseInsensitive: Bool
     private let negated: Bool
+    /// For CONTAINS of a pattern of 1 to 8 bytes: each folded byte in every byte of a word
+    /// (`ASCIIWordSearch.broadcast`), owned by this object; else nil.
+    private let patternWords: UnsafeMutableBufferPointer<UInt64>?
     /// The operator's answer for a non-ASCII subject.
     private let text: (String) -> Bool
     /// The answer for nil.
@@ -28,11 +34,41 @@ final class PageFileEncodedStringClause {
         asciiTest = ascii?.test
         caseInsensitive = ascii?.matcher.foldsCase ?? false
         negated = ascii?.negated ?? false
+        if asciiTest == .isContained, (1...8).contains(bytes.count) {
+            let words = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: bytes.count)
+            _ = words.initialize(from: bytes.map(ASCIIWordSearch.broadcast))
+            patternWords = words
+        } else {
+            patternWords = nil
+        }
         self.text = text
         self.null = null
     }
 
-    deinit { pattern.deallocate() }
+    deinit {
+        pattern.deallocate()
+        patternWords?.deallocate()
+    }
+
+    /// The answer for the row `bytes` whose value in slot `slot` the clause tests, as
+    /// ``evaluate(_:at:)`` gives it at that slot's offset; nil also when the row holds no
+    /// such slot or the walk to it stops at anything unexpected, for the caller to walk
+    /// the row as usual (which names any damage).
+    @inline(__always)
+    func evaluate(row bytes: UnsafeRawBufferPointer, slot: Int) -> Bool? {
+        guard let offset = PageFileRowCodec.quickSlotOffset(bytes, of: slot) else { return nil }
+        let raw = bytes[offset]
+        // A string of at most 8 bytes in the short form (tags 0x40-0x48) within the row: one word.
+        if let patternWords, let first = patternWords.baseAddress, raw &- PageFileRowCodec.shortStringBase < 9,
+            Int(raw &- PageFileRowCodec.shortStringBase) < bytes.count &- offset,
+            let found = ASCIIWordSearch.isContained(
+                patternWords: first, length: patternWords.count, caseInsensitive: caseInsensitive, in: bytes,
+                start: offset &+ 1, count: Int(raw &- PageFileRowCodec.shortStringBase))
+        {
+            return found != negated
+        }
+        return evaluate(bytes, at: offset)
+    }
 
     /// The answer for the value at `offset` of the row `bytes`, as the clause's encoded test
     /// gives it (`PageFileEncodedClause.evaluate(_:at:)`): nil when the value is not a

@@ -96,9 +96,17 @@ enum PageFileKey {
         return primaryKey(bytes, length: length)
     }
 
-    /// Whether `bytes` is exactly one row-tree key (what a count checks of each row's key).
+    /// Whether `bytes` is exactly one row-tree key (what a scan or a count checks of each
+    /// row's key): ``primaryLength(_:)`` equal to the key's length, read inline from the
+    /// key's two ends (through that call it cost a scan ~35 instructions a row).
     @inline(__always)
-    static func isRowKey(_ bytes: UnsafeRawBufferPointer) -> Bool { primaryLength(bytes) == bytes.count }
+    static func isRowKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let length = bytes.count
+        guard length >= 2, length <= 10, let base = bytes.baseAddress else { return false }
+        let header = base.load(fromByteOffset: length &- 1, as: UInt8.self)
+        let count = header >= 0x80 ? Int(header &- 0x80) : Int(0x7F &- header)
+        return count &+ 2 == length && base.load(as: UInt8.self) == header
+    }
 
     /// The fixed 8-byte key of a sequence number (history records, the next-key record).
     static func sequence(_ value: Int64) -> [UInt8] {

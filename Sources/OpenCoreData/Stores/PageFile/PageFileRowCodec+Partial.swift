@@ -112,6 +112,57 @@ extension PageFileRowCodec {
         return offset == end || count > lastSlot ? count : nil
     }
 
+    /// Where slot `slot`'s value starts in `bytes`, the values before it walked (and so
+    /// checked) as ``quickSlotOffsets(_:into:capacity:through:)`` walks them: a scan testing
+    /// one slot reads it straight from here, and checks its value's extent as it reads it.
+    /// The values rows hold most (small integers, integers, short strings, nil, booleans)
+    /// are skipped here with nothing written per slot; another tag takes the quick walk
+    /// itself. Nil when the row ends before that slot or at anything the quick walk does
+    /// not expect (the caller then takes the walk that names it).
+    @inline(__always)
+    static func quickSlotOffset(_ bytes: UnsafeRawBufferPointer, of slot: Int) -> Int? {
+        let end = bytes.count
+        var offset = 0
+        // The row version: one byte for most rows.
+        if end > 0, bytes[0] < 0x80 {
+            offset = 1
+        } else if StoreByteReader.length(in: bytes, at: &offset) == nil {
+            return nil
+        }
+        var skipped = 0
+        while skipped < slot {
+            guard offset < end else { return nil }
+            let raw = bytes[offset]
+            offset &+= 1
+            if raw >= smallIntegerBase || raw == 0 || raw == 4 || raw == 5 {
+                // A small integer, nil, false, true: the tag alone.
+            } else if raw >= shortStringBase {
+                let length = Int(raw &- shortStringBase)
+                guard length <= end &- offset else { return nil }
+                offset &+= length
+            } else if raw == 1 || raw == 0x10 {
+                // An integer or whole-second date: up to nine varint bytes, as the quick walk skips them.
+                let limit = min(end, offset &+ 9)
+                while true {
+                    guard offset < limit else { return nil }
+                    let byte = bytes[offset]
+                    offset &+= 1
+                    if byte < 0x80 { break }
+                }
+            } else {
+                return withUnsafeTemporaryAllocation(of: Int.self, capacity: slot &+ 1) { offsets in
+                    guard let base = offsets.baseAddress,
+                        let count = quickSlotOffsets(bytes, into: base, capacity: slot &+ 1, through: slot),
+                        count > slot
+                    else { return nil }
+                    return base[slot]
+                }
+            }
+            skipped &+= 1
+        }
+        return offset < end ? offset : nil
+    }
+
     /// Moves `reader` past one tagged value.
     static func skipValue(_ reader: inout StoreByteReader) throws {
         let raw = try reader.byte()
