@@ -66,20 +66,24 @@ struct ObjectKeyTable {
     mutating func object(for key: NSManagedObjectID.Key, orRegister make: () -> NSManagedObject) -> NSManagedObject {
         let probe = Probe(key)
         if (count + 1) * 4 > entries.count * 3 { rebuild(slots: Swift.max(8, entries.count * 2)) }
+        // Probed through a read-only view: a registered object (a refetch) pays no mutable access.
         let shift = Self.shift(entries.count)
-        let (object, added) = entries.withUnsafeMutableBufferPointer { entries -> (NSManagedObject, Bool) in
+        let (found, empty) = entries.withUnsafeBufferPointer { entries -> (NSManagedObject?, Int) in
             let mask = entries.count - 1
             var slot = probe.home(shift: shift)
             while !entries[slot].isEmpty {
-                if probe.matches(entries[slot]) { return (entries[slot].object.unsafelyUnwrapped, false) }
+                if probe.matches(entries[slot]) { return (entries[slot].object, slot) }
                 slot = (slot + 1) & mask
             }
-            let object = make()
-            (entries.baseAddress.unsafelyUnwrapped + slot).initialize(
-                to: Entry(key: probe.key, entity: probe.entity, store: probe.store, object: object))
-            return (object, true)
+            return (nil, slot)
         }
-        if added { count += 1 }
+        if let found { return found }
+        let object = make()
+        entries.withUnsafeMutableBufferPointer { entries in
+            (entries.baseAddress.unsafelyUnwrapped + empty).initialize(
+                to: Entry(key: probe.key, entity: probe.entity, store: probe.store, object: object))
+        }
+        count += 1
         return object
     }
 
