@@ -60,12 +60,30 @@ struct ObjectKeyTable {
         }
     }
 
-    /// The object under `key`, or the one `make` creates, stored under it.
+    /// The object under `key`, or the one `make` creates, stored under it: in the empty slot
+    /// the one probe ended at (the table grows first when one more would make it too full).
+    /// `make` must not register anything (the context's makes an object given no context).
     mutating func object(for key: NSManagedObjectID.Key, orRegister make: () -> NSManagedObject) -> NSManagedObject {
         let probe = Probe(key)
-        if let slot = slot(of: probe) { return entries[slot].object.unsafelyUnwrapped }
+        if (count + 1) * 4 > entries.count * 3 { rebuild(slots: Swift.max(8, entries.count * 2)) }
+        // Probed through a read-only view: a registered object (a refetch) pays no mutable access.
+        let shift = Self.shift(entries.count)
+        let (found, empty) = entries.withUnsafeBufferPointer { entries -> (NSManagedObject?, Int) in
+            let mask = entries.count - 1
+            var slot = probe.home(shift: shift)
+            while !entries[slot].isEmpty {
+                if probe.matches(entries[slot]) { return (entries[slot].object, slot) }
+                slot = (slot + 1) & mask
+            }
+            return (nil, slot)
+        }
+        if let found { return found }
         let object = make()
-        insert(object, for: probe, replacing: false)
+        entries.withUnsafeMutableBufferPointer { entries in
+            (entries.baseAddress.unsafelyUnwrapped + empty).initialize(
+                to: Entry(key: probe.key, entity: probe.entity, store: probe.store, object: object))
+        }
+        count += 1
         return object
     }
 
@@ -99,12 +117,13 @@ struct ObjectKeyTable {
     /// Empties the table, handing each object to `body` as it leaves, in table order: each
     /// slot is visited once and its object moved out of it (no retain, and no second pass
     /// over the slots to release it); `keepingCapacity` keeps the storage for the next round.
-    mutating func removeAll(keepingCapacity: Bool, forEach body: (NSManagedObject) -> Void) {
+    /// `body` gets the table's own reference, so it can tell whether it is the last one.
+    mutating func removeAll(keepingCapacity: Bool, forEach body: (inout NSManagedObject) -> Void) {
         if count > 0 {
             entries.withUnsafeMutableBufferPointer { entries in
                 for slot in entries.indices where !entries[slot].isEmpty {
                     entries[slot].entity = 0
-                    if let object = entries[slot].object.take() { body(object) }
+                    if var object = entries[slot].object.take() { body(&object) }
                 }
             }
         }
@@ -153,7 +172,9 @@ struct ObjectKeyTable {
                 }
                 slot = (slot + 1) & mask
             }
-            entries[slot] = Entry(key: probe.key, entity: probe.entity, store: probe.store, object: object)
+            // An empty slot holds no object: written over, with nothing to release first.
+            (entries.baseAddress.unsafelyUnwrapped + slot).initialize(
+                to: Entry(key: probe.key, entity: probe.entity, store: probe.store, object: object))
             return true
         }
         if added { count += 1 }

@@ -246,8 +246,13 @@ final class ObjectLifecycle {
     /// (visited once, not once here and again when the registry lets go of it).
     func forgetAll(reporting: Bool = true) {
         var taken = context.registry.takeAll()
+        let observed = reporting && isObserved
         taken.removeEach { object in
             if reporting { checkLegal(.forgotten, object) }
+            // The registry's reference is the last one (most objects of a fetch, once its
+            // results are gone) and nothing observes: the object is freed as the closure
+            // returns, and no one can see it forgotten; its deinit lets go of its values.
+            if !observed, isKnownUniquelyReferenced(&object) { return }
             object.managedObjectContext = nil
             Self.releaseValues(of: object)
             if reporting { report(.forgotten, object) }
@@ -272,7 +277,7 @@ final class ObjectLifecycle {
     /// A reset visits every registered object, most of them clean and loaded: the fields
     /// already empty are left alone rather than released and stored again.
     private static func releaseValues(of object: NSManagedObject) {
-        object.values = []
+        object.values = SlotValues()
         object.committed = nil
         if !object.dirtySlots.isEmpty { object.dirtySlots = [] }
         if case .some = object.pendingFault { object.pendingFault = nil }

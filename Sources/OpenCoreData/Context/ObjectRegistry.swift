@@ -90,8 +90,9 @@ struct ObjectRegistry {
         fileprivate let keepsTable: Bool
 
         /// Hands each object to `body` as it leaves (permanent IDs first), moved out of its
-        /// slot: once `body` returns, the object is released.
-        mutating func removeEach(_ body: (NSManagedObject) -> Void) {
+        /// slot: once `body` returns, the object is released (`body` gets the registry's
+        /// reference, so `isKnownUniquelyReferenced` tells whether that frees it).
+        mutating func removeEach(_ body: (inout NSManagedObject) -> Void) {
             permanent.removeAll(keepingCapacity: keepsTable, forEach: body)
             temporary.removeAll(keepingCapacity: false, forEach: body)
         }

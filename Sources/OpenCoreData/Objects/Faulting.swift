@@ -56,6 +56,15 @@ struct ToOneSource {
     let slot: Int
     /// The object the to-one names.
     let destination: NSManagedObject
+    /// Its ID, permanent (so it stays), read once rather than for every loaded row.
+    private let known: NSManagedObjectID
+
+    /// The to-one `slot` naming `destination`, whose ID is permanent.
+    init(slot: Int, destination: NSManagedObject) {
+        self.slot = slot
+        self.destination = destination
+        known = destination.objectID
+    }
 
     /// The object the stored `value` names when it is `destination`; nil otherwise.
     func destination(named value: StoreValue) -> NSManagedObject? {
@@ -66,7 +75,6 @@ struct ToOneSource {
     /// The object the stored reference `id` names when it is `destination`; nil otherwise.
     @inline(__always)
     func destination(naming id: NSManagedObjectID) -> NSManagedObject? {
-        let known = destination.objectID
         guard
             id === known
                 || (id.key == known.key && id.entity === known.entity && !id.isTemporaryID
@@ -92,14 +100,23 @@ extension NSManagedObjectContext {
 
     /// Loads every still-faulted object of `batch` with one store call.
     private func fulfillBatch(_ batch: FaultBatch) {
-        var waiting: [NSManagedObject] = []
+        // The members still waiting, in order: the batch's own list while every member
+        // waits (the common case: no copy, no retain per member), cut where the first one
+        // does not and extended with the later ones that do.
+        var waiting = batch.objects
         var ids: [NSManagedObjectID] = []
-        waiting.reserveCapacity(batch.objects.count)
-        ids.reserveCapacity(batch.objects.count)
-        for object in batch.objects where object.isFault && object.isRegistered(in: self) {
-            if case .batch(let other) = object.pendingFault, other !== batch { continue }
-            waiting.append(object)
-            ids.append(object.objectID)
+        ids.reserveCapacity(waiting.count)
+        var filtering = false
+        for (position, object) in batch.objects.enumerated() {
+            var waits = object.isFault && object.isRegistered(in: self)
+            if waits, case .batch(let other) = object.pendingFault, other !== batch { waits = false }
+            if waits {
+                ids.append(object.objectID)
+                if filtering { waiting.append(object) }
+            } else if !filtering {
+                filtering = true
+                waiting.removeSubrange(position...)
+            }
         }
         // The source only while it is still this context's object (not reset or invalidated since).
         let source = batch.source.flatMap { $0.destination.isRegistered(in: self) ? $0 : nil }

@@ -112,7 +112,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
         self.entity = entity
         self.layout = entity.layout
-        self.values = []
+        self.values = SlotValues()
         super.init()
         // Without a context the object starts as a fault (ObjectState's initial value) that
         // loads its defaults on first access: contexts create objects this way and fill in

@@ -339,10 +339,11 @@ public final class PageFileStore: NSPersistentStore, @unchecked Sendable {
     // MARK: Rows
 
     /// The row codec of this store's model and object IDs: made once (loading the store
-    /// makes it), not a pair of closures per read.
+    /// makes it), not a pair of closures per read; an ID it makes (one per row or member
+    /// read) does not retain and release the store, which outlives every read, again.
     private(set) lazy var codec = PageFileRowCodec(
         entityNamed: { [unowned self] in self.catalog.entity(named: $0) },
-        makeObjectID: { [unowned self] in self.newObjectID(for: $0, key: $1) })
+        makeObjectID: { [unowned(unsafe) self] in self.newObjectID(for: $0, key: $1) })
 
     /// Runs `body` in a read transaction: the running query generation's snapshot of this
     /// store when it has one, else a new transaction on the newest data.
