@@ -10,9 +10,12 @@ extension ObjectLifecycle {
 
     /// Calls `didSave()` of the saved objects and posts `NSManagedObjectContextDidSave`
     /// with them; returns their object IDs, for the contexts that merge the save.
+    ///
+    /// `posted`: the sets of the save's ObjectsDidChange still holding every inserted or
+    /// deleted object (``takePostedChangeSets()``), posted again rather than built anew.
     func finishSave(
         inserted savedInserted: [NSManagedObject], updated savedUpdated: [NSManagedObject],
-        deleted savedDeleted: [NSManagedObject]
+        deleted savedDeleted: [NSManagedObject], posted: PostedChangeSets? = nil
     ) -> SavedChanges {
         let changes = SavedChanges(
             inserted: Self.objectIDs(of: savedInserted), updated: Self.objectIDs(of: savedUpdated),
@@ -23,7 +26,9 @@ extension ObjectLifecycle {
         // Filled right before the post (NotificationUserInfo.swift keeps the storage): a
         // save that a hook above makes fills and empties the buffers first.
         notificationBuffers.fillDidSave(
-            inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, changes: changes)
+            inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, changes: changes,
+            insertedSet: posted?.inserted.flatMap { $0.count == savedInserted.count ? $0 : nil },
+            deletedSet: posted?.deleted.flatMap { $0.count == savedDeleted.count ? $0 : nil })
         NotificationCenter.default.post(
             name: .NSManagedObjectContextDidSave, object: context, userInfo: notificationBuffers.didSaveInfo)
         notificationBuffers.emptyDidSave()
@@ -35,5 +40,63 @@ extension ObjectLifecycle {
     /// standard library's unspecialized `reserveCapacity` (~460).
     static func objectIDs(of objects: [NSManagedObject]) -> [NSManagedObjectID] {
         objects.count == 1 ? [objects[0].objectID] : objects.map(\.objectID)
+    }
+
+    /// Starts keeping the large sets the ObjectsDidChange notifications of a save post
+    /// (``keepPostedChangeSets(inserted:deleted:)``) until ``takePostedChangeSets()``.
+    func beginKeepingPostedChangeSets() {
+        postedChangeSets = PostedChangeSets(membershipChanges: membershipChanges)
+    }
+
+    /// Called by ObjectsDidChange while a save keeps its sets, before the notices are
+    /// cleared: keeps `insertedSet` (`deletedSet`), built from the notice of inserted
+    /// (deleted) objects, when that notice holds exactly the inserted (deleted) objects:
+    /// as many, each of them on the list (an invalidated object is noticed as deleted
+    /// without being on the list).
+    /// Sets at most ``NotificationBuffers/retainedSetCapacity`` are not kept: the buffers
+    /// reuse their storage, and building them again costs little.
+    func keepPostedChangeSets(inserted insertedSet: Set<NSManagedObject>?, deleted deletedSet: Set<NSManagedObject>?) {
+        guard var kept = postedChangeSets else { return }
+        // A list changed since the sets were kept: they may no longer hold it.
+        if kept.membershipChanges != membershipChanges { kept = PostedChangeSets(membershipChanges: membershipChanges) }
+        if let insertedSet, let held = Self.holdingAll(insertedSet, notice: noticeInserted, list: inserted) {
+            kept.inserted = held
+        }
+        if let deletedSet, let held = Self.holdingAll(deletedSet, notice: noticeDeleted, list: deleted) {
+            kept.deleted = held
+        }
+        postedChangeSets = kept
+    }
+
+    /// `set` (built from `notice`) when it is large and `notice` holds every object of `list`.
+    private static func holdingAll(_ set: Set<NSManagedObject>, notice: ObjectSet, list: ObjectSet)
+        -> Set<NSManagedObject>?
+    {
+        guard set.capacity > NotificationBuffers.retainedSetCapacity, set.count == notice.count,
+            notice.count == list.count, notice.allSatisfy({ list.contains($0) })
+        else { return nil }
+        return set
+    }
+
+    /// The kept sets, when the inserted and deleted objects did not change since they
+    /// were kept; stops keeping them.
+    func takePostedChangeSets() -> PostedChangeSets? {
+        defer { postedChangeSets = nil }
+        guard let kept = postedChangeSets, kept.membershipChanges == membershipChanges else { return nil }
+        return kept
+    }
+}
+
+/// The sets a save's ObjectsDidChange posted that hold every inserted (deleted) object of
+/// the context, as its DidSave lists them: a bulk save hashed each of its objects into a
+/// `Set` twice, ~550 instructions an object each time.
+struct PostedChangeSets {
+    /// ``ObjectLifecycle/membershipChanges`` when the sets were kept.
+    var membershipChanges: Int
+    var inserted: Set<NSManagedObject>?
+    var deleted: Set<NSManagedObject>?
+
+    init(membershipChanges: Int) {
+        self.membershipChanges = membershipChanges
     }
 }
