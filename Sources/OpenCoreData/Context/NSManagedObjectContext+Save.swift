@@ -25,7 +25,7 @@ extension NSManagedObjectContext {
         adoptDeliveredPermanentIDs()
         // Its ObjectsDidChange sets of all the inserted or deleted objects serve its DidSave too.
         lifecycle.beginKeepingPostedChangeSets()
-        defer { lifecycle.postedChangeSets = nil }
+        defer { lifecycle.postedChangeSets = PostedChangeSets() }
         processPendingChanges()
         guard hasChanges else { return }
         let started = OpenCoreDataDebugLog.start()
@@ -46,7 +46,7 @@ extension NSManagedObjectContext {
         var stale: [NSManagedObject] = []
         var relinked: [NSManagedObject] = []
         // Taken before the lists are emptied, while they still tell whether the sets hold them.
-        var posted: PostedChangeSets?
+        var posted: (inserted: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?) = (nil, nil)
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
             posted = lifecycle.takePostedChangeSets()

@@ -28,7 +28,9 @@ extension ObjectLifecycle {
             : noticeInserted.isEmpty ? [] : notificationBuffers.set(.inserted, noticeInserted)
         let deletedSet = noticeDeleted.isEmpty ? [] : notificationBuffers.set(.deleted, noticeDeleted)
         // A save's DidSave lists the same objects again (ObjectLifecycle+SaveNotifications.swift).
-        if postedChangeSets != nil {
+        if postedChangeSets.isKeeping,
+            Swift.max(insertedSet.capacity, deletedSet.capacity) > NotificationBuffers.retainedSetCapacity
+        {
             keepPostedChangeSets(inserted: merged.isEmpty ? insertedSet : nil, deleted: deletedSet)
         }
         post(

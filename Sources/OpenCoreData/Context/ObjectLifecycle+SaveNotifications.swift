@@ -15,7 +15,8 @@ extension ObjectLifecycle {
     /// deleted object (``takePostedChangeSets()``), posted again rather than built anew.
     func finishSave(
         inserted savedInserted: [NSManagedObject], updated savedUpdated: [NSManagedObject],
-        deleted savedDeleted: [NSManagedObject], posted: PostedChangeSets? = nil
+        deleted savedDeleted: [NSManagedObject],
+        posted: (inserted: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?) = (nil, nil)
     ) -> SavedChanges {
         let changes = SavedChanges(
             inserted: Self.objectIDs(of: savedInserted), updated: Self.objectIDs(of: savedUpdated),
@@ -27,8 +28,8 @@ extension ObjectLifecycle {
         // save that a hook above makes fills and empties the buffers first.
         notificationBuffers.fillDidSave(
             inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, changes: changes,
-            insertedSet: posted?.inserted.flatMap { $0.count == savedInserted.count ? $0 : nil },
-            deletedSet: posted?.deleted.flatMap { $0.count == savedDeleted.count ? $0 : nil })
+            insertedSet: posted.inserted.flatMap { $0.count == savedInserted.count ? $0 : nil },
+            deletedSet: posted.deleted.flatMap { $0.count == savedDeleted.count ? $0 : nil })
         NotificationCenter.default.post(
             name: .NSManagedObjectContextDidSave, object: context, userInfo: notificationBuffers.didSaveInfo)
         notificationBuffers.emptyDidSave()
@@ -45,45 +46,43 @@ extension ObjectLifecycle {
     /// Starts keeping the large sets the ObjectsDidChange notifications of a save post
     /// (``keepPostedChangeSets(inserted:deleted:)``) until ``takePostedChangeSets()``.
     func beginKeepingPostedChangeSets() {
-        postedChangeSets = PostedChangeSets(membershipChanges: membershipChanges)
+        postedChangeSets = PostedChangeSets(isKeeping: true, membershipChanges: membershipChanges)
     }
 
     /// Called by ObjectsDidChange while a save keeps its sets, before the notices are
-    /// cleared: keeps `insertedSet` (`deletedSet`), built from the notice of inserted
-    /// (deleted) objects, when that notice holds exactly the inserted (deleted) objects:
-    /// as many, each of them on the list (an invalidated object is noticed as deleted
-    /// without being on the list).
-    /// Sets at most ``NotificationBuffers/retainedSetCapacity`` are not kept: the buffers
-    /// reuse their storage, and building them again costs little.
+    /// cleared, with a set above ``NotificationBuffers/retainedSetCapacity`` (smaller ones
+    /// are built again: the buffers reuse their storage): keeps `insertedSet`
+    /// (`deletedSet`), built from the notice of inserted (deleted) objects, when that notice
+    /// holds exactly the inserted (deleted) objects: as many, each of them on the list (an
+    /// invalidated object is noticed as deleted without being on the list).
     func keepPostedChangeSets(inserted insertedSet: Set<NSManagedObject>?, deleted deletedSet: Set<NSManagedObject>?) {
-        guard var kept = postedChangeSets else { return }
+        guard postedChangeSets.isKeeping else { return }
         // A list changed since the sets were kept: they may no longer hold it.
-        if kept.membershipChanges != membershipChanges { kept = PostedChangeSets(membershipChanges: membershipChanges) }
-        if let insertedSet, let held = Self.holdingAll(insertedSet, notice: noticeInserted, list: inserted) {
-            kept.inserted = held
+        if postedChangeSets.membershipChanges != membershipChanges {
+            postedChangeSets = PostedChangeSets(isKeeping: true, membershipChanges: membershipChanges)
         }
-        if let deletedSet, let held = Self.holdingAll(deletedSet, notice: noticeDeleted, list: deleted) {
-            kept.deleted = held
+        if let insertedSet, Self.holdsAll(insertedSet, notice: noticeInserted, list: inserted) {
+            postedChangeSets.inserted = insertedSet
         }
-        postedChangeSets = kept
+        if let deletedSet, Self.holdsAll(deletedSet, notice: noticeDeleted, list: deleted) {
+            postedChangeSets.deleted = deletedSet
+        }
     }
 
-    /// `set` (built from `notice`) when it is large and `notice` holds every object of `list`.
-    private static func holdingAll(_ set: Set<NSManagedObject>, notice: ObjectSet, list: ObjectSet)
-        -> Set<NSManagedObject>?
-    {
-        guard set.capacity > NotificationBuffers.retainedSetCapacity, set.count == notice.count,
-            notice.count == list.count, notice.allSatisfy({ list.contains($0) })
-        else { return nil }
-        return set
+    /// Whether `set` (built from `notice`) is large and `notice` holds exactly the objects of `list`.
+    private static func holdsAll(_ set: Set<NSManagedObject>, notice: ObjectSet, list: ObjectSet) -> Bool {
+        set.capacity > NotificationBuffers.retainedSetCapacity && set.count == notice.count
+            && notice.count == list.count && notice.allSatisfy { list.contains($0) }
     }
 
-    /// The kept sets, when the inserted and deleted objects did not change since they
-    /// were kept; stops keeping them.
-    func takePostedChangeSets() -> PostedChangeSets? {
-        defer { postedChangeSets = nil }
-        guard let kept = postedChangeSets, kept.membershipChanges == membershipChanges else { return nil }
-        return kept
+    /// The kept sets (nil for a kind none is kept of, or all when the inserted or deleted
+    /// objects changed since); stops keeping them.
+    func takePostedChangeSets() -> (inserted: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?) {
+        defer { postedChangeSets = PostedChangeSets() }
+        guard postedChangeSets.isKeeping, postedChangeSets.membershipChanges == membershipChanges else {
+            return (nil, nil)
+        }
+        return (postedChangeSets.inserted, postedChangeSets.deleted)
     }
 }
 
@@ -91,12 +90,10 @@ extension ObjectLifecycle {
 /// the context, as its DidSave lists them: a bulk save hashed each of its objects into a
 /// `Set` twice, ~550 instructions an object each time.
 struct PostedChangeSets {
+    /// Whether a save keeps the sets now.
+    var isKeeping = false
     /// ``ObjectLifecycle/membershipChanges`` when the sets were kept.
-    var membershipChanges: Int
+    var membershipChanges = 0
     var inserted: Set<NSManagedObject>?
     var deleted: Set<NSManagedObject>?
-
-    init(membershipChanges: Int) {
-        self.membershipChanges = membershipChanges
-    }
 }

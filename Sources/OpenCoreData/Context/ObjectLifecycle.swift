@@ -65,7 +65,7 @@ final class ObjectLifecycle {
     @exclusivity(unchecked) private(set) var membershipChanges = 0
     /// While a save runs: the large sets its ObjectsDidChange posted that hold all the
     /// inserted or deleted objects, for its DidSave to post again instead of building them.
-    @exclusivity(unchecked) var postedChangeSets: PostedChangeSets?
+    @exclusivity(unchecked) var postedChangeSets = PostedChangeSets()
     /// Deleted objects whose delete rules have not run yet.
     private(set) var pendingDeletes: [NSManagedObject] = []
     // Changes since the last ObjectsDidChange notification.

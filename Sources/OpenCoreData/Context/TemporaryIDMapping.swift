@@ -28,9 +28,10 @@ struct TemporaryIDMapping: ExpressibleByDictionaryLiteral {
     /// the objects must keep their temporary IDs until then (a save gives them the
     /// permanent ones once its rows are written, after every lookup).
     init(objects: [NSManagedObject], permanentIDs: [NSManagedObjectID]) {
-        precondition(objects.count == permanentIDs.count, "a temporary ID mapping of unpaired objects and IDs")
+        assert(objects.count == permanentIDs.count, "a temporary ID mapping of unpaired objects and IDs")
         if objects.count == 1 {
-            self[objects[0].objectID] = permanentIDs[0]
+            // Held inline without the setter's probe of the (empty) table: a hash per save.
+            first = (objects[0].objectID.registryKey, permanentIDs[0])
         } else if objects.count > 1 {
             unfilled = UnfilledTable(objects: objects, permanentIDs: permanentIDs)
         }

@@ -311,14 +311,12 @@ extension NSManagedObject {
     func storeValues(mapping map: TemporaryIDMapping = [:]) throws -> [StoreValue] {
         fireFaultIfNeeded()
         let current = values
-        // Written in place: reserving an empty array and appending cost ~40 instructions a
-        // slot more, on every row of every save.
-        return try [StoreValue](unsafeUninitializedCapacity: current.count) { buffer, initialized in
-            for slot in current.indices {
-                buffer.initializeElement(at: slot, to: try storeValue(slot: slot, of: current, mapping: map))
-                initialized = slot + 1
-            }
+        var result: [StoreValue] = []
+        result.reserveCapacity(current.count)
+        for slot in current.indices {
+            result.append(try storeValue(slot: slot, of: current, mapping: map))
         }
+        return result
     }
 
     /// The stored form of one slot.
