@@ -27,7 +27,7 @@ struct TemporaryIDMapping: ExpressibleByDictionaryLiteral {
     /// last pair wins for an ID given twice), filled on the first lookup of a temporary ID:
     /// the objects must keep their temporary IDs until then (a save gives them the
     /// permanent ones once its rows are written, after every lookup).
-    init(objects: [NSManagedObject], permanentIDs: [NSManagedObjectID]) {
+    init(objects: __shared [NSManagedObject], permanentIDs: __shared [NSManagedObjectID]) {
         assert(objects.count == permanentIDs.count, "a temporary ID mapping of unpaired objects and IDs")
         if objects.count == 1 {
             // Held inline without the setter's probe of the (empty) table: a hash per save.
@@ -80,7 +80,7 @@ private final class UnfilledTable {
     private let permanentIDs: [NSManagedObjectID]
     private var table: [NSManagedObjectID.Key: NSManagedObjectID]?
 
-    init(objects: [NSManagedObject], permanentIDs: [NSManagedObjectID]) {
+    init(objects: __shared [NSManagedObject], permanentIDs: __shared [NSManagedObjectID]) {
         self.objects = objects
         self.permanentIDs = permanentIDs
     }
