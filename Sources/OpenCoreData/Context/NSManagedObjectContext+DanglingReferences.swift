@@ -46,10 +46,21 @@ extension NSManagedObjectContext {
                 return nil
             }
         }
+        // Rows of one entity follow each other (new objects come in creation order): its
+        // relationship slots are read once per run, and a value is only copied out when it
+        // names a temporary ID (this pass looks at every relationship of every new row).
+        var entity: NSEntityDescription?
+        var relationshipSlots: [Int] = []
         for index in request.insertedRows.indices {
-            let objectID = request.insertedRows[index].objectID
-            let object = index < newObjects.count ? newObjects[index] : nil
-            for slot in objectID.entity.layout.relationshipSlots where slot < request.insertedRows[index].values.count {
+            let rowEntity = request.insertedRows[index].objectID.entity
+            if rowEntity !== entity {
+                entity = rowEntity
+                relationshipSlots = rowEntity.layout.relationshipSlots
+            }
+            for slot in relationshipSlots where slot < request.insertedRows[index].values.count {
+                guard request.insertedRows[index].values[slot].namesTemporaryID else { continue }
+                let objectID = request.insertedRows[index].objectID
+                let object = index < newObjects.count ? newObjects[index] : nil
                 if let value = try settled(
                     request.insertedRows[index].values[slot], slot: slot, of: objectID, object: object)
                 {
@@ -84,5 +95,16 @@ extension NSManagedObjectContext {
                 + "\(destination.uriRepresentation().absoluteString), an object with a temporary ID this save does "
                 + "not insert (inserted in another context and not saved, in no context, or deleted before the save)",
             object: object, key: key, value: value)
+    }
+}
+
+extension StoreValue {
+    /// Whether the value names a destination by a temporary ID.
+    fileprivate var namesTemporaryID: Bool {
+        switch self {
+        case .objectID(let id): id.isTemporaryID
+        case .objectIDs(let ids): ids.contains { $0.isTemporaryID }
+        default: false
+        }
     }
 }

@@ -23,6 +23,9 @@ extension NSManagedObjectContext {
 
     private func saveChanges() throws {
         adoptDeliveredPermanentIDs()
+        // Its ObjectsDidChange sets of all the inserted or deleted objects serve its DidSave too.
+        lifecycle.beginKeepingPostedChangeSets()
+        defer { lifecycle.postedChangeSets = PostedChangeSets() }
         processPendingChanges()
         guard hasChanges else { return }
         let started = OpenCoreDataDebugLog.start()
@@ -42,8 +45,11 @@ extension NSManagedObjectContext {
         // Objects whose row an upsert left other than they hold (see writeChangesToStores).
         var stale: [NSManagedObject] = []
         var relinked: [NSManagedObject] = []
+        // Taken before the lists are emptied, while they still tell whether the sets hold them.
+        var posted: (inserted: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?) = (nil, nil)
         if let parent {
             try pushChanges(into: parent, inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
+            posted = lifecycle.takePostedChangeSets()
             lifecycle.settleSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: [:])
         } else {
             let written = try writeChangesResolvingConflicts(
@@ -55,11 +61,13 @@ extension NSManagedObjectContext {
             savedDeleted.removeAll { !$0.isDeleted }
             // A conflict resolved by discarding an object's changes leaves nothing to report for it.
             savedUpdated.removeAll { !$0.hasDirtySlots }
+            posted = lifecycle.takePostedChangeSets()
             lifecycle.settleSave(
                 inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, versions: versions)
             adoptDerivedVersions(versions, saved: savedUpdated)
         }
-        let changes = lifecycle.finishSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted)
+        let changes = lifecycle.finishSave(
+            inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, posted: posted)
         if OpenCoreDataDebugLog.isOn(1) {
             logSave(inserted: savedInserted, updated: savedUpdated, deleted: savedDeleted, since: started)
         }
@@ -137,7 +145,6 @@ extension NSManagedObjectContext {
     ) throws -> (versions: [NSManagedObjectID: Int64], stale: [NSManagedObject]) {
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.noCoordinator }
         let newObjects = inserted.filter { $0.objectID.isTemporaryID }
-        var mapping: TemporaryIDMapping = [:]
         var permanentIDs: [NSManagedObjectID] = []
         if !newObjects.isEmpty {
             permanentIDs = try coordinator.obtainPermanentIDs(for: newObjects.map(\.entity))
@@ -145,12 +152,9 @@ extension NSManagedObjectContext {
                 throw CoreDataError.make(
                     NSPersistentStoreSaveError, "the store returned the wrong number of object IDs")
             }
-            // Only relationships need the temporary-to-permanent map.
-            if newObjects.first(where: { !$0.layout.relationshipSlots.isEmpty }) != nil {
-                mapping.reserveCapacity(permanentIDs.count)
-                for (object, id) in zip(newObjects, permanentIDs) { mapping[object.objectID] = id }
-            }
         }
+        // Filled when a relationship first names a new object (TemporaryIDMapping.swift).
+        let mapping = TemporaryIDMapping(objects: newObjects, permanentIDs: permanentIDs)
         var request = StoreSaveRequest()
         request.transactionAuthor = transactionAuthor
         request.contextName = name
@@ -162,7 +166,8 @@ extension NSManagedObjectContext {
             request.insertedRows.append(
                 StoreRow(objectID: permanentIDs[index], version: 0, values: try object.storeValues(mapping: mapping)))
         }
-        for object in inserted where !object.objectID.isTemporaryID {
+        // Objects inserted again under their permanent IDs (a merge policy kept them): mostly none.
+        for object in newObjects.count == inserted.count ? [] : inserted where !object.objectID.isTemporaryID {
             request.insertedRows.append(
                 StoreRow(objectID: object.objectID, version: 0, values: try object.storeValues(mapping: mapping)))
         }
@@ -301,6 +306,19 @@ extension ObjectSet {
         let objects = Array(self)
         // One object (a save after each insert) is in order: no keys read or sorted.
         if objects.count < 2 { return objects }
+        // Objects mostly join in creation order: a walk that finds them so sorts nothing.
+        var previous = (rank: Int8.min, key: Int64.min)
+        var ascending = true
+        for object in objects {
+            let id = object.objectID
+            let current = (rank: Int8(id.isTemporaryID ? 0 : 1), key: id.key)
+            if current < previous {
+                ascending = false
+                break
+            }
+            previous = current
+        }
+        if ascending { return objects }
         var order: [(rank: Int8, key: Int64, index: Int32)] = []
         order.reserveCapacity(objects.count)
         for (index, object) in objects.enumerated() {

@@ -88,17 +88,19 @@ struct NotificationBuffers {
         }
     }
 
-    /// Fills DidSave's userInfo: the saved objects of each kind (in the spare sets) and their IDs.
+    /// Fills DidSave's userInfo: the saved objects of each kind (in the spare sets, or
+    /// `insertedSet` and `deletedSet` when given: sets of the same objects) and their IDs.
     mutating func fillDidSave(
-        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], changes: SavedChanges
+        inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], changes: SavedChanges,
+        insertedSet: Set<NSManagedObject>? = nil, deletedSet: Set<NSManagedObject>? = nil
     ) {
         let form = NotificationUserInfo.didSave
         var info = didSave ?? form.emptied
         didSave = nil
         // An empty kind is the empty set (no storage): a save mostly inserts or updates.
-        form.set(inserted.isEmpty ? [] : set(.inserted, inserted), at: 0, in: &info)
+        form.set(inserted.isEmpty ? [] : insertedSet ?? set(.inserted, inserted), at: 0, in: &info)
         form.set(updated.isEmpty ? [] : set(.updated, updated), at: 1, in: &info)
-        form.set(deleted.isEmpty ? [] : set(.deleted, deleted), at: 2, in: &info)
+        form.set(deleted.isEmpty ? [] : deletedSet ?? set(.deleted, deleted), at: 2, in: &info)
         form.set(changes, at: 3, in: &info)
         didSave = info
     }

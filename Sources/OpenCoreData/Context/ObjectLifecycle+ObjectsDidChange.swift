@@ -22,14 +22,22 @@ extension ObjectLifecycle {
             }
             return
         }
+        let insertedSet =
+            !merged.isEmpty
+            ? noticeInserted.asSet.union(merged)
+            : noticeInserted.isEmpty ? [] : notificationBuffers.set(.inserted, noticeInserted)
+        let deletedSet = noticeDeleted.isEmpty ? [] : notificationBuffers.set(.deleted, noticeDeleted)
+        // A save's DidSave lists the same objects again (ObjectLifecycle+SaveNotifications.swift).
+        if postedChangeSets.isKeeping,
+            Swift.max(insertedSet.capacity, deletedSet.capacity) > NotificationBuffers.retainedSetCapacity
+        {
+            keepPostedChangeSets(inserted: merged.isEmpty ? insertedSet : nil, deleted: deletedSet)
+        }
         post(
             ObjectChanges(
-                inserted: !merged.isEmpty
-                    ? noticeInserted.asSet.union(merged)
-                    : noticeInserted.isEmpty ? [] : notificationBuffers.set(.inserted, noticeInserted),
+                inserted: insertedSet,
                 updated: noticeUpdated.isEmpty ? [] : notificationBuffers.set(.updated, noticeUpdated),
-                deleted: noticeDeleted.isEmpty ? [] : notificationBuffers.set(.deleted, noticeDeleted),
-                refreshed: refreshed),
+                deleted: deletedSet, refreshed: refreshed),
             mergedObjectIDs: mergedObjectIDs)
         // The changes are gone with the call: the buffers' sets are held by nothing else.
         notificationBuffers.emptyObjectsDidChange()

@@ -51,11 +51,21 @@ final class ObjectLifecycle {
     var context: NSManagedObjectContext { owner.unsafelyUnwrapped }
 
     /// Objects inserted since the last save (not those deleted again).
-    @exclusivity(unchecked) private(set) var inserted = ObjectSet()
+    @exclusivity(unchecked) private(set) var inserted = ObjectSet() {
+        didSet { membershipChanges &+= 1 }
+    }
     /// Objects changed since the last save; some may have had their changes discarded.
     @exclusivity(unchecked) private(set) var updated = ObjectSet()
     /// Stored objects deleted since the last save.
-    @exclusivity(unchecked) private(set) var deleted = ObjectSet()
+    @exclusivity(unchecked) private(set) var deleted = ObjectSet() {
+        didSet { membershipChanges &+= 1 }
+    }
+    /// Counts the changes of `inserted` and `deleted`: a set of their objects built for a
+    /// notification still holds them while the count stays (ObjectLifecycle+SaveNotifications.swift).
+    @exclusivity(unchecked) private(set) var membershipChanges = 0
+    /// While a save runs: the large sets its ObjectsDidChange posted that hold all the
+    /// inserted or deleted objects, for its DidSave to post again instead of building them.
+    @exclusivity(unchecked) var postedChangeSets = PostedChangeSets()
     /// Deleted objects whose delete rules have not run yet.
     private(set) var pendingDeletes: [NSManagedObject] = []
     // Changes since the last ObjectsDidChange notification.
