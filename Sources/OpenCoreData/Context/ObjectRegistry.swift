@@ -111,15 +111,22 @@ struct ObjectRegistry {
     /// Moves each of `moved` from its temporary key `from` to its permanent key `to`
     /// (the objects are the ones registered under `from`, which are all distinct):
     /// the temporary table is dropped whole when they are all of it.
+    /// The entries are read in place through a buffer pointer, one field at a time: a loop
+    /// over the array copied each `(Key, Key, NSManagedObject)` out whole (an outlined copy
+    /// with a retain, and its destroy) in each of the three passes.
     mutating func rekey(_ moved: [(from: NSManagedObjectID.Key, to: NSManagedObjectID.Key, object: NSManagedObject)]) {
         permanent.reserveCapacity(permanent.count + moved.count)
-        var leaving = 0
-        for entry in moved where entry.from.isTemporary && temporary[entry.from] === entry.object { leaving += 1 }
-        if leaving == temporary.count {
-            temporary = ObjectKeyTable()
-        } else {
-            for entry in moved where entry.from.isTemporary { temporary[entry.from] = nil }
+        moved.withUnsafeBufferPointer { moved in
+            var leaving = 0
+            for index in moved.indices where moved[index].from.isTemporary {
+                if temporary[moved[index].from] === moved[index].object { leaving += 1 }
+            }
+            if leaving == temporary.count {
+                temporary = ObjectKeyTable()
+            } else {
+                for index in moved.indices where moved[index].from.isTemporary { temporary[moved[index].from] = nil }
+            }
+            for index in moved.indices { self[moved[index].to] = moved[index].object }
         }
-        for entry in moved { self[entry.to] = entry.object }
     }
 }

@@ -65,6 +65,12 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
     let plainAttributeBySlot: [Bool]
     /// For each attribute slot: its type, read once (the description's property is dynamically dispatched).
     let attributeTypeBySlot: [NSAttributeType?]
+    /// For each slot: how a save stores it, one table read per slot of every saved object
+    /// (``SlotStoreForm``).
+    let storeFormBySlot: [SlotStoreForm]
+    /// The relationship slots whose delete rule is deny, in slot order: the only ones
+    /// `validateForDelete()` checks (most entities have none).
+    let denySlots: [Int]
     /// The stored transformable attribute slots, whose bytes a fetch decodes before it
     /// hands out objects (so damaged bytes fail the fetch, not a later property read).
     let transformableSlots: [Int]
@@ -147,6 +153,8 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         self.transientBySlot = properties.map(\.isTransient)
         self.hasPredicatesBySlot = properties.map { !$0.validationPredicates.isEmpty }
         self.attributeTypeBySlot = properties.map { ($0 as? NSAttributeDescription)?.attributeType }
+        self.storeFormBySlot = properties.map(SlotStoreForm.init)
+        self.denySlots = relationshipSlots.filter { relationshipBySlot[$0]?.deleteRule == .denyDeleteRule }
         self.transformableSlots = properties.indices.filter {
             !properties[$0].isTransient
                 && (properties[$0] as? NSAttributeDescription)?.attributeType == .transformableAttributeType
@@ -207,5 +215,28 @@ final class EntityLayout: KeyValueSchema, @unchecked Sendable {
         }
         if let type = NSClassFromString(name) as? NSManagedObject.Type { return type }
         return NSManagedObject.self
+    }
+}
+
+/// How a save stores one slot of an object, read from the layout instead of the property's
+/// description (whose properties are dynamically dispatched).
+enum SlotStoreForm {
+    /// A stored attribute of this type.
+    case attribute(NSAttributeType)
+    /// A to-one relationship.
+    case toOne
+    /// A to-many relationship.
+    case toMany
+    /// Nothing stored: a transient attribute, or neither an attribute nor a relationship.
+    case none
+
+    init(_ property: NSPropertyDescription) {
+        if let attribute = property as? NSAttributeDescription {
+            self = attribute.isTransient ? .none : .attribute(attribute.attributeType)
+        } else if let relationship = property as? NSRelationshipDescription {
+            self = relationship.isToMany ? .toMany : .toOne
+        } else {
+            self = .none
+        }
     }
 }

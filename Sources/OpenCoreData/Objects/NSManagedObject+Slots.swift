@@ -310,13 +310,35 @@ extension NSManagedObject {
 
     /// The object's values in stored form (relationships as object IDs), for a store row
     /// or a child context. `map` replaces IDs (temporary to permanent at save).
+    ///
+    /// A stored attribute whose value is of its type's canonical case, and a to-one holding
+    /// its object, are stored straight from the slot, read in place (no copy of the value),
+    /// after one read of the layout's per-slot form; every other slot goes through
+    /// ``storeValue(slot:of:mapping:)``, which gives the same for those two.
     func storeValues(mapping map: TemporaryIDMapping = [:]) throws -> [StoreValue] {
         fireFaultIfNeeded()
         let current = values
+        let forms = layout.storeFormBySlot
         var result: [StoreValue] = []
         result.reserveCapacity(current.count)
-        for slot in current.indices {
-            result.append(try storeValue(slot: slot, of: current, mapping: map))
+        try current.storage.withUnsafeBufferPointer { slots in
+            for slot in slots.indices {
+                switch slot < forms.count ? forms[slot] : .none {
+                case .attribute(let type):
+                    if let stored = slots[slot].canonicalStoreValue(of: type) {
+                        result.append(stored)
+                        continue
+                    }
+                case .toOne:
+                    if case .object(let destination) = slots[slot] {
+                        let id = destination.objectID
+                        result.append(.objectID(map[id] ?? id))
+                        continue
+                    }
+                case .toMany, .none: break
+                }
+                result.append(try storeValue(slot: slot, of: current, mapping: map))
+            }
         }
         return result
     }
@@ -358,7 +380,9 @@ extension NSManagedObject {
             let mapped = unresolved.applyingEdits(to: ids, mapping: map)
             return toMany ? .objectIDs(mapped) : mapped.first.map { .objectID($0) } ?? .null
         case .object(let destination):
-            return toMany ? .objectIDs([]) : .objectID(map[destination.objectID] ?? destination.objectID)
+            if toMany { return .objectIDs([]) }
+            let id = destination.objectID
+            return .objectID(map[id] ?? id)
         case .objects(let set):
             return toMany ? .objectIDs(set.map { map[$0.objectID] ?? $0.objectID }) : .null
         case .orderedObjects(let array):

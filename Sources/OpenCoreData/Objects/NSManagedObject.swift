@@ -236,10 +236,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult, KeyValueReadable {
     ///
     /// - Throws: `NSValidationRelationshipDeniedDeleteError` (1600) naming the relationship.
     open func validateForDelete() throws {
+        // Only the deny slots, from the layout: reading each relationship's rule cost a
+        // dynamically dispatched property read per relationship of every deleted object.
+        let denySlots = layout.denySlots
+        if denySlots.isEmpty { return }
         var errors: [Error] = []
-        for slot in layout.relationshipSlots {
-            guard let relationship = layout.relationshipBySlot[slot], relationship.deleteRule == .denyDeleteRule
-            else { continue }
+        for slot in denySlots {
+            guard let relationship = layout.relationshipBySlot[slot] else { continue }
             let remaining = destinations(slot).filter { !$0.isDeleted }
             if !remaining.isEmpty {
                 errors.append(
