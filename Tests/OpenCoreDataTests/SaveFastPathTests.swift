@@ -214,4 +214,36 @@ import Testing
         context.delete(object)
         try context.save()
     }
+
+    /// A slot that cannot be stored (a transformer that does not make data) fails the
+    /// stored values after the slots before it were built, and those are let go of; the
+    /// same object stores once the value is fixed.
+    @Test func aSlotThatCannotBeStoredFailsTheStoredValues() throws {
+        let notData = "SaveFastPathTests.notData"
+        ValueTransformer.setValueTransformer(NotDataTransformer(), forName: NSValueTransformerName(notData))
+        defer { ValueTransformer.setValueTransformer(nil, forName: NSValueTransformerName(notData)) }
+        let entity = NSEntityDescription()
+        entity.name = "Holder"
+        let payload = TestStack.attribute("payload", .transformableAttributeType)
+        payload.valueTransformerName = notData
+        entity.properties = [
+            TestStack.attribute("name", .stringAttributeType), payload,
+            TestStack.attribute("after", .stringAttributeType),
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let context = TestStack.context(try TestStack.coordinator(model: model))
+        let object = NSEntityDescription.insertNewObject(forEntityName: "Holder", into: context)
+        object.setValue("a name long enough to live in its own allocation", forKey: "name")
+        object.setValue(["x"], forKey: "payload")
+        object.setValue("after", forKey: "after")
+        #expect(throws: (any Error).self) { try object.storeValues() }
+        #expect(throws: (any Error).self) { try context.save() }
+        object.setValue(nil, forKey: "payload")
+        #expect(
+            try object.storeValues() == [
+                .string("a name long enough to live in its own allocation"), .null, .string("after"),
+            ])
+        try context.save()
+    }
 }

@@ -319,28 +319,33 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         let current = values
         let forms = layout.storeFormBySlot
-        var result: [StoreValue] = []
-        result.reserveCapacity(current.count)
-        try current.storage.withUnsafeBufferPointer { slots in
-            for slot in slots.indices {
-                switch slot < forms.count ? forms[slot] : .none {
-                case .attribute(let type):
-                    if let stored = slots[slot].canonicalStoreValue(of: type) {
-                        result.append(stored)
-                        continue
+        // The result is allocated at its size and filled in place (a reserved empty array
+        // went through the general grow path, ~330 instructions per object).
+        return try current.storage.withUnsafeBufferPointer { slots in
+            try [StoreValue](unsafeUninitializedCapacity: slots.count) { result, initialized in
+                guard let base = result.baseAddress else { return }
+                for slot in slots.indices {
+                    let stored: StoreValue
+                    switch slot < forms.count ? forms[slot] : .none {
+                    case .attribute(let type):
+                        stored =
+                            try slots[slot].canonicalStoreValue(of: type)
+                            ?? storeValue(slot: slot, of: current, mapping: map)
+                    case .toOne:
+                        if case .object(let destination) = slots[slot] {
+                            let id = destination.objectID
+                            stored = .objectID(map[id] ?? id)
+                        } else {
+                            stored = try storeValue(slot: slot, of: current, mapping: map)
+                        }
+                    case .toMany, .none:
+                        stored = try storeValue(slot: slot, of: current, mapping: map)
                     }
-                case .toOne:
-                    if case .object(let destination) = slots[slot] {
-                        let id = destination.objectID
-                        result.append(.objectID(map[id] ?? id))
-                        continue
-                    }
-                case .toMany, .none: break
+                    (base + slot).initialize(to: stored)
+                    initialized += 1
                 }
-                result.append(try storeValue(slot: slot, of: current, mapping: map))
             }
         }
-        return result
     }
 
     /// The stored form of one slot.
