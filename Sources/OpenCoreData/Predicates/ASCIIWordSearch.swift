@@ -69,12 +69,13 @@ enum ASCIIWordSearch {
     /// ``isContained(patternWords:length:caseInsensitive:in:start:count:)``).
     static func broadcast(_ byte: UInt8) -> UInt64 { ones &* UInt64(byte) }
 
-    /// ``isContained(pattern:caseInsensitive:utf8:)`` for a subject of at most 8 bytes and a
-    /// pattern of 1 to 8, given as `length` words each holding one of its folded bytes in
-    /// every byte (``broadcast(_:)``): the subject is one word, tested in one pass with no
-    /// byte compared twice. The subject is the `count` bytes at `start` of `bytes`; when
+    /// ``isContained(pattern:caseInsensitive:utf8:)`` for a pattern of 1 to 8 bytes, given
+    /// as `length` words each holding one of its folded bytes in every byte
+    /// (``broadcast(_:)``), in the subject of `count` bytes at `start` of `bytes`. A subject
+    /// of at most 8 bytes is one word, tested in one pass with no byte compared twice; when
     /// it ends 8 or more bytes into `bytes`, the word read is the 8 bytes ending it (the
-    /// bytes before it shifted out), so a scan reads a row's string with one load.
+    /// bytes before it shifted out), so a scan reads a row's string with one load. A longer
+    /// subject is read in windows of 8 (``isContained(patternWords:length:caseInsensitive:inLong:count:)``).
     ///
     /// Each pattern byte marks the subject's bytes equal to it, shifted back by its place
     /// in the pattern: the marks left in every pattern byte's set are the match starts,
@@ -86,6 +87,11 @@ enum ASCIIWordSearch {
         start: Int, count: Int
     ) -> Bool? {
         guard count > 0, let base = bytes.baseAddress else { return false }
+        if count > 8 {
+            return isContained(
+                patternWords: patternWords, length: length, caseInsensitive: caseInsensitive, inLong: base + start,
+                count: count)
+        }
         let end = start &+ count
         let word: UInt64
         if end >= 8 {
@@ -105,6 +111,42 @@ enum ASCIIWordSearch {
             index &+= 1
         }
         return starts != 0
+    }
+
+    /// The one-word test of a subject of more than 8 bytes at `base` (a pattern of 1 to 8):
+    /// windows of 8 bytes stepping by 9 - `length`, each searched for the starts where the
+    /// whole pattern lies inside it (0 through 8 - `length`), so every start of the subject
+    /// is searched in some window; the last window ends at the subject's end. After a match
+    /// the windows step by 8, only to check the rest of the subject: any byte >= 0x80 or
+    /// CR answers nil, as in the short form.
+    static func isContained(
+        patternWords: UnsafePointer<UInt64>, length: Int, caseInsensitive: Bool, inLong base: UnsafeRawPointer,
+        count: Int
+    ) -> Bool? {
+        let step = 9 &- length
+        let fits = highs &>> UInt64(8 &* (length &- 1))
+        let last = count &- 8
+        var hazards: UInt64 = 0
+        var found = false
+        var offset = 0
+        while true {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            // Exact for a plain word; a word with a byte >= 0x80 marks itself whatever its carries.
+            hazards |= word & highs | zeroBytes(word ^ carriageReturns)
+            if !found {
+                let subject = caseInsensitive ? folded(word) : word
+                var starts = fits
+                var index = 0
+                while index < length, starts != 0 {
+                    starts &= zeroBytes(subject ^ patternWords[index]) &>> UInt64(8 &* index)
+                    index &+= 1
+                }
+                found = starts != 0
+            }
+            if offset == last { break }
+            offset = min(offset &+ (found ? 8 : step), last)
+        }
+        return hazards == 0 ? found : nil
     }
 
     /// Whether a match starts in the window `word` at `offset` (at most at `lastStart`).

@@ -4,8 +4,8 @@
 // ASCII subjects are answered byte by byte on the folded pattern's bytes, kept in memory
 // this object owns; any other subject takes the operator's own String test. A scan asks
 // a lone clause about a whole row (`evaluate(row:slot:)`): the slot is found without
-// noting the offsets of the slots before it, and CONTAINS of a short pattern in a short
-// string (a name) is one word's test.
+// noting the offsets of the slots before it, and CONTAINS of a pattern of at most 8 bytes
+// in a string of at most 63 (the short form) is one word's test, or one per 8-byte window.
 import Foundation
 
 /// `==`, `!=`, BEGINSWITH, ENDSWITH, CONTAINS or LIKE of a constant string, on encoded rows.
@@ -58,8 +58,9 @@ final class PageFileEncodedStringClause {
     func evaluate(row bytes: UnsafeRawBufferPointer, slot: Int) -> Bool? {
         guard let offset = PageFileRowCodec.quickSlotOffset(bytes, of: slot) else { return nil }
         let raw = bytes[offset]
-        // A string of at most 8 bytes in the short form (tags 0x40-0x48) within the row: one word.
-        if let patternWords, let first = patternWords.baseAddress, raw &- PageFileRowCodec.shortStringBase < 9,
+        // A string in the short form (tags 0x40-0x7F, at most 63 bytes) within the row: one
+        // word for at most 8 bytes, windows of 8 for more.
+        if let patternWords, let first = patternWords.baseAddress, raw &- PageFileRowCodec.shortStringBase < 0x40,
             Int(raw &- PageFileRowCodec.shortStringBase) < bytes.count &- offset,
             let found = ASCIIWordSearch.isContained(
                 patternWords: first, length: patternWords.count, caseInsensitive: caseInsensitive, in: bytes,
