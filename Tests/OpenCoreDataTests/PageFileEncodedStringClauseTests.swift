@@ -123,7 +123,8 @@ import Testing
             let actual = words.withUnsafeBufferPointer { words in
                 bytes.withUnsafeBytes { buffer in
                     ASCIIWordSearch.isContained(
-                        patternWords: words.baseAddress!, length: words.count, caseInsensitive: caseInsensitive,
+                        patternWords: words.baseAddress!, packed: ASCIIWordSearch.packed(folded), length: words.count,
+                        caseInsensitive: caseInsensitive,
                         in: buffer, start: prefix.count, count: subject.count)
                 }
             }
@@ -153,13 +154,15 @@ import Testing
             for length in 1...8 {
                 let pattern = Array(letters.prefix(length))
                 for caseInsensitive in [false, true] {
-                    let words = pattern.map { ASCIIWordSearch.broadcast(ASCIIStringMatcher.lowercased($0)) }
+                    let folded = pattern.map(ASCIIStringMatcher.lowercased)
+                    let words = folded.map(ASCIIWordSearch.broadcast)
                     func search(_ subject: [UInt8]) -> Bool? {
                         let bytes = [0xFF, 0x80] + subject + [0xC3, 0xFF, 0x0D]
                         return words.withUnsafeBufferPointer { words in
                             bytes.withUnsafeBytes {
                                 ASCIIWordSearch.isContained(
-                                    patternWords: words.baseAddress!, length: length,
+                                    patternWords: words.baseAddress!, packed: ASCIIWordSearch.packed(folded),
+                                    length: length,
                                     caseInsensitive: caseInsensitive, in: $0, start: 2, count: subject.count)
                             }
                         }
