@@ -392,6 +392,67 @@ struct PageFileEncodedScanTests {
         #expect(stoppedBeforeDamage > 100, "\(stoppedBeforeDamage) rows damaged only past the slots read")
     }
 
+    /// The one-slot walk skips an integer's varint with one 8-byte load where the row holds
+    /// 8 more bytes, else byte by byte: for varints of every length 1-11 (terminated or not),
+    /// at every distance from the row's end, behind and before other values, the slot it
+    /// finds is the checked reader's, and it finds none the reader does not reach.
+    @Test func oneSlotWalkSkipsVarintsOfEveryLengthAsTheCheckedReader() {
+        var random = SeededRandom(environmentOr: 6_363)
+        var reached = 0
+        var refused = 0
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = random.chance(0.9) ? [3] : [0x83, 0x01]
+            for _ in 0..<random.int(in: 1...4) {
+                switch random.int(in: 0...5) {
+                case 0: bytes.append(UInt8(random.int(in: 0x80...0xFF)))  // a small integer
+                case 1: bytes += [0x42, 0x61, 0x62]  // "ab"
+                case 2: bytes.append(random.pick([0, 4, 5]))
+                default:
+                    // An integer or whole-second date: 0-10 continuation bytes, then (mostly) a last byte.
+                    bytes.append(random.pick([1, 0x10]))
+                    for _ in 0..<random.int(in: 0...10) { bytes.append(UInt8(random.int(in: 0x80...0xFF))) }
+                    if random.chance(0.9) { bytes.append(UInt8(random.int(in: 0...0x7F))) }
+                }
+            }
+            for _ in 0..<random.int(in: 0...12) { bytes.append(UInt8(random.int(in: 0...0xFF))) }
+            let slot = random.int(in: 0...4)
+            // The checked reader's offsets of the slots before `slot` and of `slot` itself.
+            let expected = bytes.withUnsafeBytes { buffer -> [Int] in
+                var reader = StoreByteReader(row: buffer)
+                guard (try? reader.varint()) != nil else { return [] }
+                var found: [Int] = []
+                while !reader.isAtEnd, found.count <= slot {
+                    found.append(reader.offset)
+                    if found.count <= slot {
+                        guard (try? PageFileRowCodec.skipValue(&reader)) != nil else { break }
+                    }
+                }
+                return found
+            }
+            let quick = bytes.withUnsafeBytes { PageFileRowCodec.quickSlotOffset($0, of: slot) }
+            if let quick {
+                reached += 1
+                #expect(
+                    expected.count == slot + 1 && expected.last == quick,
+                    "slot \(slot) at \(quick) of \(bytes), the reader's \(expected) (\(random.replayHint))")
+            } else {
+                refused += 1
+                // The quick walk refuses only what the reader refuses (before the slot, or in
+                // the slot's own value for a tag it hands to the whole walk), or a varint of 10 bytes.
+                let ownValue = bytes.withUnsafeBytes { buffer in
+                    var reader = StoreByteReader(row: buffer, from: expected.last ?? 0)
+                    return (try? PageFileRowCodec.skipValue(&reader)) != nil
+                }
+                // A varint of 10 bytes (which the reader takes and the quick walks leave to it).
+                let longVarint = zip(expected, expected.dropFirst()).contains { $1 - $0 > 10 }
+                #expect(
+                    expected.count <= slot || !ownValue || longVarint,
+                    "slot \(slot) refused in \(bytes), the reader's \(expected) (\(random.replayHint))")
+            }
+        }
+        #expect(reached > 5_000 && refused > 2_000, "\(reached) reached, \(refused) refused")
+    }
+
     /// The byte-level string tests (the two-byte filter of CONTAINS, prefixes, suffixes,
     /// equality; with and without [c] and [d]) on encoded rows answer what the compiled
     /// predicate answers on the decoded row: subjects and patterns mix ASCII letters whose

@@ -81,10 +81,11 @@ import Testing
         }
     }
 
-    /// The one-word CONTAINS against a plain byte loop: subjects of 0 to 8 bytes after 0 to
-    /// 9 bytes of anything (read with the subject when it ends 8 or more bytes in, and
-    /// which must not count), patterns of 1 to 8 bytes holding NUL and the bytes around
-    /// A-Z and a-z; nil exactly when the subject holds a byte >= 0x80 or CR.
+    /// The one-word CONTAINS against a plain byte loop: subjects of 0 to 40 bytes (one word
+    /// up to 8, windows past that) after 0 to 9 bytes of anything (read with the subject
+    /// when it ends 8 or more bytes in, and which must not count), patterns of 1 to 8 bytes
+    /// holding NUL and the bytes around A-Z and a-z; nil exactly when the subject holds a
+    /// byte >= 0x80 or CR.
     @Test func oneWordContainsAgreesWithAByteLoop() {
         var random = SeededRandom(environmentOr: 2_828)
         let subjectBytes: [UInt8] = Array("sStT1aA@[`{zZ".utf8) + [0x00, 0x0A, 0x0D, 0x7F, 0xC3, 0xA9, 0xFF]
@@ -94,7 +95,7 @@ import Testing
         var refused = 0
         for _ in 0..<40_000 {
             let prefix = random.bytes(random.int(in: 0...9))
-            var subject = (0..<random.int(in: 0...8)).map { _ in
+            var subject = (0..<random.int(in: random.chance(0.5) ? 0...8 : 9...40)).map { _ in
                 random.chance(0.9) ? random.pick(subjectBytes.prefix(13)) : random.pick(subjectBytes)
             }
             if random.chance(0.02) { subject = [] }
@@ -122,7 +123,8 @@ import Testing
             let actual = words.withUnsafeBufferPointer { words in
                 bytes.withUnsafeBytes { buffer in
                     ASCIIWordSearch.isContained(
-                        patternWords: words.baseAddress!, length: words.count, caseInsensitive: caseInsensitive,
+                        patternWords: words.baseAddress!, packed: ASCIIWordSearch.packed(folded), length: words.count,
+                        caseInsensitive: caseInsensitive,
                         in: buffer, start: prefix.count, count: subject.count)
                 }
             }
@@ -137,6 +139,69 @@ import Testing
         }
         #expect(
             found > 5_000 && missed > 5_000 && refused > 2_000, "\(found) found, \(missed) missed, \(refused) refused")
+    }
+
+    /// The windowed CONTAINS of subjects over 8 bytes, exhaustively: a pattern of every
+    /// length 1-8 placed at every start of a subject of every length 9-40 is found (in its
+    /// case, and in the other case under [c]); with its last byte changed, or flipped by
+    /// 0x20 where that is not a case ('@' and '`'), it is not; a byte >= 0x80 or CR at any
+    /// place answers nil, found or not. The subject lies between bytes >= 0x80: a window
+    /// read past either end would answer nil.
+    @Test func longSubjectsFindEveryStartAndRefuseEveryHazard() {
+        let letters = Array("ab@defgh".utf8)
+        var checked = 0
+        for count in 9...40 {
+            for length in 1...8 {
+                let pattern = Array(letters.prefix(length))
+                for caseInsensitive in [false, true] {
+                    let folded = pattern.map(ASCIIStringMatcher.lowercased)
+                    let words = folded.map(ASCIIWordSearch.broadcast)
+                    func search(_ subject: [UInt8]) -> Bool? {
+                        let bytes = [0xFF, 0x80] + subject + [0xC3, 0xFF, 0x0D]
+                        return words.withUnsafeBufferPointer { words in
+                            bytes.withUnsafeBytes {
+                                ASCIIWordSearch.isContained(
+                                    patternWords: words.baseAddress!, packed: ASCIIWordSearch.packed(folded),
+                                    length: length,
+                                    caseInsensitive: caseInsensitive, in: $0, start: 2, count: subject.count)
+                            }
+                        }
+                    }
+                    for start in 0...(count - length) {
+                        var subject = [UInt8](repeating: 0x78, count: count)
+                        let placed = caseInsensitive ? pattern.map { $0 == 0x40 ? $0 : $0 ^ 0x20 } : pattern
+                        subject.replaceSubrange(start..<(start + length), with: placed)
+                        #expect(search(subject) == true, "\(pattern) at \(start) of \(count), [c] \(caseInsensitive)")
+                        var changed = subject
+                        changed[start + length - 1] = 0x79
+                        #expect(search(changed) == false, "\(changed), [c] \(caseInsensitive)")
+                        if length >= 3 {
+                            changed = subject
+                            changed[start + 2] = 0x60  // '`' for '@': not the same letter in either case
+                            #expect(search(changed) == false, "\(changed), [c] \(caseInsensitive)")
+                        }
+                        let hazardAt = (start * 7 + length) % count
+                        for hazard: UInt8 in [0x0D, 0x80, 0xC3, 0xFF] {
+                            var hazardous = subject
+                            hazardous[hazardAt] = hazard
+                            #expect(search(hazardous) == nil, "\(hazardous), [c] \(caseInsensitive)")
+                        }
+                        checked += 1
+                    }
+                    // A hazard at every place, before, inside and after a match.
+                    var subject = [UInt8](repeating: 0x78, count: count)
+                    subject.replaceSubrange(0..<length, with: pattern)
+                    for place in 0..<count {
+                        var hazardous = subject
+                        hazardous[place] = 0x0D
+                        #expect(search(hazardous) == nil, "\(hazardous), [c] \(caseInsensitive)")
+                        hazardous[place] = 0xE9
+                        #expect(search(hazardous) == nil, "\(hazardous), [c] \(caseInsensitive)")
+                    }
+                }
+            }
+        }
+        #expect(checked > 5_000)
     }
 
     /// A lone string clause's answer from the whole row (``PageFileEncodedPredicate/evaluate(row:slots:codec:)``,
@@ -168,12 +233,13 @@ import Testing
         let slots = PageFileRowSlots(capacity: 3)
         var direct = 0
         var oneWord = 0
+        var windowed = 0
         var compared = 0
         for step in 0..<10_000 {
             let key = random.pick(["name", "note"])
             let slot = key == "name" ? 0 : 5
             var subject = text(0...9)
-            if random.chance(0.15) { subject = text(9...30) }
+            if random.chance(0.3) { subject = text(9...40) }
             var pattern = text(0...3)
             if random.chance(0.5), !subject.isEmpty {
                 let characters = Array(subject)
@@ -228,10 +294,10 @@ import Testing
                     Issue.record("the walk fails but the direct test answers: \(hint)")
                 }
                 let utf8 = subject.utf8
-                if op == "CONTAINS", case .string = values[slot], width > slot, utf8.count <= 8,
+                if op == "CONTAINS", case .string = values[slot], width > slot, utf8.count <= 63,
                     (1...8).contains(pattern.utf8.count)
                 {
-                    oneWord += 1
+                    if utf8.count > 8 { windowed += 1 } else { oneWord += 1 }
                 }
             }
             guard !damaged else { continue }
@@ -247,7 +313,9 @@ import Testing
             default: Issue.record("compiled \(expected) but the row's test \(scanned): \(hint)")
             }
         }
-        #expect(direct > 3_000 && oneWord > 1_000 && compared > 5_000, "\(direct) direct, \(oneWord) in one word")
+        #expect(
+            direct > 3_000 && oneWord > 1_000 && windowed > 300 && compared > 5_000,
+            "\(direct) direct, \(oneWord) in one word, \(windowed) in windows")
     }
 
     /// Row-tree keys checked inline (``PageFileKey/isRowKey(_:)``, every scanned row) agree

@@ -45,6 +45,8 @@ struct Probe: Sendable {
         Probe(name: "object-range-prefetch", operations: 200, run: ProbeRuns.rangePrefetch),
         Probe(name: "object-count-bool", operations: 20, run: ProbeRuns.countBool),
         Probe(name: "object-contains-scan", operations: 20, run: ProbeRuns.containsScan),
+        Probe(name: "object-contains-long", operations: 20, run: { try ProbeRuns.containsLong($0, "UMBER 12") }),
+        Probe(name: "object-contains-long9", operations: 20, run: { try ProbeRuns.containsLong($0, "NUMBER 12") }),
         Probe(name: "object-update-1000", operations: 1_000, run: ProbeRuns.update),
         Probe(name: "object-delete-in", operations: 3_000, run: ProbeRuns.deleteIn),
         Probe(name: "object-traverse", operations: 20_000, run: ProbeRuns.traverse),
@@ -293,6 +295,34 @@ enum ProbeRuns {
     static func containsScan(_ directory: URL) throws {
         let context = try loaded(20_000, at: directory)
         try probeMeasuredContainsScan(context, 20)
+    }
+
+    /// `CONTAINS[c]` of `pattern` over names of 27-29 bytes (the one-word test's windows for a
+    /// pattern of at most 8 bytes; the general search for a longer one): "UMBER 12" and
+    /// "NUMBER 12" match the same 11 names in 977, so the two probes differ only in the path.
+    static func containsLong(_ directory: URL, _ pattern: String) throws {
+        let context = try context(at: directory)
+        let firms = companies(100, in: context)
+        for index in 0..<20_000 {
+            let person = ProbePerson(context: context)
+            fill(person, index, company: firms[index % firms.count])
+            person.firstName = "Person number \(index % 977), long name"
+        }
+        try context.save()
+        context.reset()
+        try probeMeasuredContainsLong(context, pattern, 20)
+    }
+
+    @inline(never)
+    static func probeMeasuredContainsLong(_ context: NSManagedObjectContext, _ pattern: String, _ queries: Int) throws {
+        for _ in 0..<queries {
+            let request = NSFetchRequest<ProbePerson>(entityName: "Person")
+            request.predicate = NSPredicate(format: "firstName CONTAINS[c] %@", pattern)
+            request.returnsObjectsAsFaults = false
+            let found = try context.fetch(request).count
+            context.reset()
+            guard found == 20_000 / 977 * 11 + 11 else { throw ProbeFailure(message: "contains-long found \(found)") }
+        }
     }
 
     /// `CONTAINS[c]` over every row, the matches (about 1 in 9) materialised and read.

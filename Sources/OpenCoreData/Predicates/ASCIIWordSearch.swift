@@ -69,12 +69,14 @@ enum ASCIIWordSearch {
     /// ``isContained(patternWords:length:caseInsensitive:in:start:count:)``).
     static func broadcast(_ byte: UInt8) -> UInt64 { ones &* UInt64(byte) }
 
-    /// ``isContained(pattern:caseInsensitive:utf8:)`` for a subject of at most 8 bytes and a
-    /// pattern of 1 to 8, given as `length` words each holding one of its folded bytes in
-    /// every byte (``broadcast(_:)``): the subject is one word, tested in one pass with no
-    /// byte compared twice. The subject is the `count` bytes at `start` of `bytes`; when
+    /// ``isContained(pattern:caseInsensitive:utf8:)`` for a pattern of 1 to 8 bytes, given
+    /// as `length` words each holding one of its folded bytes in every byte
+    /// (``broadcast(_:)``) and as one word (``packed(_:)``), in the subject of `count` bytes at `start` of `bytes`. A subject
+    /// of at most 8 bytes is one word, tested in one pass with no byte compared twice; when
     /// it ends 8 or more bytes into `bytes`, the word read is the 8 bytes ending it (the
-    /// bytes before it shifted out), so a scan reads a row's string with one load.
+    /// bytes before it shifted out), so a scan reads a row's string with one load. A longer
+    /// subject is read in windows of 8
+    /// (``isContained(patternWords:packed:length:caseInsensitive:inLong:count:)``).
     ///
     /// Each pattern byte marks the subject's bytes equal to it, shifted back by its place
     /// in the pattern: the marks left in every pattern byte's set are the match starts,
@@ -82,10 +84,15 @@ enum ASCIIWordSearch {
     /// never match a NUL in the pattern).
     @inline(__always)
     static func isContained(
-        patternWords: UnsafePointer<UInt64>, length: Int, caseInsensitive: Bool, in bytes: UnsafeRawBufferPointer,
-        start: Int, count: Int
+        patternWords: UnsafePointer<UInt64>, packed: UInt64, length: Int, caseInsensitive: Bool,
+        in bytes: UnsafeRawBufferPointer, start: Int, count: Int
     ) -> Bool? {
         guard count > 0, let base = bytes.baseAddress else { return false }
+        if count > 8 {
+            return isContained(
+                patternWords: patternWords, packed: packed, length: length, caseInsensitive: caseInsensitive,
+                inLong: base + start, count: count)
+        }
         let end = start &+ count
         let word: UInt64
         if end >= 8 {
@@ -105,6 +112,65 @@ enum ASCIIWordSearch {
             index &+= 1
         }
         return starts != 0
+    }
+
+    /// The folded pattern `bytes` (1 to 8) packed into one word's low bytes, for the
+    /// windowed test's check of a candidate start in one compare.
+    static func packed(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var word: UInt64 = 0
+        for (index, byte) in bytes.enumerated() where index < 8 { word |= UInt64(byte) << (8 * index) }
+        return word
+    }
+
+    /// The test of a subject of more than 8 bytes at `base` (a pattern of 1 to 8, its bytes
+    /// also `packed`): windows of 8 bytes stepping by 7 (by 8 for a one-byte pattern), the
+    /// starts in each marked where the pattern's first two bytes lie, each such start
+    /// checked by comparing the 8 bytes read at it (or the last 8, shifted, near the end)
+    /// with the packed pattern under a mask of its length. The last window ends at the
+    /// subject's end. After a match the windows step by 8, only to check the rest of the
+    /// subject: any byte >= 0x80 or CR answers nil, as in the short form. Out of line: the
+    /// short form is the scan's common case.
+    @inline(never)
+    static func isContained(
+        patternWords: UnsafePointer<UInt64>, packed: UInt64, length: Int, caseInsensitive: Bool,
+        inLong base: UnsafeRawPointer, count: Int
+    ) -> Bool? {
+        @inline(__always) func word(at offset: Int) -> UInt64 {
+            UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        }
+        let firsts = patternWords[0]
+        let seconds = length > 1 ? patternWords[1] : 0
+        let mask = length >= 8 ? ~UInt64(0) : (UInt64(1) &<< UInt64(8 &* length)) &- 1
+        let step = length > 1 ? 7 : 8
+        let last = count &- 8
+        let lastStart = count &- length
+        var hazards: UInt64 = 0
+        var found = false
+        var offset = 0
+        while true {
+            let window = word(at: offset)
+            // Exact for a plain word; a word with a byte >= 0x80 marks itself whatever its carries.
+            hazards |= window & highs | zeroBytes(window ^ carriageReturns)
+            if !found {
+                let subject = caseInsensitive ? folded(window) : window
+                var starts = zeroBytes(subject ^ firsts)
+                if length > 1 { starts &= zeroBytes(subject ^ seconds) &>> 8 }
+                let within = lastStart &- offset
+                if within < 7 { starts &= (UInt64(1) &<< UInt64(8 &* (within &+ 1))) &- 1 }
+                while starts != 0 {
+                    let start = offset &+ starts.trailingZeroBitCount &>> 3
+                    let candidate = start <= last ? word(at: start) : word(at: last) &>> UInt64(8 &* (start &- last))
+                    if ((caseInsensitive ? folded(candidate) : candidate) ^ packed) & mask == 0 {
+                        found = true
+                        break
+                    }
+                    starts &= starts &- 1
+                }
+            }
+            if offset == last { break }
+            offset = min(offset &+ (found ? 8 : step), last)
+        }
+        return hazards == 0 ? found : nil
     }
 
     /// Whether a match starts in the window `word` at `offset` (at most at `lastStart`).

@@ -4,8 +4,8 @@
 // ASCII subjects are answered byte by byte on the folded pattern's bytes, kept in memory
 // this object owns; any other subject takes the operator's own String test. A scan asks
 // a lone clause about a whole row (`evaluate(row:slot:)`): the slot is found without
-// noting the offsets of the slots before it, and CONTAINS of a short pattern in a short
-// string (a name) is one word's test.
+// noting the offsets of the slots before it, and CONTAINS of a pattern of at most 8 bytes
+// in a string of at most 63 (the short form) is one word's test, or one per 8-byte window.
 import Foundation
 
 /// `==`, `!=`, BEGINSWITH, ENDSWITH, CONTAINS or LIKE of a constant string, on encoded rows.
@@ -19,6 +19,8 @@ final class PageFileEncodedStringClause {
     /// For CONTAINS of a pattern of 1 to 8 bytes: each folded byte in every byte of a word
     /// (`ASCIIWordSearch.broadcast`), owned by this object; else nil.
     private let patternWords: UnsafeMutableBufferPointer<UInt64>?
+    /// The same pattern packed into one word (`ASCIIWordSearch.packed`).
+    private let patternPacked: UInt64
     /// The operator's answer for a non-ASCII subject.
     private let text: (String) -> Bool
     /// The answer for nil.
@@ -41,6 +43,7 @@ final class PageFileEncodedStringClause {
         } else {
             patternWords = nil
         }
+        patternPacked = ASCIIWordSearch.packed(bytes)
         self.text = text
         self.null = null
     }
@@ -58,14 +61,26 @@ final class PageFileEncodedStringClause {
     func evaluate(row bytes: UnsafeRawBufferPointer, slot: Int) -> Bool? {
         guard let offset = PageFileRowCodec.quickSlotOffset(bytes, of: slot) else { return nil }
         let raw = bytes[offset]
-        // A string of at most 8 bytes in the short form (tags 0x40-0x48) within the row: one word.
-        if let patternWords, let first = patternWords.baseAddress, raw &- PageFileRowCodec.shortStringBase < 9,
-            Int(raw &- PageFileRowCodec.shortStringBase) < bytes.count &- offset,
-            let found = ASCIIWordSearch.isContained(
-                patternWords: first, length: patternWords.count, caseInsensitive: caseInsensitive, in: bytes,
-                start: offset &+ 1, count: Int(raw &- PageFileRowCodec.shortStringBase))
-        {
-            return found != negated
+        // A string in the short form (tags 0x40-0x7F, at most 63 bytes) within the row: one
+        // word for at most 8 bytes; windows of 8 for 9 to 63, asked only after the short case
+        // (chosen inside the one-word test, the long case cost every short name's row ~4
+        // instructions).
+        if let patternWords, let first = patternWords.baseAddress {
+            let length = raw &- PageFileRowCodec.shortStringBase
+            if length < 9, Int(length) < bytes.count &- offset,
+                let found = ASCIIWordSearch.isContained(
+                    patternWords: first, packed: patternPacked, length: patternWords.count,
+                    caseInsensitive: caseInsensitive, in: bytes, start: offset &+ 1, count: Int(length))
+            {
+                return found != negated
+            }
+            if length &- 9 < 0x40 &- 9, Int(length) < bytes.count &- offset,
+                let found = ASCIIWordSearch.isContained(
+                    patternWords: first, packed: patternPacked, length: patternWords.count,
+                    caseInsensitive: caseInsensitive, in: bytes, start: offset &+ 1, count: Int(length))
+            {
+                return found != negated
+            }
         }
         return evaluate(bytes, at: offset)
     }
