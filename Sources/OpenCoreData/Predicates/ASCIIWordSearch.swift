@@ -43,7 +43,7 @@ enum ASCIIWordSearch {
         // The last start a match can have.
         let lastStart = count - length
         if count < 8 {
-            let word = shortWord(base, count: count)
+            let word = partialLittleEndianWord(base, count: count)
             guard isPlain(word) else { return nil }
             return search(
                 word, at: 0, lastStart: lastStart, firsts: firsts, seconds: seconds, length: length,
@@ -99,7 +99,7 @@ enum ASCIIWordSearch {
             let last = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: end &- 8, as: UInt64.self))
             word = last &>> UInt64(64 &- 8 &* count)
         } else {
-            word = shortWord(base + start, count: count)
+            word = partialLittleEndianWord(base + start, count: count)
         }
         guard isPlain(word) else { return nil }
         guard count >= length else { return false }
@@ -194,24 +194,6 @@ enum ASCIIWordSearch {
         return false
     }
 
-    /// The `count` (< 8) bytes at `base` as the low bytes of a word, the rest zero.
-    @inline(__always)
-    private static func shortWord(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
-        var word: UInt64 = 0
-        var offset = 0
-        if count & 4 != 0 {
-            word = UInt64(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
-            offset = 4
-        }
-        if count & 2 != 0 {
-            let piece = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-            word |= UInt64(piece) << (offset &* 8)
-            offset += 2
-        }
-        if count & 1 != 0 { word |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << (offset &* 8) }
-        return word
-    }
-
     /// Whether `text` holds no byte >= 0x80 and no CR (ASCII a byte-level compare can answer).
     static func isPlainASCII(_ text: UnsafeRawBufferPointer) -> Bool {
         everyWord(of: text) { isPlain($0) }
@@ -229,7 +211,7 @@ enum ASCIIWordSearch {
     private static func everyWord(of text: UnsafeRawBufferPointer, _ test: (UInt64) -> Bool) -> Bool {
         let count = text.count
         guard let base = text.baseAddress, count > 0 else { return true }
-        if count < 8 { return test(shortWord(base, count: count)) }
+        if count < 8 { return test(partialLittleEndianWord(base, count: count)) }
         var offset = 0
         while true {
             guard test(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))) else {

@@ -215,29 +215,11 @@ struct StoreByteReader {
     @inline(__always)
     private static func smallASCIIBits(_ base: UnsafeRawPointer, count: Int) -> (UInt64, UInt64)? {
         let low =
-            count >= 8 ? UInt64(littleEndian: base.loadUnaligned(as: UInt64.self)) : partialWord(base, count: count)
-        let high = count > 8 ? partialWord(base + 8, count: count - 8) : 0
+            count >= 8
+            ? UInt64(littleEndian: base.loadUnaligned(as: UInt64.self)) : partialLittleEndianWord(base, count: count)
+        let high = count > 8 ? partialLittleEndianWord(base + 8, count: count - 8) : 0
         guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
         return (low, high | (0xE0 | UInt64(truncatingIfNeeded: count)) << 56)
-    }
-
-    /// The `count` (< 8) bytes at `base` as the low bytes of a little-endian word, the rest
-    /// zero: at most three loads, none past the bytes.
-    @inline(__always)
-    private static func partialWord(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
-        var word: UInt64 = 0
-        var offset = 0
-        if count & 4 != 0 {
-            word = UInt64(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
-            offset = 4
-        }
-        if count & 2 != 0 {
-            let piece = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-            word |= UInt64(piece) << (offset &* 8)
-            offset += 2
-        }
-        if count & 1 != 0 { word |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << (offset &* 8) }
-        return word
     }
 
     /// Whether this platform's small strings are laid out as ``smallASCIIBits(_:count:)``
@@ -306,4 +288,23 @@ extension StoreByteReader {
         }
         return nil
     }
+}
+
+/// The `count` (< 8) bytes at `base` as the low bytes of a little-endian word, the rest
+/// zero: at most three loads, none past the bytes (short strings' words, ASCIIWordSearch's).
+@inline(__always)
+func partialLittleEndianWord(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
+    var word: UInt64 = 0
+    var offset = 0
+    if count & 4 != 0 {
+        word = UInt64(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
+        offset = 4
+    }
+    if count & 2 != 0 {
+        let piece = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+        word |= UInt64(piece) << (offset &* 8)
+        offset += 2
+    }
+    if count & 1 != 0 { word |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << (offset &* 8) }
+    return word
 }

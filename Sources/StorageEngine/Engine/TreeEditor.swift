@@ -289,15 +289,7 @@ public final class TreeEditor {
             // Where the last key stands in the leaf without the removed entries.
             remember(last)
             index = lastIndex - (lastFound ? runIndices.count - 1 : runIndices.count)
-            found = false
-            if target.count == 0 {
-                // An empty leaf cannot wait (V4), as after a single removal.
-                try core.rebalance(writer, tree: state, level: writer.pathPages.count - 1)
-                self.leaf = nil
-                thinned = false
-            } else {
-                thinned = true
-            }
+            try settleAfterRemoval(from: target, writer)
         }
         return removed
     }
@@ -337,9 +329,14 @@ public final class TreeEditor {
         leaf.removeCell(at: index)
         state.count &-= 1
         changed()
+        try settleAfterRemoval(from: leaf, writer)
+    }
+
+    /// After removals from `leaf`, the editor's leaf: an emptied leaf cannot wait (V4) and
+    /// goes now, with what its parent loses; a thinned one is merged when the editor leaves it.
+    private func settleAfterRemoval(from leaf: Page, _ writer: WriterState) throws {
         found = false
         if leaf.count == 0 {
-            // An empty leaf cannot wait (V4): it goes now, with what its parent loses.
             try core.rebalance(writer, tree: state, level: writer.pathPages.count - 1)
             self.leaf = nil
             thinned = false
