@@ -35,8 +35,11 @@ enum LockByte {
 }
 
 extension Database {
-    /// Takes an exclusive lock byte, polling until `timeout` seconds pass.
-    static func acquire(_ file: any StorageFile, byte: UInt64, timeout: Double, exclusive: Bool = true) throws {
+    /// Takes lock byte `byte` of `file` (exclusive unless `exclusive` is false), polling
+    /// until `timeout` seconds pass (SPEC.md §2.8's bytes; a store's files use it too).
+    ///
+    /// - Throws: ``StorageError`` `busy` when another handle still holds it then; the file's error.
+    public static func acquire(_ file: any StorageFile, byte: UInt64, timeout: Double, exclusive: Bool = true) throws {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while try !file.tryLock(byte: byte, exclusive: exclusive) {
             guard Date() < deadline else {

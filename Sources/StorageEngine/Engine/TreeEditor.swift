@@ -266,7 +266,8 @@ public final class TreeEditor {
             while position < count {
                 let next = try key(position)
                 // Past the leaf's last key: another leaf's, or absent (a descent tells).
-                guard let (at, found) = Self.forwardLowerBound(of: next, in: leaf, from: from) else { break }
+                let (at, found) = Self.lowerBound(of: next, in: leaf, from: from)
+                guard at < leaf.count else { break }
                 if found { runIndices.append(at) }
                 from = found ? at + 1 : at
                 (last, lastIndex, lastFound) = (next, at, found)
@@ -292,35 +293,6 @@ public final class TreeEditor {
             try settleAfterRemoval(from: target, writer)
         }
         return removed
-    }
-
-    /// The first position at or after `start` whose key is not below `key` in `leaf`, whose
-    /// keys before `start` are below `key`, and whether it equals `key`; nil when every key
-    /// of the leaf is below `key`. Probes as ``lowerBound(of:in:from:)`` does.
-    private static func forwardLowerBound(of key: UnsafeRawBufferPointer, in leaf: Page, from start: Int)
-        -> (index: Int, found: Bool)?
-    {
-        let search = SearchKey(key)
-        let last = leaf.count - 1
-        guard start <= last else { return nil }
-        var low = start
-        var probe = start
-        var step = 1
-        while true {
-            let cell = leaf.leafCell(probe)
-            let order = compareKeys(cell.keyStart, cell.keyLength, search)
-            if order == 0 { return (probe, true) }
-            if order > 0 { break }
-            if probe == last { return nil }
-            low = probe + 1
-            probe = min(probe + step, last)
-            step &<<= 1
-        }
-        // The answer lies in low...probe, and `probe`'s key is above `key`.
-        return StorageEngine.lowerBound(low, probe) { position in
-            let cell = leaf.leafCell(position)
-            return compareKeys(cell.keyStart, cell.keyLength, search)
-        }
     }
 
     /// Removes the current entry of `leaf`, the editor's leaf, writable.
@@ -355,24 +327,26 @@ public final class TreeEditor {
     // MARK: Steps
 
     /// The first position at or after `start` whose key is not below `key`, and whether it
-    /// equals `key`, in `leaf`, whose keys before `start` are below `key` and whose last key
-    /// is not: probes 1, 2, 4, ... entries on, then searches between the last two probes
-    /// (a walk removing a sixth of the entries finds each next key in a few comparisons,
-    /// where a search of the whole leaf takes eight).
+    /// equals `key`, in `leaf`, whose keys before `start` are below `key`; `leaf.count` when
+    /// every key is (a batch removal's next key past the leaf): probes 1, 2, 4, ... entries
+    /// on, then searches between the last two probes (a walk removing a sixth of the
+    /// entries finds each next key in a few comparisons, where a search of the whole leaf
+    /// takes eight).
     private static func lowerBound(of key: UnsafeRawBufferPointer, in leaf: Page, from start: Int)
         -> (index: Int, found: Bool)
     {
         let search = SearchKey(key)
         let last = leaf.count - 1
+        guard start <= last else { return (leaf.count, false) }
         var low = start
-        var probe = min(start, last)
+        var probe = start
         var step = 1
         while true {
             let cell = leaf.leafCell(probe)
             let order = compareKeys(cell.keyStart, cell.keyLength, search)
             if order == 0 { return (probe, true) }
             if order > 0 { break }
-            // Below `key`: `last` is not, so `probe` is before it.
+            if probe == last { return (leaf.count, false) }
             low = probe + 1
             probe = min(probe + step, last)
             step &<<= 1

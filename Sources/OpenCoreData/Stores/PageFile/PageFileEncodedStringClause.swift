@@ -62,22 +62,13 @@ final class PageFileEncodedStringClause {
         guard let offset = PageFileRowCodec.quickSlotOffset(bytes, of: slot) else { return nil }
         let raw = bytes[offset]
         // A string in the short form (tags 0x40-0x7F, at most 63 bytes) within the row: one
-        // word for at most 8 bytes; windows of 8 for 9 to 63, asked only after the short case
-        // (chosen inside the one-word test, the long case cost every short name's row ~4
-        // instructions).
+        // word for at most 8 bytes, windows of 8 for 9 to 63.
         if let patternWords, let first = patternWords.baseAddress {
-            let length = raw &- PageFileRowCodec.shortStringBase
-            if length < 9, Int(length) < bytes.count &- offset,
+            let length = Int(raw &- PageFileRowCodec.shortStringBase)
+            if length < 0x40, length < bytes.count &- offset,
                 let found = ASCIIWordSearch.isContained(
                     patternWords: first, packed: patternPacked, length: patternWords.count,
-                    caseInsensitive: caseInsensitive, in: bytes, start: offset &+ 1, count: Int(length))
-            {
-                return found != negated
-            }
-            if length &- 9 < 0x40 &- 9, Int(length) < bytes.count &- offset,
-                let found = ASCIIWordSearch.isContained(
-                    patternWords: first, packed: patternPacked, length: patternWords.count,
-                    caseInsensitive: caseInsensitive, in: bytes, start: offset &+ 1, count: Int(length))
+                    caseInsensitive: caseInsensitive, in: bytes, start: offset &+ 1, count: length)
             {
                 return found != negated
             }

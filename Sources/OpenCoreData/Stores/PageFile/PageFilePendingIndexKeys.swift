@@ -107,26 +107,18 @@ struct PendingIndexKeys {
         if records.count == 1 {
             let record = records[0]
             guard record.length >= 0 else { return }
-            try storage.bytes.withUnsafeBytes { base in
-                try body(UnsafeRawBufferPointer(rebasing: base[record.start..<(record.start + record.length)]))
-            }
+            try storage.bytes.withUnsafeBytes { base in try body(Self.bytes(of: record, in: base)) }
             return
         }
-        var order = records.filter { $0.length >= 0 }
-        guard !order.isEmpty else { return }
-        try storage.bytes.withUnsafeBytes { base in
-            order.sort { first, second in
-                if first.prefix != second.prefix { return first.prefix < second.prefix }
-                return Self.compare(first, second, in: base) < 0
-            }
+        try withSortedRecords { sorted, base in
             var previous: Record?
-            for record in order {
+            for record in sorted {
                 // A key added twice (in a plain list) is written once.
                 if let previous, previous.prefix == record.prefix, Self.compare(previous, record, in: base) == 0 {
                     continue
                 }
                 previous = record
-                try body(UnsafeRawBufferPointer(rebasing: base[record.start..<(record.start + record.length)]))
+                try body(Self.bytes(of: record, in: base))
             }
         }
     }
@@ -137,6 +129,14 @@ struct PendingIndexKeys {
     func withSortedKeys<Result>(
         _ body: (_ count: Int, _ key: (Int) -> UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result {
+        try withSortedRecords { sorted, base in try body(sorted.count) { Self.bytes(of: sorted[$0], in: base) } }
+    }
+
+    /// Calls `body` with the records of the keys still added, in the keys' byte order, and
+    /// the bytes they lie in.
+    private func withSortedRecords<Result>(
+        _ body: (UnsafeBufferPointer<Record>, UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
         var order = records.filter { $0.length >= 0 }
         return try storage.bytes.withUnsafeBytes { base in
             if order.count > 1 {
@@ -145,13 +145,13 @@ struct PendingIndexKeys {
                     return Self.compare(first, second, in: base) < 0
                 }
             }
-            return try order.withUnsafeBufferPointer { sorted in
-                try body(sorted.count) { position in
-                    let record = sorted[position]
-                    return UnsafeRawBufferPointer(rebasing: base[record.start..<(record.start + record.length)])
-                }
-            }
+            return try order.withUnsafeBufferPointer { try body($0, base) }
         }
+    }
+
+    /// The bytes of the key `record` in `base`, the pending keys' storage.
+    private static func bytes(of record: Record, in base: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: base[record.start..<(record.start + record.length)])
     }
 
     /// The keys still added, in byte order, each once, each copied out (tests read them;

@@ -40,14 +40,12 @@ enum PageFileStoreFiles {
         let lockFile = try fileSystem.openFile(atPath: path + "-lock", create: true)
         defer { lockFile.close() }
         // Lock byte 1 (SPEC.md §2.8): held by every handle open on the store.
-        let deadline = Date().addingTimeInterval(exclusiveWait)
-        while try !lockFile.tryLock(byte: 1, exclusive: true) {
-            guard Date() < deadline else {
-                throw CoreDataError.make(
-                    NSPersistentStoreTimeoutError,
-                    "cannot replace the store at \(path): another process has it open (the store is unchanged)")
-            }
-            usleep(2_000)
+        do {
+            try Database.acquire(lockFile, byte: 1, timeout: exclusiveWait)
+        } catch let error as StorageError where error.code == .busy {
+            throw CoreDataError.make(
+                NSPersistentStoreTimeoutError,
+                "cannot replace the store at \(path): another process has it open (the store is unchanged)")
         }
         defer { lockFile.unlock(byte: 1) }
         let directory = BinaryStoreFile.directory(of: path)
