@@ -1,5 +1,5 @@
-// A migration's exclusive open and its replacement of the store wait briefly for the
-// store's lock: a child process started by this process holds copies of its lock
+// A migration's exclusive open, its replacement of the store and the coordinator's
+// replacement (which opens the source alone first) wait briefly for the store's lock: a child process started by this process holds copies of its lock
 // descriptions between its fork and its exec, and a staged migration in CI, beside tests
 // starting child processes, failed with 134090 ("another process has it open") without it.
 import Foundation
@@ -73,5 +73,23 @@ import Testing
         let database = try PageFileStore.openEngine(
             at: URL(fileURLWithPath: path), options: options, timeout: PageFileStoreFiles.exclusiveWait)
         try database.close()
+    }
+
+    /// The coordinator's replacement opens its source alone (to check it is closed cleanly)
+    /// before it copies it: that open waits too (CI: StagedMigrationTests failed with 134090
+    /// there, beside tests starting child processes, after the migration's own wait).
+    @Test func replacingFromASourceHeldForAMomentWaitsItOut() throws {
+        let (path, _) = try Self.closedStores()
+        // Not `path-migrating`: the replacement builds its copy there.
+        let source = path + "-source"
+        try FileManager.default.copyItem(atPath: path, toPath: source)
+        let held = try Self.holdOpenLock(of: source, for: 0.1)
+        defer { held.close() }
+        try PageFileStore.replaceStore(
+            at: URL(fileURLWithPath: path), with: URL(fileURLWithPath: source), fileSystem: POSIXFileSystem())
+        let reopened = try Database.open(at: path)
+        let found = try reopened.read { transaction in try transaction.tree(named: "t") != nil }
+        #expect(found, "the source's tree is in the store")
+        try reopened.close()
     }
 }

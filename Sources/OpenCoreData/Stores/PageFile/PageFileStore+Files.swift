@@ -20,12 +20,14 @@ extension PageFileStore: FileBackedStore {
         guard fileSystem.fileExists(atPath: source.path) else {
             throw CoreDataError.make(NSFileReadNoSuchFileError, "there is no store at \(source.path)")
         }
-        // A clean close leaves the source's page file holding the whole store.
+        // A clean close leaves the source's page file holding the whole store. The open waits
+        // as the replacement's lock does (`PageFileStoreFiles.exclusiveWait`): a child process
+        // started a moment ago may still hold copies of this process's lock descriptions.
         var options = Database.Options()
         options.createIfMissing = false
         options.fileSystem = fileSystem
         do {
-            try Database.open(at: source.path, options: options).close()
+            try openEngine(at: source, options: options, timeout: PageFileStoreFiles.exclusiveWait).close()
         } catch {
             throw translate(error, opening: source)
         }
